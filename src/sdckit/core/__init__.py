@@ -1,0 +1,3 @@
+"""Core layer: schema, encoding, hierarchies, frequency sets, I/O.
+
+Knows nothing of algorithms."""

@@ -1,0 +1,83 @@
+"""Dictionary encoding of columns: every value (missing included) becomes a small integer.
+
+Design rule 1 ("encode once"): a quasi-identifier column is turned into an ``int32`` code
+array plus the array of distinct values; everything downstream works on the codes.
+Missing values are data: they get their own code and are written back as they were read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+MISSING_TEXT = ""
+
+
+def as_text(values: pd.Series | np.ndarray | list) -> np.ndarray:
+    """Canonical text form of values, used to match data against hierarchies.
+
+    Strings are kept as they are; integral floats print without ``.0`` (``39.0 -> "39"``);
+    missing values (None/NaN/NA) become ``""``. Returns an object array of ``str``.
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    if pd.api.types.is_float_dtype(s.dtype):
+        arr = s.to_numpy(dtype=float, na_value=np.nan)
+        out = np.empty(len(arr), dtype=object)
+        finite = np.isfinite(arr)
+        integral = finite & (arr == np.round(arr))
+        out[integral] = arr[integral].astype(np.int64).astype(str)
+        rest = finite & ~integral
+        out[rest] = arr[rest].astype(str)
+        out[~finite & ~np.isnan(arr)] = arr[~finite & ~np.isnan(arr)].astype(str)
+        out[np.isnan(arr)] = MISSING_TEXT
+        return out
+    if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_integer_dtype(s.dtype):
+        out = s.astype(object).to_numpy()
+        mask = pd.isna(s).to_numpy()
+        out = out.astype(str).astype(object)
+        out[mask] = MISSING_TEXT
+        return out
+    out = s.astype(object).to_numpy(copy=True)
+    mask = pd.isna(s).to_numpy()
+    if mask.any():
+        out[mask] = MISSING_TEXT
+    if not all(isinstance(v, str) for v in out[: min(len(out), 1000)]):
+        out = np.array([v if isinstance(v, str) else str(v) for v in out], dtype=object)
+    return out
+
+
+@dataclass(frozen=True)
+class EncodedColumn:
+    """A column as integer codes: ``values[codes[i]]`` is the value of row ``i``."""
+
+    name: str
+    codes: np.ndarray  # int32, one per row
+    values: np.ndarray  # object array of the distinct values (text form), indexed by code
+
+    @property
+    def cardinality(self) -> int:
+        """Number of distinct values (codes are ``0 .. cardinality-1``)."""
+        return len(self.values)
+
+
+def encode(values: pd.Series | np.ndarray, name: str = "", sort: bool = True) -> EncodedColumn:
+    """Dictionary-encode ``values`` (in text form, see :func:`as_text`).
+
+    With ``sort`` the codes follow the sorted order of the distinct texts, so results do not
+    depend on row order. Missing values get their own code like any other value.
+    The column is factorized on its native dtype first; only the distinct values are
+    converted to text (and merged where two raw values share a text, e.g. ``1`` and ``1.0``).
+    """
+    s = values if isinstance(values, pd.Series) else pd.Series(values)
+    raw_codes, raw_uniques = pd.factorize(s, use_na_sentinel=True)
+    raw_codes = raw_codes.astype(np.int64, copy=False)
+    has_na = bool((raw_codes < 0).any())
+    texts = as_text(pd.Series(raw_uniques, dtype=s.dtype if len(raw_uniques) else None))
+    if has_na:
+        texts = np.append(texts, MISSING_TEXT)
+        raw_codes = np.where(raw_codes < 0, len(texts) - 1, raw_codes)
+    sub_codes, uniques = pd.factorize(texts, sort=sort, use_na_sentinel=False)
+    codes = sub_codes.astype(np.int32)[raw_codes] if len(raw_codes) else np.zeros(0, np.int32)
+    return EncodedColumn(name=name, codes=codes, values=np.asarray(uniques, dtype=object))

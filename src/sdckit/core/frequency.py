@@ -1,0 +1,406 @@
+"""The frequency-set engine: equivalence classes of quasi-identifier combinations.
+
+This is the single place whose cost grows with the number of rows (DESIGN.md, "work on
+equivalence classes, not rows"). Everything else -- privacy models, risk measures,
+generalization metrics, lattice search -- reads a :class:`FrequencySet`:
+
+* ``keys``: one row per equivalence class, the QI codes (at the generalization ``levels``);
+* ``counts``: the class sizes ``f_j``;
+* ``sensitive``: per sensitive attribute, a sparse (classes x values) histogram;
+* ``weights``: per class, the sum of the sampling weights (when given).
+
+Grouping uses integer keys only: the per-column codes are combined in mixed radix; when the
+radix product would overflow 62 bits, the partial key is first compacted to dense ranks
+(``np.unique``), so the grouping stays exact (no hash collisions). Coarser generalizations are
+computed by :meth:`FrequencySet.rollup` from a finer frequency set, never from the rows
+(ARX's "roll-up"; Kohlmayer et al. 2012, *Flash: efficient, stable and optimal k-anonymity*).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from sdckit.core.encoding import EncodedColumn, as_text, encode
+from sdckit.errors import DataError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.core.hierarchy import Hierarchy
+
+_KEY_LIMIT = 1 << 62
+_DENSE_LIMIT = 1 << 25  # use a bincount table up to this many possible keys
+
+
+def group_keys(
+    codes: Sequence[np.ndarray], cardinalities: Sequence[int]
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """Group items by the combination of their integer codes.
+
+    ``codes[c][i]`` is item ``i``'s code in column ``c`` (``0 <= code < cardinalities[c]``).
+    Returns ``(group, n_groups, representative)``: the dense group index of every item
+    (groups ordered by their combined key, so the result does not depend on item order), the
+    number of groups, and one item index per group.
+    """
+    n = len(codes[0]) if codes else 0
+    if not codes:
+        return np.zeros(0, dtype=np.int64), (1 if n else 0), np.zeros(1, dtype=np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    radix = 1
+    for col, card in zip(codes, cardinalities, strict=True):
+        card = max(int(card), 1)
+        if radix * card >= _KEY_LIMIT:
+            _, key = np.unique(key, return_inverse=True)
+            key = key.astype(np.int64, copy=False)
+            radix = int(key.max()) + 1 if n else 1
+        key = key * card + col.astype(np.int64, copy=False)
+        radix *= card
+    if radix <= max(_DENSE_LIMIT, 4 * n):
+        present = np.bincount(key, minlength=radix) > 0
+        remap = np.cumsum(present) - 1
+        group = remap[key]
+        n_groups = int(present.sum())
+    else:
+        _, group = np.unique(key, return_inverse=True)
+        n_groups = int(group.max()) + 1 if n else 0
+    group = group.astype(np.int64, copy=False)
+    representative = np.empty(n_groups, dtype=np.int64)
+    representative[group] = np.arange(n, dtype=np.int64)
+    return group, n_groups, representative
+
+
+@dataclass(frozen=True)
+class QuasiIdentifier:
+    """A quasi-identifier encoded once at leaf level, with its hierarchy (if any).
+
+    ``codes`` are leaf codes: the leaf index in ``hierarchy`` when there is one, else
+    dictionary codes into ``values``. ``cardinality(h)`` is the number of distinct codes at
+    level ``h``; ``step(a, b)`` maps codes at level ``a`` to level ``b``.
+    """
+
+    name: str
+    codes: np.ndarray
+    values: np.ndarray
+    hierarchy: Hierarchy | None = None
+
+    @property
+    def height(self) -> int:
+        """Number of generalization levels (1 without a hierarchy)."""
+        return self.hierarchy.height if self.hierarchy is not None else 1
+
+    def cardinality(self, level: int = 0) -> int:
+        """Number of distinct codes at ``level``."""
+        if self.hierarchy is None:
+            return len(self.values)
+        return len(self.hierarchy.labels[level])
+
+    def step(self, from_level: int, to_level: int) -> np.ndarray:
+        """Code map from ``from_level`` to ``to_level`` (identity when equal)."""
+        if from_level == to_level:
+            return np.arange(self.cardinality(from_level), dtype=np.int32)
+        if self.hierarchy is None:
+            raise DataError(
+                f"quasi-identifier {self.name!r} has no hierarchy and cannot be generalized; "
+                "give it a hierarchy file or an interval/order/masking/date builder"
+            )
+        return self.hierarchy.map_codes(from_level, to_level)
+
+    def codes_at(self, level: int) -> np.ndarray:
+        """Per-row codes at ``level``."""
+        if level == 0:
+            return self.codes
+        return self.step(0, level)[self.codes]
+
+    def labels(self, level: int = 0) -> np.ndarray:
+        """Label of each code at ``level``."""
+        if self.hierarchy is None:
+            return self.values
+        return self.hierarchy.labels[level]
+
+
+def encode_quasi_identifier(
+    values: pd.Series, name: str, hierarchy: Hierarchy | None = None
+) -> QuasiIdentifier:
+    """Encode a QI column once: leaf indices into its hierarchy, else dictionary codes."""
+    if hierarchy is not None:
+        codes = hierarchy.leaf_index(values, column=name).astype(np.int32, copy=False)
+        return QuasiIdentifier(name, codes, np.asarray(hierarchy.leaves, dtype=object), hierarchy)
+    enc = encode(values, name)
+    return QuasiIdentifier(name, enc.codes, enc.values, None)
+
+
+def encode_ordered(
+    values: pd.Series, name: str, order: Sequence[str] | None = None
+) -> EncodedColumn:
+    """Encode a (sensitive) column so that codes follow the attribute's order.
+
+    With ``order`` the codes follow it (values not in it are an error); otherwise numbers are
+    ordered numerically when every non-missing value parses as a number, else texts sort.
+    This order is what ordered-distance t-closeness uses.
+    """
+    text = as_text(values)
+    if order is not None:
+        pos = {v: i for i, v in enumerate(order)}
+        missing = sorted({v for v in pd.unique(text) if v not in pos})
+        if missing:
+            raise DataError(
+                f"column {name!r} has values not in its declared order: {missing[:5]}; "
+                "add them to the order list"
+            )
+        uniq = np.asarray(list(order), dtype=object)
+        codes = np.fromiter((pos[v] for v in text), dtype=np.int32, count=len(text))
+        return EncodedColumn(name, codes, uniq)
+    enc = encode(text, name)
+    nums = pd.to_numeric(pd.Series(enc.values), errors="coerce").to_numpy(dtype=float)
+    present = enc.values != ""
+    if len(enc.values) and np.isfinite(nums[present]).all() and present.any():
+        rank = np.argsort(np.where(present, nums, -np.inf), kind="stable")
+        inverse = np.empty_like(rank)
+        inverse[rank] = np.arange(len(rank))
+        return EncodedColumn(name, inverse[enc.codes].astype(np.int32), enc.values[rank])
+    return enc
+
+
+@dataclass
+class FrequencySet:
+    """Equivalence classes of the QI combination at given generalization levels.
+
+    Built by :func:`frequency_set` from rows, or from another frequency set by
+    :meth:`rollup` / :meth:`project` / :meth:`select`.
+    """
+
+    quasi_identifiers: tuple[QuasiIdentifier, ...]
+    levels: tuple[int, ...]
+    keys: np.ndarray  # (n_classes, n_qi) int32 codes at ``levels``
+    counts: np.ndarray  # (n_classes,) int64 class sizes
+    sensitive: dict[str, sparse.csr_matrix] = field(default_factory=dict)
+    sensitive_values: dict[str, np.ndarray] = field(default_factory=dict)
+    weights: np.ndarray | None = None
+    base_row_class: np.ndarray | None = None  # per row: class index in the base frequency set
+    base_map: np.ndarray | None = None  # per base class: class index here (None = identity)
+    parent_map: np.ndarray | None = None  # per class of the set this was derived from: index here
+
+    # -- sizes ---------------------------------------------------------------------------
+    @property
+    def names(self) -> tuple[str, ...]:
+        """QI column names."""
+        return tuple(q.name for q in self.quasi_identifiers)
+
+    @property
+    def n_classes(self) -> int:
+        """Number of equivalence classes."""
+        return len(self.counts)
+
+    @property
+    def n_records(self) -> int:
+        """Number of records (sum of class sizes)."""
+        return int(self.counts.sum())
+
+    def row_class(self) -> np.ndarray:
+        """Class index of every row of the data this frequency set was built from."""
+        if self.base_row_class is None:
+            raise DataError("this frequency set was not built from rows")
+        if self.base_map is None:
+            return self.base_row_class
+        return self.base_map[self.base_row_class]
+
+    def histogram(self, attribute: str) -> sparse.csr_matrix:
+        """The (classes x values) count matrix of a sensitive attribute."""
+        try:
+            return self.sensitive[attribute]
+        except KeyError:
+            raise DataError(
+                f"{attribute!r} is not a sensitive attribute of this analysis; "
+                f"sensitive attributes: {', '.join(self.sensitive) or 'none'}"
+            ) from None
+
+    def labels(self) -> pd.DataFrame:
+        """The classes as labels (one column per QI) with a ``count`` column."""
+        data = {
+            q.name: q.labels(lv)[self.keys[:, i]]
+            for i, (q, lv) in enumerate(zip(self.quasi_identifiers, self.levels, strict=True))
+        }
+        data["count"] = self.counts
+        return pd.DataFrame(data)
+
+    # -- derivations ---------------------------------------------------------------------
+    def _regroup(self, new_codes: list[np.ndarray], cards: list[int], qis, levels) -> FrequencySet:
+        group, n_groups, rep = group_keys(new_codes, cards)
+        keys = (
+            np.stack([c[rep] for c in new_codes], axis=1).astype(np.int32)
+            if new_codes
+            else np.zeros((n_groups, 0), dtype=np.int32)
+        )
+        counts = np.bincount(group, weights=self.counts, minlength=n_groups).astype(np.int64)
+        weights = (
+            np.bincount(group, weights=self.weights, minlength=n_groups)
+            if self.weights is not None
+            else None
+        )
+        sens = {}
+        if self.sensitive:
+            agg = sparse.csr_matrix(
+                (np.ones(self.n_classes, dtype=np.int64), (group, np.arange(self.n_classes))),
+                shape=(n_groups, self.n_classes),
+            )
+            sens = {name: (agg @ h).tocsr() for name, h in self.sensitive.items()}
+        base_map = group if self.base_map is None else group[self.base_map]
+        return FrequencySet(
+            quasi_identifiers=tuple(qis),
+            levels=tuple(levels),
+            keys=keys,
+            counts=counts,
+            sensitive=sens,
+            sensitive_values=dict(self.sensitive_values),
+            weights=weights,
+            base_row_class=self.base_row_class,
+            base_map=base_map,
+            parent_map=group,
+        )
+
+    def rollup(self, levels: Sequence[int]) -> FrequencySet:
+        """The frequency set at coarser ``levels`` (each >= the current level), without rows."""
+        levels = tuple(int(x) for x in levels)
+        if len(levels) != len(self.levels):
+            raise DataError(f"expected {len(self.levels)} levels, got {len(levels)}")
+        new_codes, cards = [], []
+        for i, (q, old, new) in enumerate(
+            zip(self.quasi_identifiers, self.levels, levels, strict=True)
+        ):
+            if new < old:
+                raise DataError(
+                    f"cannot roll up {q.name!r} from level {old} down to level {new}; "
+                    "build the frequency set from the rows instead"
+                )
+            if new >= q.height:
+                raise DataError(
+                    f"level {new} does not exist for {q.name!r} (its hierarchy has levels "
+                    f"0..{q.height - 1})"
+                )
+            col = self.keys[:, i]
+            new_codes.append(col if new == old else q.step(old, new)[col])
+            cards.append(q.cardinality(new))
+        return self._regroup(new_codes, cards, self.quasi_identifiers, levels)
+
+    def project(self, names: Sequence[str]) -> FrequencySet:
+        """The frequency set of a subset of the QIs (the others are dropped)."""
+        index = {n: i for i, n in enumerate(self.names)}
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            raise DataError(f"unknown quasi-identifier(s) {unknown}; known: {list(self.names)}")
+        idx = [index[n] for n in names]
+        return self._regroup(
+            [self.keys[:, i] for i in idx],
+            [self.quasi_identifiers[i].cardinality(self.levels[i]) for i in idx],
+            [self.quasi_identifiers[i] for i in idx],
+            [self.levels[i] for i in idx],
+        )
+
+    def select(self, mask: np.ndarray) -> FrequencySet:
+        """Only the classes where ``mask`` is true (e.g. dropping suppressed classes).
+
+        Rows of dropped classes map to class ``-1`` in :meth:`row_class`.
+        """
+        mask = np.asarray(mask, dtype=bool)
+        new_index = np.cumsum(mask) - 1
+        new_index[~mask] = -1
+        base_map = new_index if self.base_map is None else new_index[self.base_map]
+        return FrequencySet(
+            quasi_identifiers=self.quasi_identifiers,
+            levels=self.levels,
+            keys=self.keys[mask],
+            counts=self.counts[mask],
+            sensitive={n: h[mask] for n, h in self.sensitive.items()},
+            sensitive_values=dict(self.sensitive_values),
+            weights=None if self.weights is None else self.weights[mask],
+            base_row_class=self.base_row_class,
+            base_map=base_map,
+            parent_map=new_index,
+        )
+
+
+def build_frequency_set(
+    quasi_identifiers: Sequence[QuasiIdentifier],
+    levels: Sequence[int] | None = None,
+    sensitive: Mapping[str, EncodedColumn] | None = None,
+    weights: np.ndarray | None = None,
+) -> FrequencySet:
+    """Group encoded rows into a frequency set (the engine's one row-scanning step)."""
+    qis = tuple(quasi_identifiers)
+    levels = tuple(levels) if levels is not None else (0,) * len(qis)
+    cols = [q.codes_at(lv) for q, lv in zip(qis, levels, strict=True)]
+    cards = [q.cardinality(lv) for q, lv in zip(qis, levels, strict=True)]
+    n = len(cols[0]) if cols else (len(weights) if weights is not None else 0)
+    if cols:
+        group, n_groups, rep = group_keys(cols, cards)
+        keys = np.stack([c[rep] for c in cols], axis=1).astype(np.int32)
+    else:
+        group = np.zeros(n, dtype=np.int64)
+        n_groups = 1 if n else 0
+        keys = np.zeros((n_groups, 0), dtype=np.int32)
+    counts = np.bincount(group, minlength=n_groups).astype(np.int64)
+    sens, sens_values = {}, {}
+    for name, enc in (sensitive or {}).items():
+        sens[name] = sparse.csr_matrix(
+            (np.ones(n, dtype=np.int64), (group, enc.codes.astype(np.int64))),
+            shape=(n_groups, enc.cardinality),
+        )
+        sens[name].sum_duplicates()
+        sens_values[name] = enc.values
+    w = None
+    if weights is not None:
+        w = np.bincount(group, weights=np.asarray(weights, dtype=float), minlength=n_groups)
+    return FrequencySet(qis, levels, keys, counts, sens, sens_values, w, group, None)
+
+
+def frequency_set(
+    data: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    sensitive: Sequence[str] = (),
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    levels: Sequence[int] | None = None,
+    weights: str | np.ndarray | None = None,
+    orders: Mapping[str, Sequence[str]] | None = None,
+) -> FrequencySet:
+    """Frequency set of ``data`` on ``quasi_identifiers`` (DataFrame convenience entry point).
+
+    ``hierarchies`` maps QI names to :class:`~sdckit.core.hierarchy.Hierarchy` (needed for
+    ``levels`` above 0); ``weights`` is a column name or an array of sampling weights;
+    ``orders`` gives the category order of ordinal sensitive attributes.
+    """
+    hierarchies = dict(hierarchies or {})
+    missing = [c for c in [*quasi_identifiers, *sensitive] if c not in data.columns]
+    if isinstance(weights, str) and weights not in data.columns:
+        missing.append(weights)
+    if missing:
+        raise DataError(
+            f"column(s) {', '.join(map(repr, missing))} not found; available columns: "
+            f"{', '.join(map(str, data.columns))}"
+        )
+    qis = [encode_quasi_identifier(data[c], c, hierarchies.get(c)) for c in quasi_identifiers]
+    sens = {c: encode_ordered(data[c], c, (orders or {}).get(c)) for c in sensitive}
+    w = None
+    if weights is not None:
+        w = numeric_weights(
+            data[weights] if isinstance(weights, str) else weights,
+            weights if isinstance(weights, str) else "weights",
+        )
+    return build_frequency_set(qis, levels, sens, w)
+
+
+def numeric_weights(values, name: str) -> np.ndarray:
+    """Sampling weights as floats; DataError naming the column and first bad row otherwise."""
+    s = pd.Series(values)
+    w = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~(np.isfinite(w) & (w > 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"weight column {name!r} must hold positive numbers, but row {row + 1} has "
+            f"{s.iloc[row]!r}; fix or drop that row, or choose another weight column"
+        )
+    return w

@@ -1,0 +1,49 @@
+"""Error types shared by every layer.
+
+Two kinds of failure exist and the CLI maps them to exit codes:
+
+* :class:`SdcInputError` (and subclasses) -- the user's data, configuration or arguments are
+  wrong. The message names the file, column, value, row or configuration key at fault and
+  says how to fix it. Exit code 2.
+* :class:`VerificationError` -- an output failed the independent re-check. That is a bug in
+  sdckit, never the user's fault; nothing is written. Exit code 1 (as any other internal error).
+"""
+
+from __future__ import annotations
+
+
+class SdcError(Exception):
+    """Base class of every error sdckit raises on purpose."""
+
+
+class SdcInputError(SdcError, ValueError):
+    """Bad input: data, arguments, configuration. The message says what and how to fix it."""
+
+
+class ConfigError(SdcInputError):
+    """A job/configuration file or key is invalid (the message names the key)."""
+
+
+class HierarchyError(SdcInputError):
+    """A generalization hierarchy is malformed or does not match the data."""
+
+
+class DataError(SdcInputError):
+    """The data itself is unusable (unknown column, unparsable number, empty file...)."""
+
+
+class NoSolutionError(SdcInputError):
+    """No transformation satisfies the privacy models within the given limits."""
+
+
+class VerificationError(SdcError, RuntimeError):
+    """An output failed the independent verification; it is a bug and nothing was written."""
+
+
+def preview(values, limit: int = 5) -> str:
+    """Format the first ``limit`` items of ``values`` for a message: ``a, b, ... (+N more)``."""
+    items = list(values)
+    shown = ", ".join(repr(v) for v in items[:limit])
+    if len(items) > limit:
+        shown += f", ... (+{len(items) - limit} more)"
+    return shown

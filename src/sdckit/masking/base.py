@@ -1,0 +1,96 @@
+"""What every masking method returns, and the checks they share.
+
+Publishing the method and its parameters is the transparency principle (Domingo-Ferrer & Torra;
+Torra's "transparency" attacks assume it), so every method returns, beside the masked data,
+a small JSON-serialisable record of what was done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.errors import DataError
+
+
+@dataclass
+class MaskResult:
+    """Masked data plus the record of what was done.
+
+    ``data`` is a new DataFrame (the input is never modified) with the same rows and columns
+    as the input; ``method`` names the method; ``parameters`` are the effective parameters
+    (defaults filled in); ``details`` holds method-specific facts meant to be published
+    (group sizes, transition matrices, sampling fraction, ...). Everything in ``parameters``
+    and ``details`` is JSON-serialisable (lists, numbers, strings, dicts).
+    """
+
+    data: pd.DataFrame
+    method: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        """The publishable record: method, parameters and details."""
+        return {"method": self.method, "parameters": self.parameters, "details": self.details}
+
+
+def check_columns(data: pd.DataFrame, columns: Sequence[str] | str | None) -> list[str]:
+    """Normalise ``columns`` to a list and check they exist in ``data`` (DataError otherwise)."""
+    if columns is None:
+        return list(map(str, data.columns))
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    if not cols:
+        raise DataError("no columns given; name at least one column to mask")
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise DataError(
+            f"column(s) {', '.join(map(repr, missing))} not found; available columns: "
+            f"{', '.join(map(str, data.columns))}"
+        )
+    return cols
+
+
+def numeric_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) -> np.ndarray:
+    """The columns as a float64 matrix (n, p); DataError naming the first non-numeric column/value.
+
+    Missing values (NaN) are kept as NaN; callers decide how their method treats them.
+    """
+    out = np.empty((len(data), len(columns)), dtype=np.float64)
+    for j, c in enumerate(columns):
+        s = data[c]
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            out[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            continue
+        conv = pd.to_numeric(s, errors="coerce")
+        bad = conv.isna() & s.notna() & (s.astype(str).str.strip() != "")
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(
+                f"{method} needs numeric columns, but column {c!r} has the non-numeric value "
+                f"{s.iloc[row]!r} (row {row + 1}); choose numeric columns or recode this one first"
+            )
+        out[:, j] = conv.to_numpy(dtype=np.float64, na_value=np.nan)
+    return out
+
+
+def standardize(
+    x: np.ndarray, columns: Sequence[str], method: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Z-scores of the columns of ``x`` (sample standard deviation, ddof=1).
+
+    Returns ``(z, mean, sd)``. A constant column cannot be standardized: DataError naming it.
+    """
+    mean = np.nanmean(x, axis=0)
+    sd = np.nanstd(x, axis=0, ddof=1)
+    bad = ~(sd > 0)
+    if bad.any():
+        name = columns[int(np.flatnonzero(bad)[0])]
+        raise DataError(
+            f"{method}: column {name!r} has zero variance (it is constant) and cannot be "
+            f"standardized; leave it out of the columns"
+        )
+    return (x - mean) / sd, mean, sd

@@ -1,0 +1,489 @@
+"""Post-randomization (PRAM) and randomized response for categorical attributes.
+
+PRAM (Gouweleeuw, Kooiman, Willenborg & de Wolf 1998, "Post randomisation for statistical
+disclosure control: theory and implementation", Journal of Official Statistics 14(4),
+463-478; sdcMicro's ``pram``): every record's category ``a`` of an attribute is replaced by a
+category ``b`` drawn with probability ``P[a, b]`` from a published Markov (transition) matrix
+``P`` (rows sum to 1). Because ``E[T_released] = P^T T_true`` for the vector of category
+counts, ``P^{-T} T_released`` is an unbiased estimate of the true counts (:func:`pram_estimate`).
+
+Invariant PRAM (Gouweleeuw et al. 1998, sec. 3; sdcMicro's default construction): with ``p``
+the observed category proportions, ``Q[k, j] = P[j, k] p_j / sum_l p_l P[l, k]`` is the
+"backward" matrix and ``R = P Q`` satisfies ``p^T R = p^T`` -- the expected released
+frequencies equal the observed ones. sdcMicro then mixes ``R_s = alpha R + (1 - alpha) I``
+(still invariant), ``alpha = 0.5`` by default.
+
+Randomized response (Warner 1965, "Randomized response: a survey technique for eliminating
+evasive answer bias", JASA 60, 63-69) is PRAM of a binary attribute with
+``P = [[p, 1-p], [1-p, p]]``; it satisfies ``epsilon``-local differential privacy with
+``epsilon = ln(p / (1 - p))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.core.encoding import as_text
+from sdckit.errors import DataError, preview
+from sdckit.masking.base import MaskResult, check_columns
+
+_ROW_TOL = 1e-8
+
+
+# --------------------------------------------------------------------------- encoding helpers
+
+
+def _factorize(s: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Codes (``-1`` = missing), the category values and their canonical texts.
+
+    A pandas ``category`` column keeps all its categories (as sdcMicro keeps all factor
+    levels); other columns use their observed distinct values, sorted when comparable.
+    """
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy().astype(np.int64)
+        uniques = np.asarray(s.cat.categories.to_numpy(), dtype=object)
+    else:
+        try:
+            codes, uniq = pd.factorize(s, sort=True, use_na_sentinel=True)
+        except TypeError:  # mixed, non-comparable values
+            codes, uniq = pd.factorize(s, sort=False, use_na_sentinel=True)
+        codes = np.asarray(codes, dtype=np.int64)
+        uniques = np.asarray(uniq, dtype=object)
+    if not len(uniques):
+        return codes, uniques, np.array([], dtype=object)
+    dtype = s.cat.categories.dtype if isinstance(s.dtype, pd.CategoricalDtype) else s.dtype
+    texts = as_text(pd.Series(list(uniques), dtype=dtype))
+    return codes, uniques, np.asarray(texts, dtype=object)
+
+
+def _label_texts(labels: Sequence[Any]) -> np.ndarray:
+    idx = pd.Index(list(labels))
+    return np.asarray(as_text(pd.Series(idx.to_numpy(), dtype=idx.dtype)), dtype=object)
+
+
+def _output_series(s: pd.Series, values: Sequence[Any], codes: np.ndarray) -> pd.Series:
+    """A Series like ``s`` whose row ``i`` is ``values[codes[i]]`` (missing where ``-1``)."""
+    missing = codes < 0
+    safe = np.where(missing, 0, codes)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = list(s.cat.categories) + [v for v in values if v not in set(s.cat.categories)]
+        pos = {v: i for i, v in enumerate(cats)}
+        remap = np.array([pos[v] for v in values], dtype=np.int64)
+        out_codes = np.where(missing, -1, remap[safe] if len(values) else -1)
+        cat = pd.Categorical.from_codes(out_codes, categories=cats, ordered=s.cat.ordered)
+        return pd.Series(cat, index=s.index, name=s.name)
+    vals = pd.Series(list(values), dtype=object)
+    if (
+        len(values)
+        and pd.api.types.is_numeric_dtype(s.dtype)
+        and not pd.api.types.is_bool_dtype(s.dtype)
+    ):
+        num = pd.to_numeric(vals, errors="coerce")
+        if not num.isna().any():
+            small = num.to_numpy(dtype=np.float64)
+            if pd.api.types.is_integer_dtype(s.dtype) and np.all(small == np.round(small)):
+                if not missing.any():
+                    return pd.Series(small.astype(s.dtype)[safe], index=s.index, name=s.name)
+                out = pd.array(small.astype(np.int64)[safe], dtype="Int64")
+                out[missing] = pd.NA
+                return pd.Series(out, index=s.index, name=s.name)
+            arr = small[safe]
+            arr[missing] = np.nan
+            return pd.Series(arr, index=s.index, name=s.name)
+    obj = vals.to_numpy(dtype=object)[safe] if len(values) else np.empty(len(codes), object)
+    obj[missing] = None
+    try:
+        return pd.Series(obj, index=s.index, name=s.name, dtype=s.dtype)
+    except (TypeError, ValueError):
+        return pd.Series(obj, index=s.index, name=s.name)
+
+
+# --------------------------------------------------------------------------- matrices
+
+
+def invariant_matrix(P: np.ndarray, freq: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """The invariant PRAM matrix ``alpha * P Q + (1 - alpha) I`` (Gouweleeuw et al. 1998).
+
+    ``Q[k, j] = P[j, k] f_j / sum_l f_l P[l, k]`` with ``f`` the category frequencies (any
+    scale); ``f^T (P Q) = f^T``. A column ``k`` that no observed category can reach
+    (``sum_l f_l P[l, k] = 0``) gets ``Q[k, k] = 1`` (it is never released anyway).
+    """
+    P = np.asarray(P, dtype=float)
+    f = np.asarray(freq, dtype=float)
+    reach = f @ P  # sum_l f_l P[l, k]
+    Q = np.zeros_like(P)
+    ok = reach > 0
+    Q[ok] = (P[:, ok] * f[:, None]).T / reach[ok, None]
+    Q[~ok, :] = 0.0
+    Q[np.flatnonzero(~ok), np.flatnonzero(~ok)] = 1.0
+    R = P @ Q
+    return alpha * R + (1.0 - alpha) * np.eye(len(P))
+
+
+def _default_matrix(
+    L: int, p_diagonal: float, rng: np.random.Generator, random_diagonal: bool
+) -> np.ndarray:
+    """Diagonal ``p_diagonal`` (or ``U(p_diagonal, 1)`` draws, as sdcMicro), rest spread evenly."""
+    if L == 1:
+        return np.ones((1, 1))
+    diag = rng.uniform(p_diagonal, 1.0, L) if random_diagonal else np.full(L, p_diagonal)
+    P = np.repeat(((1.0 - diag) / (L - 1))[:, None], L, axis=1)
+    P[np.arange(L), np.arange(L)] = diag
+    return P
+
+
+def _matrix_from_spec(spec: Any, column: str) -> tuple[np.ndarray, list[Any]]:
+    """(P, labels) from a labelled matrix: DataFrame (index = true, columns = released) or a
+    nested mapping ``{true: {released: prob}}``."""
+    if isinstance(spec, Mapping):
+        try:
+            spec = pd.DataFrame({k: pd.Series(v) for k, v in spec.items()}).T
+        except (TypeError, ValueError):
+            raise DataError(
+                f"pram: the transition matrix for column {column!r} must map each "
+                "category to {released category: probability}"
+            ) from None
+        spec = spec.fillna(0.0)
+    if not isinstance(spec, pd.DataFrame):
+        raise DataError(
+            f"pram: the transition matrix for column {column!r} must be a pandas DataFrame "
+            "(index = true categories, columns = released categories) or a nested dict; an "
+            "unlabelled array cannot be matched to the categories"
+        )
+    rows, cols = spec.index.tolist(), spec.columns.tolist()
+    rt, ct = _label_texts(rows), _label_texts(cols)
+    for what, t in (("row", rt), ("column", ct)):
+        dup = pd.Index(t)[pd.Index(t).duplicated()]
+        if len(dup):
+            raise DataError(
+                f"pram: the transition matrix for column {column!r} has duplicate "
+                f"{what} label(s) {preview(dup)}; give every category once"
+            )
+    if set(rt) != set(ct):
+        only_r = sorted(set(rt) - set(ct))
+        only_c = sorted(set(ct) - set(rt))
+        raise DataError(
+            f"pram: the transition matrix for column {column!r} must be square with the same "
+            f"categories as rows and columns; rows only: {preview(only_r)}; columns only: "
+            f"{preview(only_c)}"
+        )
+    pos = {t: i for i, t in enumerate(ct)}
+    try:
+        vals = spec.to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(
+            f"pram: the transition matrix for column {column!r} has non-numeric "
+            "entries; give probabilities"
+        ) from None
+    P = vals[:, [pos[t] for t in rt]]
+    bad = ~np.isfinite(P) | (P < 0) | (P > 1)
+    if bad.any():
+        i, j = map(int, np.argwhere(bad)[0])
+        raise DataError(
+            f"pram: the transition matrix for column {column!r} has the entry "
+            f"{float(P[i, j])!r} at row {rows[i]!r}, column {rows[j]!r}; "
+            "probabilities must lie in [0, 1]"
+        )
+    sums = P.sum(axis=1)
+    off = np.abs(sums - 1.0) > _ROW_TOL
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        raise DataError(
+            f"pram: row {rows[i]!r} of the transition matrix for column {column!r} "
+            f"sums to {sums[i]:.10g}, not 1; each row P[a, :] is the distribution of "
+            "the released category given the true category a -- rescale the row"
+        )
+    return P, rows
+
+
+def _check_prob(value: float, name: str, method: str, lo_open: bool = True) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{method}: {name}={value!r} is not a number") from None
+    ok = (0.0 < v <= 1.0) if lo_open else (0.0 <= v <= 1.0)
+    if not ok:
+        rng = "(0, 1]" if lo_open else "[0, 1]"
+        raise DataError(f"{method}: {name}={value!r} must lie in {rng}")
+    return v
+
+
+def _apply_matrix(codes: np.ndarray, P: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draw released codes row by row of ``P``: one vectorized draw per true category.
+
+    Records are grouped by category (stable counting sort); each group's uniforms are turned
+    into categories through ``searchsorted`` on the cumulative row of ``P``.
+    """
+    L = P.shape[0]
+    n = len(codes)
+    small = codes.astype(np.int16 if L < 32767 else np.int64, copy=False)
+    order = np.argsort(small, kind="stable")  # radix sort for int16
+    counts = np.bincount(codes + 1, minlength=L + 1)  # slot 0: missing
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    u = rng.random(n - counts[0])
+    out = np.full(n, -1, dtype=np.int64)
+    cum = np.cumsum(P, axis=1)
+    cum[:, -1] = 1.0
+    off = counts[0]
+    for a in range(L):  # loop over categories, not records
+        lo, hi = bounds[a + 1], bounds[a + 2]
+        if hi > lo:
+            draw = np.searchsorted(cum[a], u[lo - off : hi - off], side="right")
+            out[order[lo:hi]] = np.minimum(draw, L - 1)
+    return out
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def pram(
+    data: pd.DataFrame,
+    columns: Sequence[str] | str | None,
+    p_diagonal: float = 0.8,
+    matrix: Any = None,
+    invariant: bool = False,
+    alpha: float = 0.5,
+    random_diagonal: bool = False,
+    seed: int | np.random.Generator | None = None,
+) -> MaskResult:
+    """Post-randomize categorical columns (Gouweleeuw et al. 1998; sdcMicro ``pram``).
+
+    Per column the transition matrix ``P`` (``P[a, b]`` = Pr(released ``b`` | true ``a``)) is
+
+    * ``matrix``: a DataFrame (index = true categories, columns = released categories, same
+      labels) or nested dict ``{a: {b: prob}}``; or a dict ``{column: such a matrix}`` (columns
+      not in it use the construction below). Rows must sum to 1; every category of the data
+      must be a row (extra categories are allowed).
+    * otherwise built with ``p_diagonal`` on the diagonal and ``(1 - p_diagonal) / (L - 1)``
+      elsewhere. With ``random_diagonal=True`` the diagonal entries are drawn from
+      ``U(p_diagonal, 1)`` as sdcMicro does (its ``pd`` argument is this minimum diagonal).
+
+    With ``invariant=True`` the matrix actually used is the invariant
+    ``alpha * P Q + (1 - alpha) I`` of :func:`invariant_matrix` (sdcMicro's construction, its
+    ``alpha`` defaults to 0.5), built from the observed frequencies: the expected released
+    frequencies equal the observed ones. Missing values are not post-randomized (as sdcMicro).
+    The matrices used are published in ``details`` (with the category labels) so that users can
+    correct their estimates with :func:`pram_estimate`.
+    """
+    cols = check_columns(data, columns)
+    p_diag = _check_prob(p_diagonal, "p_diagonal", "pram")
+    a = _check_prob(alpha, "alpha", "pram", lo_open=False)
+    rng = np.random.default_rng(seed)
+    per_column: dict[str, Any] = {}
+    if matrix is not None:
+        if (
+            isinstance(matrix, Mapping)
+            and matrix
+            and all(k in cols for k in matrix)
+            and all(isinstance(v, (pd.DataFrame, Mapping)) for v in matrix.values())
+        ):
+            per_column = dict(matrix)
+        else:
+            per_column = {c: matrix for c in cols}
+    out = data.copy()
+    details: dict[str, Any] = {}
+    for c in cols:
+        s = data[c]
+        codes, uniques, texts = _factorize(s)
+        if c in per_column:
+            P, labels = _matrix_from_spec(per_column[c], c)
+            lt = _label_texts(labels)
+            where = {t: i for i, t in enumerate(lt)}
+            missing = [u for u, t in zip(uniques, texts, strict=True) if t not in where]
+            if missing:
+                raise DataError(
+                    f"pram: the transition matrix for column {c!r} has no row for the "
+                    f"categor{'y' if len(missing) == 1 else 'ies'} {preview(missing)} found in "
+                    "the data; add a row and a column for each"
+                )
+            remap = np.array([where[t] for t in texts], dtype=np.int64)
+            codes = np.where(codes < 0, -1, remap[np.maximum(codes, 0)] if len(remap) else -1)
+            # output values: the data's own value where the category occurs, else the label
+            own = {t: u for u, t in zip(uniques, texts, strict=True)}
+            values = [own.get(t, lab) for t, lab in zip(lt, labels, strict=True)]
+            construction = "given"
+        else:
+            P = _default_matrix(len(uniques), p_diag, rng, random_diagonal)
+            lt, values = texts, list(uniques)
+            construction = (
+                "diagonal ~ U(p_diagonal, 1), rest spread evenly"
+                if random_diagonal
+                else "diagonal p_diagonal, rest spread evenly"
+            )
+        L = len(values)
+        freq = np.bincount(codes[codes >= 0], minlength=L).astype(float)
+        if invariant and L:
+            P = invariant_matrix(P, freq, a)
+            construction += f"; invariant alpha*PQ + (1-alpha)*I with alpha={a}"
+        released = _apply_matrix(codes, P, rng) if L else codes
+        out[c] = _output_series(s, values, released)
+        rel_freq = np.bincount(released[released >= 0], minlength=L)
+        details[c] = {
+            "categories": [str(t) for t in lt],
+            "matrix": P.tolist(),
+            "construction": construction,
+            "original_counts": freq.astype(int).tolist(),
+            "released_counts": rel_freq.tolist(),
+            "n_changed": int(np.sum((released != codes) & (codes >= 0))),
+        }
+    params = {
+        "columns": cols,
+        "p_diagonal": p_diag,
+        "invariant": bool(invariant),
+        "alpha": a,
+        "random_diagonal": bool(random_diagonal),
+        "matrix_given": sorted(per_column),
+    }
+    return MaskResult(out, "pram", params, details)
+
+
+def pram_estimate(released_counts: Any, P: Any) -> Any:
+    """Unbiased estimate of the true category counts from released counts: ``P^{-T} t``.
+
+    Gouweleeuw et al. (1998), eq. (2.2): ``E[T_released | T] = P^T T`` so
+    ``T_hat = (P^T)^{-1} T_released``. ``P`` is an array (rows = true categories) or a labelled
+    DataFrame; ``released_counts`` an array in the same category order, or a Series/dict keyed
+    by category (aligned to ``P``'s labels; absent categories count 0). Returns an array, or a
+    Series indexed by ``P``'s labels when ``P`` is labelled. The estimate may be negative.
+    """
+    labels = None
+    if isinstance(P, pd.DataFrame):
+        Pm, labels = _matrix_from_spec(P, "pram_estimate")
+    else:
+        Pm = np.asarray(P, dtype=float)
+        if Pm.ndim != 2 or Pm.shape[0] != Pm.shape[1]:
+            raise DataError(f"pram_estimate: P must be a square matrix, got shape {Pm.shape}")
+    L = Pm.shape[0]
+    if isinstance(released_counts, (Mapping, pd.Series)):
+        if labels is None:
+            raise DataError(
+                "pram_estimate: released counts keyed by category need a labelled "
+                "P (a DataFrame) to align them; or pass both as plain arrays"
+            )
+        rc = pd.Series(released_counts)
+        rt = _label_texts(list(rc.index))
+        lt = list(_label_texts(labels))
+        unknown = [k for k, t in zip(rc.index, rt, strict=True) if t not in set(lt)]
+        if unknown:
+            raise DataError(
+                f"pram_estimate: categor{'y' if len(unknown) == 1 else 'ies'} "
+                f"{preview(unknown)} of the released counts are not in P"
+            )
+        t = np.zeros(L)
+        pos = {x: i for i, x in enumerate(lt)}
+        for k, x in zip(rc.to_numpy(dtype=float), rt, strict=True):
+            t[pos[x]] += k
+    else:
+        t = np.asarray(released_counts, dtype=float)
+        if t.shape != (L,):
+            raise DataError(
+                f"pram_estimate: {len(np.atleast_1d(t))} released counts for a "
+                f"{L} x {L} matrix; give one count per category"
+            )
+    if L == 0 or np.linalg.cond(Pm) > 1e12:
+        raise DataError(
+            "pram_estimate: the transition matrix is singular (e.g. a diagonal of "
+            "1/L makes all rows equal), so the true counts cannot be recovered; "
+            "use a matrix with a larger diagonal"
+        )
+    est = np.linalg.solve(Pm.T, t)
+    return pd.Series(est, index=pd.Index(labels)) if labels is not None else est
+
+
+def rr_estimate(m: float, n: float, p: float) -> float:
+    """Warner's (1965) unbiased estimate of the true proportion: ``(m/n - (1-p)) / (2p - 1)``.
+
+    ``m`` released "positive" answers out of ``n``, each kept with probability ``p`` and
+    flipped otherwise (``p != 1/2``).
+    """
+    try:
+        m_, n_, p_ = float(m), float(n), float(p)
+    except (TypeError, ValueError):
+        raise DataError("rr_estimate: m, n and p must be numbers") from None
+    if not n_ > 0:
+        raise DataError(f"rr_estimate: n={n!r} must be > 0")
+    if not 0 <= m_ <= n_:
+        raise DataError(f"rr_estimate: m={m!r} must lie in [0, n={n!r}]")
+    if not 0 <= p_ <= 1 or p_ == 0.5:
+        raise DataError(
+            f"rr_estimate: p={p!r} must lie in [0, 1] and differ from 0.5 (with "
+            "p = 0.5 the answers carry no information)"
+        )
+    return (m_ / n_ - (1.0 - p_)) / (2.0 * p_ - 1.0)
+
+
+def randomized_response(
+    data: pd.DataFrame,
+    column: str,
+    p: float = 0.75,
+    categories: Sequence[Any] | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> MaskResult:
+    """Warner's randomized response on a binary column: keep each value with probability ``p``,
+    otherwise replace it by the other category.
+
+    ``categories = (negative, positive)`` names the two categories (needed when the data show
+    only one); by default the two observed values in sorted order, the second being
+    "positive". ``details`` give ``epsilon = ln(p / (1 - p))`` (local differential privacy,
+    ``None`` for ``p = 1``: no protection), the released positive count ``m`` and the unbiased
+    estimate :func:`rr_estimate` of the true positive proportion. Missing values stay missing.
+    """
+    (col,) = check_columns(data, [column])
+    try:
+        pv = float(p)
+    except (TypeError, ValueError):
+        raise DataError(f"randomized_response: p={p!r} is not a number") from None
+    if not 0.5 < pv <= 1.0:
+        raise DataError(
+            f"randomized_response: p={p!r} must lie in (0.5, 1]: the probability "
+            "of keeping the true value (p <= 0.5 carries no or inverted information)"
+        )
+    s = data[col]
+    present = pd.unique(s.dropna()).tolist()
+    if categories is None:
+        if len(present) != 2:
+            raise DataError(
+                f"randomized_response: column {col!r} must have exactly two categories, found "
+                f"{len(present)} ({preview(present)}); pass categories=(negative, positive)"
+                if len(present) < 2
+                else f"randomized_response: column {col!r} is not binary: it has {len(present)} "
+                f"categories ({preview(present)}); recode it to two categories or use pram"
+            )
+        try:
+            cats = sorted(present)
+        except TypeError:
+            cats = present
+    else:
+        cats = list(categories)
+        if len(cats) != 2:
+            raise DataError("randomized_response: categories must be (negative, positive)")
+    ct = _label_texts(cats)
+    texts = as_text(s)
+    known = (texts == ct[0]) | (texts == ct[1]) | s.isna().to_numpy()
+    if not known.all():
+        bad = pd.unique(s[~known]).tolist()
+        raise DataError(
+            f"randomized_response: column {col!r} has value(s) {preview(bad)} outside "
+            f"categories {cats!r}"
+        )
+    P = pd.DataFrame([[pv, 1 - pv], [1 - pv, pv]], index=cats, columns=cats)
+    res = pram(data, [col], matrix={col: P}, seed=seed)
+    released = as_text(res.data[col])
+    n = int(s.notna().sum())
+    m = int(np.sum(released == ct[1]))
+    eps = None if pv == 1.0 else float(np.log(pv / (1.0 - pv)))
+    details = {
+        "categories": [str(x) for x in ct],
+        "positive": str(ct[1]),
+        "epsilon": eps,
+        "n": n,
+        "released_positive": m,
+        "estimated_positive_proportion": rr_estimate(m, n, pv) if n else None,
+        "n_changed": res.details[col]["n_changed"],
+    }
+    params = {"column": col, "p": pv, "categories": [str(x) for x in ct]}
+    return MaskResult(res.data, "randomized_response", params, details)

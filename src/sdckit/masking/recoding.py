@@ -1,0 +1,397 @@
+"""Non-perturbative masking: sampling, global recoding, grouping, top/bottom coding.
+
+(Willenborg & de Waal 2001, *Elements of Statistical Disclosure Control*, ch. 4-5;
+Hundepool et al. 2012, *Statistical Disclosure Control*, sec. 3.4; sdcMicro's
+``globalRecode``, ``groupAndRename`` and ``topBotCoding``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.core.encoding import as_text
+from sdckit.errors import DataError, preview
+from sdckit.masking.base import MaskResult, check_columns, numeric_matrix
+
+_RECODE_METHODS = ("equal_width", "equal_frequency", "log_equidistant", "breaks")
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+def _allocate(total: int, sizes: np.ndarray) -> np.ndarray:
+    """Proportional allocation of ``total`` over strata by largest remainders (ties: first)."""
+    N = sizes.sum()
+    if N == 0:
+        return np.zeros_like(sizes)
+    quota = total * sizes / N
+    alloc = np.floor(quota).astype(np.int64)
+    rest = int(total - alloc.sum())
+    if rest > 0:
+        frac = quota - alloc
+        order = np.lexsort((np.arange(len(sizes)), -frac))
+        alloc[order[:rest]] += 1
+    return np.minimum(alloc, sizes)
+
+
+def sample(
+    data: pd.DataFrame,
+    fraction: float | None = None,
+    n: int | None = None,
+    strata: Sequence[str] | str | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> MaskResult:
+    """Release a simple random sample without replacement, optionally stratified.
+
+    Give either ``fraction`` (in (0, 1]) or ``n`` (records). With ``strata``, the sample size
+    ``round(fraction * N)`` (or ``n``) is allocated to the strata proportionally to their sizes
+    by largest remainders, and a simple random sample is drawn in each stratum. ``data`` of the
+    result holds only the sampled rows (original index and order). ``details`` record the
+    sampling fraction overall and per stratum (``n_h / N_h``; risk estimators such as the
+    Benedetti-Franconi or Poisson-model risk need it) and the design weight ``N_h / n_h``.
+    """
+    if (fraction is None) == (n is None):
+        raise DataError("sample: give exactly one of fraction (e.g. 0.1) or n (e.g. 1000)")
+    N = len(data)
+    if fraction is not None:
+        try:
+            f = float(fraction)
+        except (TypeError, ValueError):
+            raise DataError(f"sample: fraction={fraction!r} is not a number") from None
+        if not 0 < f <= 1:
+            raise DataError(f"sample: fraction={fraction!r} must lie in (0, 1], e.g. 0.1")
+        total = int(np.floor(f * N + 0.5))
+    else:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise DataError(f"sample: n={n!r} must be a non-negative integer")
+        if n > N:
+            raise DataError(f"sample: n={n} exceeds the {N} records of the data; give n <= {N}")
+        total = int(n)
+    scols = [] if strata is None else check_columns(data, strata)
+    rng = np.random.default_rng(seed)
+    if scols:
+        grouped = data.groupby(scols, dropna=False, sort=True)
+        gid = grouped.ngroup().to_numpy()
+        keys = grouped.size().index
+        labels = [k if isinstance(k, tuple) else (k,) for k in keys]
+    else:
+        gid = np.zeros(N, dtype=np.int64)
+        labels = [()]
+    G = len(labels) if N else 0
+    sizes = np.bincount(gid, minlength=G)
+    alloc = _allocate(total, sizes)
+    order = np.lexsort((rng.random(N), gid))
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])) if G else np.zeros(0, np.int64)
+    pos = np.arange(N) - starts[gid[order]] if N else np.zeros(0, np.int64)
+    chosen = np.zeros(N, dtype=bool)
+    chosen[order[pos < alloc[gid[order]]]] = True
+    per_stratum = []
+    for g in range(G):
+        Nh, nh = int(sizes[g]), int(alloc[g])
+        per_stratum.append(
+            {
+                "stratum": {
+                    c: (None if pd.isna(v) else (v.item() if hasattr(v, "item") else v))
+                    for c, v in zip(scols, labels[g], strict=True)
+                },
+                "N": Nh,
+                "n": nh,
+                "fraction": nh / Nh if Nh else 0.0,
+                "weight": Nh / nh if nh else None,
+            }
+        )
+    details = {
+        "N": N,
+        "n": int(chosen.sum()),
+        "fraction": float(chosen.sum() / N) if N else 0.0,
+        "strata": per_stratum,
+    }
+    params = {
+        "fraction": None if fraction is None else float(fraction),
+        "n": None if n is None else int(n),
+        "strata": scols,
+    }
+    return MaskResult(data.loc[chosen].copy(), "sample", params, details)
+
+
+# --------------------------------------------------------------------------- global recoding
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _show(v: Any) -> str:
+    """``repr`` of a data value without the NumPy wrapper (``500``, not ``np.int64(500)``)."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def global_recode(
+    data: pd.DataFrame,
+    column: str,
+    method: str = "equal_width",
+    bins: int | None = None,
+    breaks: Sequence[float] | None = None,
+    labels: Sequence[str] | None = None,
+) -> MaskResult:
+    """Recode a numeric column into intervals (sdcMicro ``globalRecode``; mu-Argus recoding).
+
+    ``method``:
+
+    * ``"equal_width"``: ``bins`` intervals of equal width between min and max;
+    * ``"equal_frequency"``: breaks at the ``j/bins`` quantiles (about the same number of
+      records per interval; duplicate breaks are merged, so fewer intervals may result);
+    * ``"log_equidistant"``: equal width on ``log(x)`` (positive values only);
+    * ``"breaks"``: the given increasing ``breaks``.
+
+    Intervals are closed on the left and open on the right, the last one closed:
+    ``[20, 30)``, ..., ``[60, 70]`` (sdcMicro uses R's ``cut``, right-closed ``(a, b]``, and
+    rounds computed breaks; sdckit keeps them exact). Values outside ``[breaks[0], breaks[-1]]``
+    are an error. ``labels`` (one per interval) replace the interval texts. The result is an
+    ordered categorical column; missing values stay missing.
+    """
+    (col,) = check_columns(data, [column])
+    if method not in _RECODE_METHODS:
+        raise DataError(
+            f"global_recode: unknown method {method!r}; choose one of {', '.join(_RECODE_METHODS)}"
+        )
+    x = numeric_matrix(data, [col], "global_recode")[:, 0]
+    ok = ~np.isnan(x)
+    vals = x[ok]
+    if method == "breaks":
+        if breaks is None:
+            raise DataError("global_recode: method='breaks' needs breaks, e.g. [0, 18, 65, 120]")
+        try:
+            b = np.asarray(breaks, dtype=float)
+        except (TypeError, ValueError):
+            raise DataError(f"global_recode: breaks {breaks!r} must be numbers") from None
+        if b.ndim != 1 or len(b) < 2 or not np.all(np.isfinite(b)) or np.any(np.diff(b) <= 0):
+            raise DataError(
+                f"global_recode: breaks {list(breaks)!r} must be at least two "
+                "finite, strictly increasing numbers"
+            )
+    else:
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+            raise DataError(
+                f"global_recode: method={method!r} needs bins, a positive integer "
+                f"(got {bins!r}), e.g. bins=5"
+            )
+        if not len(vals):
+            raise DataError(f"global_recode: column {col!r} has no values to recode")
+        lo, hi = float(vals.min()), float(vals.max())
+        if method == "equal_width":
+            b = np.linspace(lo, hi, bins + 1)
+        elif method == "equal_frequency":
+            b = np.unique(np.quantile(vals, np.linspace(0.0, 1.0, bins + 1)))
+        else:
+            if lo <= 0:
+                row = int(np.flatnonzero(ok & (x <= 0))[0])
+                raise DataError(
+                    f"global_recode: method='log_equidistant' needs positive values "
+                    f"but column {col!r} has {_show(data[col].iloc[row])} (row "
+                    f"{row + 1}); use "
+                    "equal_width or shift the values"
+                )
+            b = np.exp(np.linspace(np.log(lo), np.log(hi), bins + 1))
+            b[0], b[-1] = lo, hi  # exact ends despite exp(log(.)) rounding
+        if len(b) < 2:  # constant column
+            b = np.array([lo, hi])
+        # snap computed inner breaks to 12 significant digits (exp(log(10)) = 10.000000000000002
+        # would put 10 into the interval below); keep the exact ends
+        inner = np.array([float(f"{v:.12g}") for v in b[1:-1]])
+        b = np.concatenate(([b[0]], inner, [b[-1]]))
+    outside = ok & ((x < b[0]) | (x > b[-1]))
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise DataError(
+            f"global_recode: value {_show(data[col].iloc[row])} of column {col!r} "
+            f"(row {row + 1}) lies "
+            f"outside the breaks [{_fmt(b[0])}, {_fmt(b[-1])}]; widen the breaks"
+        )
+    k = len(b) - 1
+    texts = [f"[{_fmt(b[i])}, {_fmt(b[i + 1])}{']' if i == k - 1 else ')'}" for i in range(k)]
+    if len(set(texts)) < k:  # breaks too close for 6 digits
+        texts = [f"[{b[i]:.15g}, {b[i + 1]:.15g}{']' if i == k - 1 else ')'}" for i in range(k)]
+    if labels is not None:
+        labels = [str(v) for v in labels]
+        if len(labels) != k:
+            raise DataError(
+                f"global_recode: {len(labels)} labels for {k} intervals; give one "
+                "label per interval"
+            )
+        if len(set(labels)) != k:
+            raise DataError("global_recode: labels must be distinct")
+        names = labels
+    else:
+        names = texts
+    codes = np.full(len(x), -1, dtype=np.int64)
+    codes[ok] = np.clip(np.searchsorted(b, vals, side="right") - 1, 0, k - 1)
+    out = data.copy()
+    out[col] = pd.Series(
+        pd.Categorical.from_codes(codes, categories=names, ordered=True), index=data.index
+    )
+    counts = np.bincount(codes[ok], minlength=k)
+    details = {"breaks": b.tolist(), "intervals": texts, "labels": names, "counts": counts.tolist()}
+    params = {
+        "column": col,
+        "method": method,
+        "bins": None if bins is None else int(bins),
+        "breaks": None if breaks is None else [float(v) for v in breaks],
+        "labels": None if labels is None else list(labels),
+    }
+    return MaskResult(out, "global_recode", params, details)
+
+
+def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]) -> MaskResult:
+    """Recode categories by a mapping (sdcMicro ``groupAndRename``).
+
+    ``mapping`` is either ``{old: new}`` or ``{new: [old, ...]}`` (when every value is a
+    list/tuple/set). Categories are matched by their canonical text (``1``, ``1.0`` and
+    ``"1"`` are the same category). Every category in the data must be mapped: unmapped ones
+    are an error that lists them. Missing values stay missing.
+    """
+    (col,) = check_columns(data, [column])
+    if not isinstance(mapping, Mapping) or not mapping:
+        raise DataError(
+            "group_categories: mapping must be a non-empty dict {old: new} or {new: [old, ...]}"
+        )
+    if all(isinstance(v, (list, tuple, set, frozenset)) for v in mapping.values()):
+        pairs = [(old, new) for new, olds in mapping.items() for old in olds]
+    else:
+        pairs = list(mapping.items())
+    old_texts = as_text(pd.Series([p[0] for p in pairs], dtype=object))
+    table: dict[str, Any] = {}
+    for t, (old, new) in zip(old_texts, pairs, strict=True):
+        if t in table and table[t] != new:
+            raise DataError(
+                f"group_categories: category {old!r} is mapped to both {table[t]!r} and {new!r}"
+            )
+        table[t] = new
+    s = data[col]
+    texts = as_text(s)
+    missing = s.isna().to_numpy()
+    uniq = pd.unique(texts[~missing])
+    unmapped = [u for u in uniq if u not in table]
+    if unmapped:
+        raise DataError(
+            f"group_categories: categor{'y' if len(unmapped) == 1 else 'ies'} "
+            f"{preview(unmapped, 10)} of column {col!r} "
+            f"{'is' if len(unmapped) == 1 else 'are'} not in the mapping; map every "
+            "category (to itself to keep it)"
+        )
+    new_vals = pd.Series(texts, index=data.index).map(table).astype(object)
+    new_vals[missing] = None
+    out = data.copy()
+    try:
+        out[col] = pd.Series(new_vals.tolist(), index=data.index, name=col).infer_objects()
+    except (TypeError, ValueError):  # pragma: no cover - exotic values
+        out[col] = new_vals
+    n_changed = int(np.sum(as_text(out[col]) != texts))
+    details = {"mapping": {str(k): str(v) for k, v in table.items()}, "n_changed": n_changed}
+    return MaskResult(out, "group_categories", {"column": col}, details)
+
+
+# --------------------------------------------------------------------------- top/bottom coding
+
+
+def top_bottom_code(
+    data: pd.DataFrame,
+    column: str,
+    top: float | None = None,
+    bottom: float | None = None,
+    top_quantile: float | None = None,
+    bottom_quantile: float | None = None,
+    replace: str = "threshold",
+) -> MaskResult:
+    """Top and/or bottom coding of a numeric column (sdcMicro ``topBotCoding``).
+
+    Values strictly above the top threshold (``top``, or the ``top_quantile`` of the column)
+    and strictly below the bottom threshold are replaced: by the threshold itself
+    (``replace="threshold"``) or by the mean of the replaced tail values
+    (``replace="mean"``, which keeps the column total). ``details`` publish thresholds,
+    replacement values and counts. Missing values stay missing.
+    """
+    (col,) = check_columns(data, [column])
+    if replace not in ("threshold", "mean"):
+        raise DataError(f"top_bottom_code: replace={replace!r} must be 'threshold' or 'mean'")
+    if top is not None and top_quantile is not None:
+        raise DataError("top_bottom_code: give top or top_quantile, not both")
+    if bottom is not None and bottom_quantile is not None:
+        raise DataError("top_bottom_code: give bottom or bottom_quantile, not both")
+    if all(v is None for v in (top, bottom, top_quantile, bottom_quantile)):
+        raise DataError(
+            "top_bottom_code: give at least one of top, bottom, top_quantile, bottom_quantile"
+        )
+    x = numeric_matrix(data, [col], "top_bottom_code")[:, 0]
+    ok = ~np.isnan(x)
+
+    def quant(q: float | None, name: str) -> float | None:
+        if q is None:
+            return None
+        try:
+            qv = float(q)
+        except (TypeError, ValueError):
+            raise DataError(f"top_bottom_code: {name}={q!r} is not a number") from None
+        if not 0 <= qv <= 1:
+            raise DataError(f"top_bottom_code: {name}={q!r} must lie in [0, 1], e.g. 0.99")
+        if not ok.any():
+            raise DataError(f"top_bottom_code: column {col!r} has no values")
+        return float(np.quantile(x[ok], qv))
+
+    def number(v: float | None, name: str) -> float | None:
+        if v is None:
+            return None
+        try:
+            fv = float(v)
+        except (TypeError, ValueError):
+            raise DataError(f"top_bottom_code: {name}={v!r} is not a number") from None
+        if not np.isfinite(fv):
+            raise DataError(f"top_bottom_code: {name}={v!r} must be finite")
+        return fv
+
+    t = number(top, "top") if top is not None else quant(top_quantile, "top_quantile")
+    b = (
+        number(bottom, "bottom")
+        if bottom is not None
+        else quant(bottom_quantile, "bottom_quantile")
+    )
+    if t is not None and b is not None and b > t:
+        raise DataError(
+            f"top_bottom_code: the bottom threshold {b:g} exceeds the top threshold {t:g}"
+        )
+    y = x.copy()
+    details: dict[str, Any] = {}
+    for side, thr in (("top", t), ("bottom", b)):
+        if thr is None:
+            continue
+        hit = ok & ((x > thr) if side == "top" else (x < thr))
+        value = float(x[hit].mean()) if (replace == "mean" and hit.any()) else thr
+        y[hit] = value
+        details[side] = {"threshold": thr, "replacement": value, "n_coded": int(hit.sum())}
+    out = data.copy()
+    s = data[col]
+    if (
+        pd.api.types.is_integer_dtype(s.dtype)
+        and not np.isnan(y).any()
+        and np.all(y == np.round(y))
+    ):
+        out[col] = y.astype(s.dtype)
+    else:
+        out[col] = y
+
+    def opt(v: Any) -> float | None:
+        return None if v is None else float(v)
+
+    params = {
+        "column": col,
+        "top": opt(top),
+        "bottom": opt(bottom),
+        "top_quantile": opt(top_quantile),
+        "bottom_quantile": opt(bottom_quantile),
+        "replace": replace,
+    }
+    return MaskResult(out, "top_bottom_code", params, details)

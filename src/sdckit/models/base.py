@@ -1,0 +1,175 @@
+"""Privacy models as predicates over a frequency set.
+
+A privacy model never reads rows. It is evaluated on a
+:class:`~sdckit.core.frequency.FrequencySet` (the equivalence classes of the quasi-identifiers
+at some generalization levels) and answers, per class, whether the class violates it. This is
+how ARX evaluates its ``PrivacyCriterion`` objects on the entries of its ``HashGroupify``
+table (Prasser & Kohlmayer, "Putting statistical disclosure control into practice: the ARX
+data anonymization tool", 2015; Kohlmayer et al., "Flash", 2012).
+
+Protocol used by the anonymization algorithms:
+
+1. :meth:`PrivacyModel.prepare` is called once with the *ungeneralized* frequency set of all
+   records (t-closeness stores the overall distribution here, delta-presence/k-map encode the
+   population table).
+2. :meth:`PrivacyModel.evaluate` is called on a generalized frequency set; the records of the
+   violating classes are suppressed (within the suppression limit) and the model is evaluated
+   again on ``fs.select(~violating)``.
+
+Class-level ("local") models flag the violating classes. Global models (average risk, sample
+uniqueness) have no per-class verdict: when they fail, ``violating`` is all ``False`` and
+``satisfied`` is ``False``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sdckit.core.frequency import FrequencySet
+from sdckit.errors import ConfigError
+
+__all__ = ["ModelResult", "PrivacyModel", "json_ready"]
+
+
+def json_ready(value: Any) -> Any:
+    """Convert numpy scalars/arrays (also inside dicts and lists) to plain Python for JSON."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_ready(v) for v in value.tolist()]
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+@dataclass
+class ModelResult:
+    """The verdict of one privacy model on one frequency set.
+
+    ``violating`` has one entry per class of the evaluated frequency set (all ``False`` for a
+    global model, whose failure is reported by ``satisfied`` alone). ``details`` holds
+    JSON-ready facts (minimum class size, worst distance, ...).
+    """
+
+    model: str
+    satisfied: bool
+    violating: np.ndarray
+    details: dict = field(default_factory=dict)
+
+    @property
+    def n_violating_classes(self) -> int:
+        """Number of classes that violate the model."""
+        return int(np.count_nonzero(self.violating))
+
+
+class PrivacyModel(ABC):
+    """A privacy model (ARX: ``PrivacyCriterion``) evaluated on a frequency set.
+
+    Class attributes (documented per model, following ARX's ``isMonotonicWithSuppression``
+    and ``isMonotonicWithGeneralization``):
+
+    * ``monotonic`` -- ARX ``isMonotonicWithSuppression``: a class that satisfies the model
+      still does after it is merged with any other class (also a violating, to-be-suppressed
+      one), so a violation can only disappear by generalizing, the violating records never
+      increase along a generalization path, and lattice searches may prune with it.
+    * ``monotonic_with_generalization`` -- ARX ``isMonotonicWithGeneralization``: if all
+      classes of a transformation satisfy the model, all classes of every coarser
+      transformation do (ARX's default: ``True``).
+    * ``is_global`` -- the model is a property of the whole release, not of single classes.
+    """
+
+    monotonic: bool = False
+    monotonic_with_generalization: bool = True
+    is_global: bool = False
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """Human-readable name, e.g. ``"5-anonymity"``."""
+
+    @property
+    def sensitive_attributes(self) -> tuple[str, ...]:
+        """Attributes whose (classes x values) histograms the model needs."""
+        return ()
+
+    def minimal_class_size(self) -> int:
+        """A class smaller than this always violates the model (ARX ``getMinimalClassSize``).
+
+        Algorithms may use it to prune; 1 means no such bound.
+        """
+        return 1
+
+    def prepare(self, base: FrequencySet) -> None:  # noqa: B027 - optional hook
+        """Called once with the ungeneralized frequency set of all records (default: nothing)."""
+
+    @abstractmethod
+    def evaluate(self, fs: FrequencySet) -> ModelResult:
+        """Evaluate the model on ``fs``: which classes violate it, and is it satisfied."""
+
+    @abstractmethod
+    def describe(self) -> dict:
+        """JSON description, e.g. ``{"model": "k_anonymity", "k": 5}``."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.describe()})"
+
+    # -- helpers for subclasses ---------------------------------------------------------
+    def _result(
+        self, violating: np.ndarray, details: dict, satisfied: bool | None = None
+    ) -> ModelResult:
+        """Build a result; ``satisfied`` defaults to "no class violates"."""
+        violating = np.asarray(violating, dtype=bool)
+        ok = (not violating.any()) if satisfied is None else bool(satisfied)
+        return ModelResult(self.name, ok, violating, json_ready(details))
+
+
+# -- parameter validation shared by the models ---------------------------------------------
+def check_number(
+    value,
+    name: str,
+    model: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+) -> float:
+    """Validate a numeric model parameter; ConfigError naming the parameter and model."""
+    ok_type = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    if integer and ok_type and float(value) != int(value):
+        ok_type = False
+    if not ok_type or not np.isfinite(float(value)):
+        kind = "an integer" if integer else "a number"
+        raise ConfigError(f"{model}: parameter {name!r} must be {kind}, got {value!r}")
+    v = float(value)
+    bad = (low is not None and (v <= low if low_open else v < low)) or (
+        high is not None and (v >= high if high_open else v > high)
+    )
+    if bad:
+        lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
+        hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
+        rng = " and ".join(s for s in (lo, hi) if s)
+        raise ConfigError(f"{model}: parameter {name!r} must be {rng}, got {value!r}")
+    return int(value) if integer else v
+
+
+def check_attribute(attribute, model: str) -> str:
+    """Validate a sensitive attribute name (a non-empty string)."""
+    if not isinstance(attribute, str) or not attribute:
+        raise ConfigError(
+            f"{model}: parameter 'attribute' must be a column name, got {attribute!r}"
+        )
+    return attribute

@@ -1,0 +1,52 @@
+"""k-anonymity (Sweeney 2002): every equivalence class holds at least k records.
+
+L. Sweeney, "k-anonymity: a model for protecting privacy", International Journal of
+Uncertainty, Fuzziness and Knowledge-Based Systems 10(5), 2002, 557-570. ARX:
+``criteria.KAnonymity`` (``entry.count >= k``), monotonic with generalization and suppression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdckit.core.frequency import FrequencySet
+from sdckit.models.base import ModelResult, PrivacyModel, check_number
+
+__all__ = ["KAnonymity"]
+
+
+class KAnonymity(PrivacyModel):
+    """k-anonymity: a class violates when it has fewer than ``k`` records.
+
+    Monotonic (ARX ``KAnonymity``: monotonic with generalization and suppression): merging
+    classes only increases sizes, and suppressing a class does not change the others.
+    """
+
+    monotonic = True
+    monotonic_with_generalization = True
+
+    def __init__(self, k: int) -> None:
+        self.k = check_number(k, "k", "k-anonymity", low=1, integer=True)
+
+    @property
+    def name(self) -> str:
+        return f"{self.k}-anonymity"
+
+    def minimal_class_size(self) -> int:
+        return self.k
+
+    def evaluate(self, fs: FrequencySet) -> ModelResult:
+        """Flag classes with ``count < k``."""
+        counts = fs.counts
+        violating = counts < self.k
+        details = {
+            "k": self.k,
+            "n_classes": fs.n_classes,
+            "min_class_size": int(counts.min()) if counts.size else 0,
+            "violating_classes": int(np.count_nonzero(violating)),
+            "violating_records": int(counts[violating].sum()),
+        }
+        return self._result(violating, details)
+
+    def describe(self) -> dict:
+        return {"model": "k_anonymity", "k": self.k}

@@ -1,0 +1,106 @@
+"""Global re-identification risk thresholds (ARX's risk-based privacy models).
+
+Both are properties of the whole release, evaluated on the non-suppressed records, i.e. on
+the frequency set given (after ``select``):
+
+* average re-identification risk (prosecutor model): the mean over records of ``1/f_j``,
+  which equals ``#classes / #records`` (El Emam, *Guide to the De-Identification of Personal
+  Health Information*, 2013; ARX ``AverageReidentificationRisk``: ``1 / average class size
+  <= threshold``);
+* sample uniqueness: the share of records in classes of size 1 (ARX ``SampleUniqueness``:
+  ``getFractionOfRecordsInClassesOfSize(1) <= threshold``).
+
+ARX enforces them by suppressing the smallest classes until the threshold holds; here a failing
+global model reports ``satisfied=False`` with no class flagged (the anonymizer decides what to
+suppress). ARX flags both monotonic with generalization and suppression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdckit.core.frequency import FrequencySet
+from sdckit.models.base import ModelResult, PrivacyModel, check_number
+
+__all__ = ["AverageRiskThreshold", "SampleUniquenessThreshold"]
+
+
+def _threshold(value, model: str) -> float:
+    # ARX RiskBasedCriterion: "Threshold out of range. Must be in [0, 1["
+    return check_number(value, "threshold", model, low=0, high=1, high_open=True)
+
+
+class AverageRiskThreshold(PrivacyModel):
+    """Average prosecutor re-identification risk ``#classes / #records <= threshold``.
+
+    Monotonic with generalization and suppression (ARX ``AverageReidentificationRisk``).
+    """
+
+    monotonic = True
+    monotonic_with_generalization = True
+    is_global = True
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = _threshold(threshold, "average re-identification risk")
+
+    @property
+    def name(self) -> str:
+        return f"average risk <= {self.threshold:g}"
+
+    @staticmethod
+    def average_risk(fs: FrequencySet) -> float:
+        """``#classes / #records`` (0 for an empty release)."""
+        n = fs.n_records
+        return fs.n_classes / n if n else 0.0
+
+    def evaluate(self, fs: FrequencySet) -> ModelResult:
+        risk = self.average_risk(fs)
+        ok = risk <= self.threshold
+        details = {
+            "threshold": self.threshold,
+            "average_risk": risk,
+            "n_classes": fs.n_classes,
+            "n_records": fs.n_records,
+        }
+        return self._result(np.zeros(fs.n_classes, dtype=bool), details, satisfied=ok)
+
+    def describe(self) -> dict:
+        return {"model": "average_risk", "threshold": self.threshold}
+
+
+class SampleUniquenessThreshold(PrivacyModel):
+    """Share of records in classes of size 1 ``<= threshold``.
+
+    Monotonic with generalization and suppression (ARX ``SampleUniqueness``).
+    """
+
+    monotonic = True
+    monotonic_with_generalization = True
+    is_global = True
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = _threshold(threshold, "sample uniqueness")
+
+    @property
+    def name(self) -> str:
+        return f"sample uniqueness <= {self.threshold:g}"
+
+    @staticmethod
+    def sample_uniqueness(fs: FrequencySet) -> float:
+        """Share of the records that are alone in their class (0 for an empty release)."""
+        n = fs.n_records
+        return int(np.count_nonzero(fs.counts == 1)) / n if n else 0.0
+
+    def evaluate(self, fs: FrequencySet) -> ModelResult:
+        share = self.sample_uniqueness(fs)
+        ok = share <= self.threshold
+        details = {
+            "threshold": self.threshold,
+            "sample_uniqueness": share,
+            "unique_records": int(np.count_nonzero(fs.counts == 1)),
+            "n_records": fs.n_records,
+        }
+        return self._result(np.zeros(fs.n_classes, dtype=bool), details, satisfied=ok)
+
+    def describe(self) -> dict:
+        return {"model": "sample_uniqueness", "threshold": self.threshold}

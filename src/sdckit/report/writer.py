@@ -1,0 +1,150 @@
+"""The one report writer: a :class:`Report` of :class:`Section` objects rendered to HTML.
+
+Every command (analyze, anonymize, mask, evaluate, compare) builds a ``Report`` and calls
+:meth:`Report.write_html`; machine-readable output goes through :func:`write_json`. Figures
+are matplotlib figures embedded as PNG (base64) so the page is one self-contained file a
+person can open and read without the JSON. Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from sdckit.core.io import write_text
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy/pandas scalars and containers to plain JSON types (NaN -> None)."""
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, pd.DataFrame):
+        return [to_jsonable(r) for r in obj.to_dict(orient="records")]
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "value") and isinstance(obj.value, str):  # enums
+        return obj.value
+    return obj
+
+
+def write_json(path: str | Path, document: Mapping[str, Any]) -> Path:
+    """Atomically write ``document`` as indented JSON."""
+    return write_text(path, json.dumps(to_jsonable(document), indent=2, ensure_ascii=False) + "\n")
+
+
+def figure_png(fig) -> str:
+    """A matplotlib figure as a base64 PNG string (the figure is closed)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return "–"
+        if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e7):
+            return f"{v:.4g}"
+        return f"{v:,.6f}".rstrip("0").rstrip(".") if not v.is_integer() else f"{int(v):,}"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f"{int(value):,}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_fmt(v) for v in value)
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_fmt(v)}" for k, v in value.items())
+    return str(value)
+
+
+@dataclass
+class Section:
+    """One part of a report: a heading, prose, a key-value table, a table and/or figures."""
+
+    title: str
+    text: str | None = None
+    facts: Mapping[str, Any] | None = None
+    table: pd.DataFrame | Sequence[Mapping[str, Any]] | None = None
+    table_limit: int = 200
+    figures: list[Any] = field(default_factory=list)  # matplotlib figures
+    note: str | None = None
+
+    def render_context(self) -> dict[str, Any]:
+        """Strings ready for the template."""
+        table = None
+        truncated = 0
+        if self.table is not None:
+            df = self.table if isinstance(self.table, pd.DataFrame) else pd.DataFrame(self.table)
+            truncated = max(0, len(df) - self.table_limit)
+            df = df.head(self.table_limit)
+            table = {
+                "columns": [str(c) for c in df.columns],
+                "rows": [[_fmt(v) for v in row] for row in df.itertuples(index=False)],
+            }
+        return {
+            "title": self.title,
+            "text": self.text,
+            "facts": [(k, _fmt(v)) for k, v in (self.facts or {}).items()],
+            "table": table,
+            "truncated": truncated,
+            "images": [figure_png(f) for f in self.figures],
+            "note": self.note,
+        }
+
+
+@dataclass
+class Report:
+    """An HTML report: title, subtitle and sections."""
+
+    title: str
+    subtitle: str | None = None
+    sections: list[Section] = field(default_factory=list)
+
+    def add(self, section: Section) -> Section:
+        """Append a section and return it."""
+        self.sections.append(section)
+        return section
+
+    def render_html(self) -> str:
+        """The self-contained HTML page."""
+        from sdckit import __version__
+
+        env = Environment(
+            loader=PackageLoader("sdckit.report", "templates"),
+            autoescape=select_autoescape(["html"]),
+        )
+        return env.get_template("report.html").render(
+            title=self.title,
+            subtitle=self.subtitle,
+            sections=[s.render_context() for s in self.sections],
+            generated=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            version=__version__,
+        )
+
+    def write_html(self, path: str | Path) -> Path:
+        """Atomically write the HTML page to ``path``."""
+        return write_text(path, self.render_html())

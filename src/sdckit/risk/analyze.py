@@ -1,0 +1,189 @@
+"""Re-identification risk analysis of one data set: what ``sdckit analyze`` reports.
+
+Everything is computed from one frequency set of the quasi-identifiers (plus, when asked,
+sampling weights and household ids): prosecutor/journalist/marketer risk (El Emam & Dankar
+2008), sample and population uniqueness (Pitman, Zayatz, SNB, Dankar et al. 2012), sdcMicro's
+individual and household risk (Benedetti & Franconi 1998), SUDA2/DIS scores (Elliot et al.),
+and the distinction/separation of every QI combination (Motwani & Xu 2007).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.core.encoding import EncodedColumn
+from sdckit.core.frequency import (
+    FrequencySet,
+    build_frequency_set,
+    encode_quasi_identifier,
+    frequency_set,
+)
+from sdckit.errors import DataError
+from sdckit.risk.distinction import distinction_separation
+from sdckit.risk.reidentification import (
+    class_size_distribution,
+    journalist_risk,
+    marketer_risk,
+    prosecutor_risk,
+    records_at_risk_share,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.core.hierarchy import Hierarchy
+
+
+@dataclass
+class RiskAnalysis:
+    """The result of :func:`analyze`: a JSON-ready ``summary`` plus the frequency set."""
+
+    summary: dict[str, Any]
+    frequency_set: FrequencySet
+    record_risk: np.ndarray  # per record prosecutor risk 1/f_j
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.summary[key]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON summary (the keys scripts rely on)."""
+        return self.summary
+
+
+def population_class_sizes(
+    fs: FrequencySet, population: pd.DataFrame, sample: pd.DataFrame
+) -> np.ndarray:
+    """Size of the population class matching each sample class (same QIs and levels).
+
+    Sample and population rows are grouped together by the one engine, with a 0/1 "source"
+    histogram, so values are matched by their text and no second group-by exists.
+    """
+    names = list(fs.names)
+    missing = [c for c in names if c not in population.columns]
+    if missing:
+        raise DataError(f"population table lacks the quasi-identifier column(s) {missing}")
+    both = pd.concat([sample[names], population[names]], ignore_index=True)
+    qis = [encode_quasi_identifier(both[q.name], q.name, q.hierarchy) for q in fs.quasi_identifiers]
+    source = EncodedColumn(
+        "source",
+        np.r_[np.zeros(len(sample), np.int32), np.ones(len(population), np.int32)],
+        np.array(["sample", "population"], dtype=object),
+    )
+    joint = build_frequency_set(qis, fs.levels, {"source": source})
+    population_per_joint_class = joint.histogram("source").toarray()[:, 1]
+    sample_rows_joint_class = joint.row_class()[: len(sample)]
+    out = np.zeros(fs.n_classes, dtype=np.int64)
+    out[fs.row_class()] = population_per_joint_class[sample_rows_joint_class]
+    return out
+
+
+def analyze(
+    data: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    sensitive: Sequence[str] = (),
+    sampling_fraction: float | None = None,
+    weight: str | None = None,
+    household: str | None = None,
+    threshold: float = 0.2,
+    population: pd.DataFrame | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    levels: Sequence[int] | None = None,
+    max_combination_size: int | None = None,
+    suda: bool = True,
+) -> RiskAnalysis:
+    """Analyze the re-identification risk of ``data`` with the given quasi-identifiers.
+
+    Returns a :class:`RiskAnalysis` whose ``summary`` has the keys documented for
+    ``sdckit analyze --json``: ``records``, ``equivalence_classes``, ``sample_uniques``,
+    ``sample_uniques_share``, ``prosecutor``, ``journalist``, ``marketer``,
+    ``records_at_risk_share``, ``distinction``, ``separation``, ``suda``, and with the
+    options ``population_uniques_share`` (``sampling_fraction``), ``individual_risk``
+    (``weight``) and ``household_risk`` (``household``).
+    """
+    t0 = time.perf_counter()
+    qi = list(quasi_identifiers)
+    if not qi:
+        raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
+    if len(set(qi)) != len(qi):
+        raise DataError(f"a quasi-identifier is listed twice: {qi}")
+    if len(data) == 0:
+        raise DataError("the data has no records")
+    fs = frequency_set(
+        data,
+        qi,
+        sensitive=list(sensitive),
+        hierarchies=hierarchies,
+        levels=levels,
+        weights=weight,
+    )
+    counts = fs.counts
+    n = fs.n_records
+    pop_counts = None
+    if population is not None:
+        pop_counts = population_class_sizes(fs, population, data)
+    row_class = fs.row_class()
+    record_risk = 1.0 / counts[row_class]
+    uniques = int((counts == 1).sum())
+    summary: dict[str, Any] = {
+        "records": n,
+        "quasi_identifiers": qi,
+        "equivalence_classes": fs.n_classes,
+        "sample_uniques": uniques,
+        "sample_uniques_share": uniques / n,
+        "prosecutor": prosecutor_risk(counts).as_dict(),
+        "journalist": journalist_risk(counts, pop_counts).as_dict(),
+        "marketer": marketer_risk(counts, pop_counts),
+        "threshold": threshold,
+        "records_at_risk_share": records_at_risk_share(counts, threshold),
+        "class_size_distribution": class_size_distribution(counts),
+    }
+    if sampling_fraction is not None:
+        from sdckit.risk.population import population_uniqueness
+
+        summary["sampling_fraction"] = sampling_fraction
+        summary["population_uniques_share"] = population_uniqueness(counts, sampling_fraction)
+    if weight is not None:
+        from sdckit.risk.individual import individual_risk
+
+        keys = _key_codes(fs)
+        ind = individual_risk(keys, np.asarray(_weights(data, weight)))
+        summary["individual_risk"] = ind.as_dict()
+        if household is not None:
+            from sdckit.risk.individual import household_risk
+
+            if household not in data.columns:
+                raise DataError(
+                    f"household column {household!r} not found; available columns: "
+                    f"{', '.join(map(str, data.columns))}"
+                )
+            hh_codes = encode_quasi_identifier(data[household], household).codes
+            summary["household_risk"] = household_risk(ind.risk, hh_codes).as_dict()
+    elif household is not None:
+        raise DataError(
+            "household risk needs sampling weights: give --weight COL together with --household"
+        )
+    dist, sep = distinction_separation(fs, max_combination_size)
+    summary["distinction"] = dist
+    summary["separation"] = sep
+    if suda:
+        from sdckit.risk.suda import suda2
+
+        summary["suda"] = suda2(_key_codes(fs)).as_dict()
+    summary["elapsed_seconds"] = time.perf_counter() - t0
+    return RiskAnalysis(summary=summary, frequency_set=fs, record_risk=record_risk)
+
+
+def _key_codes(fs: FrequencySet) -> np.ndarray:
+    """Per-record key codes (n, n_qi) at the analysed levels, from the frequency set."""
+    return fs.keys[fs.row_class()]
+
+
+def _weights(data: pd.DataFrame, column: str) -> np.ndarray:
+    from sdckit.core.frequency import numeric_weights
+
+    return numeric_weights(data[column], column)

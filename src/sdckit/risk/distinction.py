@@ -1,0 +1,76 @@
+"""Distinction and separation of quasi-identifiers and their combinations.
+
+Definitions as in ARX's "attribute risk" view (Motwani & Xu 2007, *Efficient algorithms for
+masking and finding quasi-identifiers*): for a set of attributes ``S`` over ``n`` records with
+equivalence classes of sizes ``f_j``,
+
+* distinction(S) = (number of distinct value combinations of S) / n;
+* separation(S) = share of record pairs that differ on S
+  = 1 - sum_j f_j (f_j - 1) / (n (n - 1)).
+
+Both are computed from projections of one frequency set; a combination is projected from the
+smallest already-computed superset, so each projection groups few classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+
+from sdckit.core.frequency import FrequencySet
+
+
+def distinction(counts: np.ndarray) -> float:
+    """Distinct combinations / records, from the class sizes of a projection."""
+    n = float(np.sum(counts))
+    return float(np.count_nonzero(counts) / n) if n else 0.0
+
+
+def separation(counts: np.ndarray) -> float:
+    """Share of record pairs that differ, from the class sizes of a projection."""
+    c = np.asarray(counts, dtype=np.float64)
+    n = c.sum()
+    if n < 2:
+        return 1.0 if n == 1 else 0.0
+    return float(1.0 - (c * (c - 1)).sum() / (n * (n - 1)))
+
+
+def attribute_combinations(names: Sequence[str], max_size: int | None = None) -> list[tuple]:
+    """Every combination of ``names`` up to ``max_size`` attributes, in a stable order.
+
+    Default (``None``): all combinations when there are at most 10 names, else up to 3.
+    """
+    if max_size is None:
+        max_size = len(names) if len(names) <= 10 else 3
+    out: list[tuple] = []
+    for size in range(1, min(max_size, len(names)) + 1):
+        out.extend(combinations(names, size))
+    return out
+
+
+def distinction_separation(
+    fs: FrequencySet, max_size: int | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Distinction and separation for each QI combination, keyed ``"A"`` or ``"A,B"``."""
+    names = list(fs.names)
+    combos = attribute_combinations(names, max_size)
+    cache: dict[frozenset, FrequencySet] = {frozenset(names): fs}
+    dist: dict[str, float] = {}
+    sep: dict[str, float] = {}
+    for combo in sorted(combos, key=len, reverse=True):
+        key = frozenset(combo)
+        proj = cache.get(key)
+        if proj is None:
+            parents = [key | {n} for n in names if n not in key and (key | {n}) in cache]
+            parent = min(parents, key=lambda c: cache[c].n_classes) if parents else frozenset(names)
+            proj = cache[parent].project([n for n in cache[parent].names if n in key])
+            cache[key] = proj
+        dist[",".join(combo)] = distinction(proj.counts)
+        sep[",".join(combo)] = separation(proj.counts)
+    order = {",".join(c): i for i, c in enumerate(combos)}
+    return (
+        dict(sorted(dist.items(), key=lambda kv: order[kv[0]])),
+        dict(sorted(sep.items(), key=lambda kv: order[kv[0]])),
+    )
