@@ -1,20 +1,18 @@
 """The ``sdckit`` command line.
 
-Exit codes: 0 success; 2 bad input or usage (the message says what and how to fix it);
-1 internal error (a bug: please report it).
+Each command lives in its own module under :mod:`sdckit.commands` and is registered here by
+discovery. Exit codes: 0 success; 2 bad input or usage (the message says what and how to fix
+it); 1 internal error (a bug: please report it).
 """
 
 from __future__ import annotations
 
-import traceback
-from pathlib import Path
-from typing import Annotated
+import importlib
+import pkgutil
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from sdckit.errors import SdcInputError
+import sdckit.commands
 
 app = typer.Typer(
     name="sdckit",
@@ -23,170 +21,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
-out = Console()
 
 
-def _split(value: str | None) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+def _register_commands() -> None:
+    """Import every public module of :mod:`sdckit.commands` and let it add its commands."""
+    for info in sorted(pkgutil.iter_modules(sdckit.commands.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"sdckit.commands.{info.name}").register(app)
 
 
-def _run(fn, *args, **kwargs):
-    """Call ``fn`` mapping sdckit errors to exit codes (2 input, 1 internal)."""
-    try:
-        return fn(*args, **kwargs)
-    except SdcInputError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
-        raise
-    except Exception as exc:  # noqa: BLE001 - last line of defence
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", highlight=False)
-        err.print("This is a bug in sdckit; please report it with the traceback below.")
-        err.print(traceback.format_exc(), markup=False, highlight=False)
-        raise typer.Exit(1) from None
-
-
-def _print_risk(summary: dict) -> None:
-    t = Table(title="Re-identification risk", show_header=True)
-    t.add_column("measure")
-    t.add_column("value", justify="right")
-    t.add_row("records", f"{summary['records']:,}")
-    t.add_row("equivalence classes", f"{summary['equivalence_classes']:,}")
-    t.add_row(
-        "sample uniques", f"{summary['sample_uniques']:,} ({summary['sample_uniques_share']:.2%})"
-    )
-    for k in ("prosecutor", "journalist"):
-        v = summary[k]
-        t.add_row(
-            f"{k} risk min / avg / max", f"{v['min']:.4f} / {v['average']:.4f} / {v['max']:.4f}"
-        )
-    t.add_row("marketer risk", f"{summary['marketer']:.6f}")
-    t.add_row(
-        f"records with risk > {summary['threshold']:g}", f"{summary['records_at_risk_share']:.2%}"
-    )
-    for k, v in summary.get("population_uniques_share", {}).items():
-        t.add_row(f"population uniques ({k})", f"{v:.6f}" if isinstance(v, float) else str(v))
-    for k, v in summary.get("individual_risk", {}).items():
-        t.add_row(f"individual risk {k}", f"{v:.6f}")
-    for k, v in summary.get("household_risk", {}).items():
-        t.add_row(f"household risk {k}", f"{v:.6f}")
-    for k, v in summary.get("suda", {}).items():
-        t.add_row(f"SUDA {k}", f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
-    out.print(t)
-
-
-def analyze_command(
-    input: Path,
-    qi: list[str],
-    sensitive: list[str],
-    delimiter: str | None,
-    sampling_fraction: float | None,
-    weight: str | None,
-    household: str | None,
-    threshold: float,
-    json_out: Path | None,
-    html_out: Path | None,
-    population: Path | None,
-    encoding: str,
-    quiet: bool,
-) -> dict:
-    """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
-    from sdckit.core.io import read_table
-    from sdckit.errors import DataError
-    from sdckit.report.risk_report import risk_report
-    from sdckit.report.writer import write_json
-    from sdckit.risk.analyze import analyze
-
-    if not qi:
-        raise DataError("name the quasi-identifiers with --qi A,B,C")
-    df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
-    pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
-    result = analyze(
-        df,
-        qi,
-        sensitive=sensitive,
-        sampling_fraction=sampling_fraction,
-        weight=weight,
-        household=household,
-        threshold=threshold,
-        population=pop,
-    )
-    summary = dict(result.summary)
-    summary["input"] = str(input)
-    if json_out:
-        write_json(json_out, summary)
-    if html_out:
-        risk_report(summary, result.record_risk, source=str(input)).write_html(html_out)
-    if not quiet:
-        _print_risk(summary)
-        for label, path in (("JSON", json_out), ("HTML report", html_out)):
-            if path:
-                out.print(f"{label}: {path}")
-    return summary
-
-
-@app.command("analyze")
-def analyze_cli(
-    input: Annotated[Path, typer.Argument(help="CSV or Parquet file to analyze.")],
-    qi: Annotated[str, typer.Option("--qi", help="Quasi-identifiers, comma-separated.")] = "",
-    sensitive: Annotated[str, typer.Option(help="Sensitive attributes, comma-separated.")] = "",
-    delimiter: Annotated[
-        str | None, typer.Option(help="CSV delimiter (sniffed if omitted).")
-    ] = None,
-    sampling_fraction: Annotated[
-        float | None,
-        typer.Option(
-            "--sampling-fraction", help="Sample / population size, for population uniqueness."
-        ),
-    ] = None,
-    weight: Annotated[
-        str | None, typer.Option(help="Sampling-weight column (sdcMicro risk).")
-    ] = None,
-    household: Annotated[
-        str | None, typer.Option(help="Household-id column (needs --weight).")
-    ] = None,
-    threshold: Annotated[float, typer.Option(help="Risk threshold for 'records at risk'.")] = 0.2,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the summary as JSON.")
-    ] = None,
-    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
-    population: Annotated[
-        Path | None, typer.Option(help="Population table (journalist risk).")
-    ] = None,
-    encoding: Annotated[str, typer.Option(help="Text encoding of CSV input.")] = "utf-8",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
-) -> None:
-    """Measure the re-identification risk of a data set."""
-    _run(
-        analyze_command,
-        input,
-        _split(qi),
-        _split(sensitive),
-        delimiter,
-        sampling_fraction,
-        weight,
-        household,
-        threshold,
-        json_out,
-        html_out,
-        population,
-        encoding,
-        quiet,
-    )
-
-
-@app.command("demo")
-def demo_cli(
-    output: Annotated[Path, typer.Option("--output", "-o", help="Output folder.")] = Path(
-        "sdckit-demo"
-    ),
-    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
-) -> None:
-    """Run the complete demo job on the bundled Adult data and write its report."""
-    from sdckit.jobs.demo import run_demo
-
-    _run(run_demo, output, quiet=quiet, console=out)
+_register_commands()
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from rich.console import Console
 
 def run_demo(output: Path, quiet: bool = False, console: Console | None = None) -> dict:
     """Analyze the re-identification risk of the bundled Adult data; write JSON + HTML reports."""
-    from sdckit.cli import analyze_command
+    from sdckit.commands.analyze import analyze_command
     from sdckit.datasets import ADULT_COLUMNS, load_adult
 
     demo = load_adult()

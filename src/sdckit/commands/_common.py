@@ -1,0 +1,40 @@
+"""What every command shares: the consoles, the error-to-exit-code guard, list parsing.
+
+Exit codes (DEVELOPERS.md): 0 success; 2 bad input or usage (the message says what and how
+to fix it); 1 internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from sdckit.errors import SdcInputError
+
+err = Console(stderr=True)
+out = Console()
+
+
+def split_list(value: str | None) -> list[str]:
+    """``"a, b,c"`` -> ``["a", "b", "c"]`` (empty or None -> ``[]``)."""
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
+def run_guarded(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` mapping sdckit errors to exit codes (2 input, 1 internal)."""
+    try:
+        return fn(*args, **kwargs)
+    except SdcInputError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        raise typer.Exit(2) from None
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - last line of defence
+        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", highlight=False)
+        err.print("This is a bug in sdckit; please report it with the traceback below.")
+        err.print(traceback.format_exc(), markup=False, highlight=False)
+        raise typer.Exit(1) from None

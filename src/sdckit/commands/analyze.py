@@ -1,0 +1,144 @@
+"""``sdckit analyze``: the re-identification risk of one data set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sdckit.commands._common import out, run_guarded, split_list
+
+
+def _print_risk(summary: dict) -> None:
+    t = Table(title="Re-identification risk", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_row("records", f"{summary['records']:,}")
+    t.add_row("equivalence classes", f"{summary['equivalence_classes']:,}")
+    t.add_row(
+        "sample uniques", f"{summary['sample_uniques']:,} ({summary['sample_uniques_share']:.2%})"
+    )
+    for k in ("prosecutor", "journalist"):
+        v = summary[k]
+        t.add_row(
+            f"{k} risk min / avg / max", f"{v['min']:.4f} / {v['average']:.4f} / {v['max']:.4f}"
+        )
+    t.add_row("marketer risk", f"{summary['marketer']:.6f}")
+    t.add_row(
+        f"records with risk > {summary['threshold']:g}", f"{summary['records_at_risk_share']:.2%}"
+    )
+    for k, v in summary.get("population_uniques_share", {}).items():
+        t.add_row(f"population uniques ({k})", f"{v:.6f}" if isinstance(v, float) else str(v))
+    for k, v in summary.get("individual_risk", {}).items():
+        t.add_row(f"individual risk {k}", f"{v:.6f}")
+    for k, v in summary.get("household_risk", {}).items():
+        t.add_row(f"household risk {k}", f"{v:.6f}")
+    for k, v in summary.get("suda", {}).items():
+        t.add_row(f"SUDA {k}", f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
+    out.print(t)
+
+
+def analyze_command(
+    input: Path,
+    qi: list[str],
+    sensitive: list[str],
+    delimiter: str | None,
+    sampling_fraction: float | None,
+    weight: str | None,
+    household: str | None,
+    threshold: float,
+    json_out: Path | None,
+    html_out: Path | None,
+    population: Path | None,
+    encoding: str,
+    quiet: bool,
+) -> dict:
+    """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
+    from sdckit.core.io import read_table
+    from sdckit.errors import DataError
+    from sdckit.report.risk_report import risk_report
+    from sdckit.report.writer import write_json
+    from sdckit.risk.analyze import analyze
+
+    if not qi:
+        raise DataError("name the quasi-identifiers with --qi A,B,C")
+    df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
+    pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
+    result = analyze(
+        df,
+        qi,
+        sensitive=sensitive,
+        sampling_fraction=sampling_fraction,
+        weight=weight,
+        household=household,
+        threshold=threshold,
+        population=pop,
+    )
+    summary = dict(result.summary)
+    summary["input"] = str(input)
+    if json_out:
+        write_json(json_out, summary)
+    if html_out:
+        risk_report(summary, result.record_risk, source=str(input)).write_html(html_out)
+    if not quiet:
+        _print_risk(summary)
+        for label, path in (("JSON", json_out), ("HTML report", html_out)):
+            if path:
+                out.print(f"{label}: {path}")
+    return summary
+
+
+def analyze_cli(
+    input: Annotated[Path, typer.Argument(help="CSV or Parquet file to analyze.")],
+    qi: Annotated[str, typer.Option("--qi", help="Quasi-identifiers, comma-separated.")] = "",
+    sensitive: Annotated[str, typer.Option(help="Sensitive attributes, comma-separated.")] = "",
+    delimiter: Annotated[
+        str | None, typer.Option(help="CSV delimiter (sniffed if omitted).")
+    ] = None,
+    sampling_fraction: Annotated[
+        float | None,
+        typer.Option(
+            "--sampling-fraction", help="Sample / population size, for population uniqueness."
+        ),
+    ] = None,
+    weight: Annotated[
+        str | None, typer.Option(help="Sampling-weight column (sdcMicro risk).")
+    ] = None,
+    household: Annotated[
+        str | None, typer.Option(help="Household-id column (needs --weight).")
+    ] = None,
+    threshold: Annotated[float, typer.Option(help="Risk threshold for 'records at risk'.")] = 0.2,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the summary as JSON.")
+    ] = None,
+    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
+    population: Annotated[
+        Path | None, typer.Option(help="Population table (journalist risk).")
+    ] = None,
+    encoding: Annotated[str, typer.Option(help="Text encoding of CSV input.")] = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+) -> None:
+    """Measure the re-identification risk of a data set."""
+    run_guarded(
+        analyze_command,
+        input,
+        split_list(qi),
+        split_list(sensitive),
+        delimiter,
+        sampling_fraction,
+        weight,
+        household,
+        threshold,
+        json_out,
+        html_out,
+        population,
+        encoding,
+        quiet,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit analyze`` to ``app``."""
+    app.command("analyze")(analyze_cli)
