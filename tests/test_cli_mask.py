@@ -212,3 +212,22 @@ def test_numeric_evaluation_hand_values_and_sampled_rows():
     assert ev["il1s"] == pytest.approx(1 / (np.sqrt(2) * sd))  # every |diff| = 1
     assert ev["il_sse_sst"] == pytest.approx(100 * 4 / 5)  # SSE 4, SST 5 (raw scale)
     assert ev["dbrl"] == 0.0
+
+
+def test_method_naming_a_dropped_identifier_is_a_config_error(tmp_path):
+    job = _job(tmp_path, [{"data_swapping": {"columns": ["region"], "match_columns": ["name"]}}])
+    res = _invoke(job)
+    assert res.exit_code == 2
+    msg = " ".join(res.output.split())
+    assert "methods[0].data_swapping.match_columns: column 'name' is an identifying" in msg
+    assert not (tmp_path / "out").exists()
+
+
+def test_numeric_evaluation_samples_intruders_on_large_files():
+    rng = np.random.default_rng(0)
+    before = pd.DataFrame({"x": rng.normal(size=500), "y": rng.normal(size=500)})
+    ev_all = numeric_evaluation(before, before.copy(), ["x", "y"], linkage_records=None)
+    ev = numeric_evaluation(before, before.copy(), ["x", "y"], linkage_records=50, seed=1)
+    assert ev_all["dbrl_intruder_records"] == 500 and ev["dbrl_intruder_records"] == 50
+    assert ev["dbrl"] == ev_all["dbrl"] == 1.0  # unmasked: every record links to itself
+    assert ev == numeric_evaluation(before, before.copy(), ["x", "y"], linkage_records=50, seed=1)

@@ -847,7 +847,11 @@ def column_changes(
 
 
 def numeric_evaluation(
-    before: pd.DataFrame, after: pd.DataFrame, columns: Sequence[str]
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    columns: Sequence[str],
+    linkage_records: int | None = 10_000,
+    seed: int | None = 0,
 ) -> dict[str, Any]:
     """Information loss and record-linkage risk of the masked numeric columns.
 
@@ -858,6 +862,11 @@ def numeric_evaluation(
     share of original records whose nearest masked record is their own), on the rows of
     ``after`` (matched to ``before`` by index). A measure that cannot be computed (missing
     values, a constant column, no numeric column) is reported with the reason instead.
+
+    When more than ``linkage_records`` records were released, the DBRL is estimated from a
+    simple random sample of that many intruder records (``numpy.random.default_rng(seed)``),
+    each still linked against the whole masked file; ``dbrl_intruder_records`` says how many
+    were used (``linkage_records=None``: all).
     """
     from sdckit.risk.linkage import distance_linkage
     from sdckit.utility.numeric import il1s
@@ -867,11 +876,20 @@ def numeric_evaluation(
         return {"columns": [], "note": "no masked column is numeric before and after"}
     orig = before.loc[after.index, cols].reset_index(drop=True)
     prot = after[cols].reset_index(drop=True)
-    out: dict[str, Any] = {"columns": cols, "records": len(prot)}
+    n = len(prot)
+    intruders = None
+    if linkage_records is not None and n > linkage_records:
+        rng = np.random.default_rng(seed)
+        intruders = np.sort(rng.choice(n, size=int(linkage_records), replace=False))
+    out: dict[str, Any] = {
+        "columns": cols,
+        "records": n,
+        "dbrl_intruder_records": n if intruders is None else int(intruders.size),
+    }
     measures = {
         "il1s": lambda: il1s(orig, prot, cols),
         "il_sse_sst": lambda: ma.information_loss(orig, prot, cols),
-        "dbrl": lambda: distance_linkage(orig, prot, cols).dbrl,
+        "dbrl": lambda: distance_linkage(orig, prot, cols, intruder_rows=intruders).dbrl,
     }
     for name, fn in measures.items():
         try:
@@ -949,7 +967,13 @@ def _build_report(summary: dict[str, Any]) -> Any:
         )
     ev = summary["numeric_evaluation"]
     if ev.get("columns"):
-        facts = {"columns": ev["columns"], "records": ev["records"]}
+        facts = {
+            "columns": ev["columns"],
+            "records": ev["records"],
+            "intruder records linked (random sample when fewer than records)": ev[
+                "dbrl_intruder_records"
+            ],
+        }
         for name, label in (
             ("il1s", "IL1s (mean |x - x'| / (sqrt 2 sd))"),
             ("il_sse_sst", "IL = 100 SSE / SST on z-scores"),
@@ -959,6 +983,29 @@ def _build_report(summary: dict[str, Any]) -> Any:
             facts[label] = v if v is not None else f"not available: {ev[name + '_unavailable']}"
         rep.add(Section("Information loss and linkage risk (numeric columns)", facts=facts))
     return rep
+
+
+def _check_identifiers_unused(methods: Sequence[tuple[str, dict]], dropped: list[str]) -> None:
+    """ConfigError when a method names an identifying attribute (dropped before masking)."""
+    if not dropped:
+        return
+
+    def names(v: Any) -> list[str]:
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [x for item in v for x in names(item)]
+        return []
+
+    for i, (name, params) in enumerate(methods):
+        for pname, v in params.items():
+            hit = [c for c in names(v) if c in dropped]
+            if hit:
+                raise ConfigError(
+                    f"{_key(i, name, pname)}: column {hit[0]!r} is an identifying attribute; "
+                    "identifying attributes are dropped before masking -- remove it from the "
+                    "method or give it another role (or `pseudonymize:` to keep it as tokens)"
+                )
 
 
 def _source_name(src: Any) -> str:
@@ -997,6 +1044,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     data = job.read_input()
     prepared, ids = _prepare_identifiers(data, job.schema)
     prepared = _typed(prepared, job.schema)
+    _check_identifiers_unused(methods, ids["dropped"])
     masked, records = apply_methods(prepared, methods, seed=job.seed)
     touched = [c for c in _touched_columns(records, list(masked.columns))]
     changes, categories = column_changes(prepared, masked, touched)
@@ -1013,7 +1061,9 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         "methods": records,
         "columns": changes,
         "category_changes": categories,
-        "numeric_evaluation": numeric_evaluation(prepared, masked, touched),
+        "numeric_evaluation": numeric_evaluation(
+            prepared, masked, touched, seed=0 if job.seed is None else job.seed
+        ),
         "outputs": {
             "data": spec.path,
             "report": spec.report,
