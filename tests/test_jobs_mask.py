@@ -294,3 +294,14 @@ def test_property_seed_reproducibility_of_every_random_method(seed, method):
     # another seed gives another release (with 30 records the chance of equality is tiny)
     o3, _ = apply_methods(df, [method], seed=seed + 1)
     assert not o1.equals(o3)
+
+
+def test_microaggregation_attribute_groups_without_columns(frame):
+    out, recs = apply_methods(
+        frame, [("microaggregation", {"groups": [["a", "b"], ["i"]], "k": 5})]
+    )
+    direct = ma.mdav(frame, k=5, groups=[["a", "b"], ["i"]])
+    pd.testing.assert_frame_equal(out, direct.data)
+    assert recs[0]["parameters"]["groups"] == [["a", "b"], ["i"]]
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.microaggregation\.columns: is required"):
+        apply_methods(frame, [("microaggregation", {"k": 5})])

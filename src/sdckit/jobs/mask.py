@@ -15,7 +15,9 @@ accepted too):
                          (``uncorrelated`` | ``correlated`` | ``kim``)
 ``multiplicative_noise`` ``columns``, ``sd`` (> 0, default 0.1)
 ``microaggregation``     ``columns``, ``k`` (default 3), ``method``: ``mdav`` (default; also
-                         ``groups``, ``centroid``, ``standardize``), ``vmdav`` (+ ``gamma``),
+                         ``groups`` -- attribute groups aggregated separately, then
+                         ``columns`` may be left out --, ``centroid`` (``mean`` |
+                         ``median``), ``standardize``), ``vmdav`` (+ ``gamma``),
                          ``optimal_univariate`` and ``individual_ranking`` (each column on its
                          own), ``categorical`` (+ ``order``), ``kanonymity`` (the columns are
                          the quasi-identifiers), ``fuzzy`` (+ ``m``, ``max_iter``, ``tol``)
@@ -375,7 +377,7 @@ _register(
     MethodSpec(
         "microaggregation",
         {
-            "columns": _COLUMNS,
+            "columns": Param("columns", help="the columns (may be omitted when groups are given)"),
             "k": _K,
             "method": Param(
                 "str",
@@ -597,6 +599,11 @@ def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[st
         value = params.get(pname)
         checked = _check_value(i, name, pname, pspec, value)
         out[pname] = pspec.default if checked is None else checked
+    if spec.name == "microaggregation" and out["columns"] is None and out["groups"] is None:
+        raise ConfigError(
+            f"{_key(i, name, 'columns')}: is required (or, for mdav/vmdav, groups); "
+            "allowed: a list of column names, e.g. [a, b]"
+        )
     if spec.variant_key:
         variant = out[spec.variant_key]
         allowed = spec.variants[variant]
