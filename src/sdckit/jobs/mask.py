@@ -920,6 +920,24 @@ def _compact(value: Any, limit: int = 12) -> Any:
     return value
 
 
+def _detail_tables(details: Mapping[str, Any]) -> list[tuple[str, pd.DataFrame]]:
+    """Tables worth showing in full: published transition matrices (PRAM: rows = true
+    category, columns = released category) and lists of flat records (e.g. MDAV's attribute
+    groups with their information loss)."""
+    tables: list[tuple[str, pd.DataFrame]] = []
+    for key, v in details.items():
+        if isinstance(v, Mapping) and "matrix" in v and "categories" in v:
+            labels = [str(c) for c in v["categories"]]
+            m = np.asarray(v["matrix"], dtype=float)
+            if m.shape == (len(labels), len(labels)) and len(labels) <= 50:
+                df = pd.DataFrame(m, columns=labels)
+                df.insert(0, "true \\ released", labels)
+                tables.append((f"transition matrix of {key}", df))
+        elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
+            tables.append((key, pd.DataFrame([{k: _compact(y) for k, y in x.items()} for x in v])))
+    return tables
+
+
 def _build_report(summary: dict[str, Any]) -> Any:
     from sdckit.core.pseudonymize import PERSONAL_DATA_NOTICE
     from sdckit.report.writer import Report, Section
@@ -953,9 +971,12 @@ def _build_report(summary: dict[str, Any]) -> Any:
             )
         )
     for r in summary["methods"]:
+        title = f"Step {r['step'] + 1}: {r['method']}"
         facts = {f"parameter {k}": _compact(v) for k, v in r["parameters"].items()}
         facts.update({k: _compact(v) for k, v in r["details"].items()})
-        rep.add(Section(f"Step {r['step'] + 1}: {r['method']}", facts=facts))
+        rep.add(Section(title, facts=facts))
+        for sub_title, table in _detail_tables(r["details"]):
+            rep.add(Section(f"{title} -- {sub_title}", table=table))
     rep.add(
         Section(
             "Columns before and after",
