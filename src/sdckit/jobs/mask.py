@@ -725,7 +725,9 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
     row and value otherwise); a column declared with another type stays text; an undeclared
     text column becomes numeric when every non-missing value parses as a number and none has
     a leading zero (codes such as ZIP ``01234`` stay text). Integral columns become ``int64``
-    (``Int64`` with missing values), the others ``float64``.
+    (``Int64`` with missing values), the others ``float64``. In text columns an empty cell
+    becomes a missing value (what PRAM leaves alone and local suppression writes); other
+    tokens such as ``NA`` stay values of a text column (``NA`` may be Namibia).
     """
     from sdckit.core.io import MISSING_TOKENS, to_numeric
 
@@ -736,13 +738,16 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
             continue
         attr = schema.attributes.get(c)
         if attr is not None and not attr.type.numeric:
+            out[c] = s.mask(s.astype(str).str.strip() == "")  # empty cell = missing
             continue
         if attr is None:
             text = s.astype(str).str.strip()
             present = text[~text.isin(MISSING_TOKENS) & s.notna()]
             if present.empty or present.str.match(r"^[+-]?0\d").any():
+                out[c] = s.mask(text == "")  # empty cell = missing
                 continue
             if pd.to_numeric(present, errors="coerce").isna().any():
+                out[c] = s.mask(text == "")  # empty cell = missing
                 continue
         x = to_numeric(s, c, "the input")
         ok = ~np.isnan(x)
@@ -867,8 +872,9 @@ def numeric_evaluation(
     Domingo-Ferrer & Mateo-Sanz 2002, :func:`sdckit.masking.microaggregation.information_loss`)
     and ``dbrl`` (distance-based record linkage, :func:`sdckit.risk.linkage.distance_linkage`:
     share of original records whose nearest masked record is their own), on the rows of
-    ``after`` (matched to ``before`` by index). A measure that cannot be computed (missing
-    values, a constant column, no numeric column) is reported with the reason instead.
+    ``after`` (matched to ``before`` by index) that are complete in both (records with a
+    missing value in these columns are left out and counted). A measure that cannot be
+    computed (a constant column, too few records) is reported with the reason instead.
 
     When more than ``linkage_records`` records were released, the DBRL is estimated from a
     simple random sample of that many intruder records (``numpy.random.default_rng(seed)``),
@@ -883,6 +889,13 @@ def numeric_evaluation(
         return {"columns": [], "note": "no masked column is numeric before and after"}
     orig = before.loc[after.index, cols].reset_index(drop=True)
     prot = after[cols].reset_index(drop=True)
+    complete = np.isfinite(orig.to_numpy(dtype=np.float64, na_value=np.nan)).all(
+        axis=1
+    ) & np.isfinite(prot.to_numpy(dtype=np.float64, na_value=np.nan)).all(axis=1)
+    incomplete = int((~complete).sum())
+    if incomplete:
+        orig = orig[complete].reset_index(drop=True)
+        prot = prot[complete].reset_index(drop=True)
     n = len(prot)
     intruders = None
     if linkage_records is not None and n > linkage_records:
@@ -891,6 +904,7 @@ def numeric_evaluation(
     out: dict[str, Any] = {
         "columns": cols,
         "records": n,
+        "records_left_out_missing": incomplete,
         "dbrl_intruder_records": n if intruders is None else int(intruders.size),
     }
     measures = {
@@ -998,6 +1012,7 @@ def _build_report(summary: dict[str, Any]) -> Any:
         facts = {
             "columns": ev["columns"],
             "records": ev["records"],
+            "records left out (missing values)": ev["records_left_out_missing"],
             "intruder records linked (random sample when fewer than records)": ev[
                 "dbrl_intruder_records"
             ],

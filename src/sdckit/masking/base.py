@@ -94,3 +94,27 @@ def standardize(
             f"standardized; leave it out of the columns"
         )
     return (x - mean) / sd, mean, sd
+
+
+def integer_like(original: pd.Series, values: np.ndarray) -> Any:
+    """``values`` (float, NaN = missing) in the integer type of ``original`` when possible.
+
+    If ``original`` has an integer dtype (numpy or pandas nullable) and every non-missing value
+    is a whole number, the result is that dtype (nullable ``Int64`` when values are missing,
+    since numpy integers cannot hold them); otherwise ``values`` unchanged (float64). Masking
+    methods that only move or round values (swapping, rounding, coding) keep integers integer.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if not pd.api.types.is_integer_dtype(original.dtype) or isinstance(
+        original.dtype, pd.CategoricalDtype
+    ):
+        return v
+    missing = np.isnan(v)
+    ok = v[~missing]
+    if not np.all(ok == np.round(ok)) or (ok.size and np.abs(ok).max() >= 2**63):
+        return v
+    if not missing.any():
+        return v.astype(
+            original.dtype.numpy_dtype if hasattr(original.dtype, "numpy_dtype") else original.dtype
+        )
+    return pd.arrays.IntegerArray(np.where(missing, 0, v).astype(np.int64), missing)
