@@ -268,3 +268,11 @@ def test_integer_like():
     assert str(got.dtype) == "Int64" and got.isna().tolist() == [False, True, False]
     assert integer_like(ints, np.array([1.5, 2.0, 3.0])).dtype == np.float64
     assert integer_like(pd.Series([1.0, 2.0]), np.array([1.0, 2.0])).dtype == np.float64
+
+
+def test_config_errors_name_the_job_file_and_suggest(tmp_path):
+    job = _job(tmp_path, [{"rank_swapping": {"columns": ["income"], "p_percnt": 5}}])
+    res = _invoke(job)
+    msg = " ".join(res.output.split())
+    assert res.exit_code == 2
+    assert "job.yaml': methods[0].rank_swapping.p_percnt: unknown parameter (did you mean" in msg

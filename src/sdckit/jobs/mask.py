@@ -49,6 +49,7 @@ intruder undo the noise).
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -571,6 +572,11 @@ def method_names() -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
+def _did_you_mean(word: Any, choices: Any) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[str, Any]]:
     """Check one ``(name, params)`` entry; returns its spec and the parameters with defaults.
 
@@ -578,7 +584,8 @@ def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[st
     """
     if not isinstance(name, str) or name not in METHODS:
         raise ConfigError(
-            f"methods[{i}]: unknown method {name!r}; allowed: {', '.join(method_names())}"
+            f"methods[{i}]: unknown method {name!r}{_did_you_mean(name, METHODS)}; allowed: "
+            f"{', '.join(method_names())}"
         )
     spec = METHODS[name]
     if params is None:
@@ -591,8 +598,8 @@ def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[st
     unknown = [p for p in params if p not in spec.params]
     if unknown:
         raise ConfigError(
-            f"{_key(i, name, str(unknown[0]))}: unknown parameter; allowed: "
-            f"{', '.join(spec.params)}"
+            f"{_key(i, name, str(unknown[0]))}: unknown parameter"
+            f"{_did_you_mean(unknown[0], spec.params)}; allowed: {', '.join(spec.params)}"
         )
     out: dict[str, Any] = {}
     for pname, pspec in spec.params.items():
@@ -1082,13 +1089,18 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
             f"{job.key('methods')}: a mask job needs at least one method, e.g. "
             "`methods: [{microaggregation: {columns: [a, b], k: 3}}]`"
         )
-    for i, (name, params) in enumerate(methods):  # fail on the config before reading data
-        validate_method(i, name, params)
-    data = job.read_input()
-    prepared, ids = _prepare_identifiers(data, job.schema)
-    prepared = _typed(prepared, job.schema)
-    _check_identifiers_unused(methods, ids["dropped"])
-    masked, records = apply_methods(prepared, methods, seed=job.seed)
+    try:
+        for i, (name, params) in enumerate(methods):  # fail on the config before reading data
+            validate_method(i, name, params)
+        data = job.read_input()
+        prepared, ids = _prepare_identifiers(data, job.schema)
+        prepared = _typed(prepared, job.schema)
+        _check_identifiers_unused(methods, ids["dropped"])
+        masked, records = apply_methods(prepared, methods, seed=job.seed)
+    except ConfigError as exc:
+        if str(exc).startswith("methods["):
+            raise ConfigError(job.key(str(exc))) from exc
+        raise
     touched = [c for c in _touched_columns(records, list(masked.columns))]
     changes, categories = column_changes(prepared, masked, touched)
     spec = job.output
