@@ -58,6 +58,7 @@ from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metr
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
 _REL_TOL = 1e-12
+TOP_RATIO = 1000
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
 _CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes together)
 MAX_LATTICE = 2_000_000
@@ -295,7 +296,7 @@ class LatticeSearch:
                     break
                 index = int(by_bound[p1])
                 p1 += 1
-            turn ^= 1
+            turn = (turn + 1) % (TOP_RATIO + 1)
             if self.progress is not None and p1 >= next_report:
                 self.progress(p1, size)
                 next_report = p1 + max(1, size // 100)
