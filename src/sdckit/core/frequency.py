@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62
-_DENSE_LIMIT = 1 << 25  # use a bincount table up to this many possible keys
+_DENSE_LIMIT = 1 << 16  # always use a bincount table up to this many possible keys
+_DENSE_FACTOR = 4  # ... and up to this many possible keys per item (else sort: np.unique)
 
 
 def group_keys(
@@ -59,7 +60,7 @@ def group_keys(
             radix = int(key.max()) + 1 if n else 1
         key = key * card + col.astype(np.int64, copy=False)
         radix *= card
-    if radix <= max(_DENSE_LIMIT, 4 * n):
+    if radix <= max(_DENSE_LIMIT, _DENSE_FACTOR * n):
         present = np.bincount(key, minlength=radix) > 0
         remap = np.cumsum(present) - 1
         group = remap[key]
