@@ -84,7 +84,9 @@ def _job(tmp_path: Path, **overrides) -> Path:
 
 def test_anonymize_job_and_json_override(tmp_path: Path) -> None:
     job = _job(tmp_path)
-    res = runner.invoke(app, ["anonymize", "--config", str(job), "--json", str(tmp_path / "x.json")])
+    res = runner.invoke(
+        app, ["anonymize", "--config", str(job), "--json", str(tmp_path / "x.json")]
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "out.csv").is_file() and (tmp_path / "r.html").is_file()
     assert not (tmp_path / "r.json").exists()
