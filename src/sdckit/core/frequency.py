@@ -33,7 +33,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62
-_DENSE_LIMIT = 1 << 25  # use a bincount table up to this many possible keys
+# A bincount table over all possible keys costs O(radix); sorting costs O(n log n). Use the
+# table while the key space is at most a few times the item count (plus a small floor).
+_DENSE_FLOOR = 1 << 12
+_DENSE_FACTOR = 8
 
 
 def group_keys(
@@ -59,7 +62,7 @@ def group_keys(
             radix = int(key.max()) + 1 if n else 1
         key = key * card + col.astype(np.int64, copy=False)
         radix *= card
-    if radix <= max(_DENSE_LIMIT, 4 * n):
+    if radix <= _DENSE_FLOOR + _DENSE_FACTOR * n:
         present = np.bincount(key, minlength=radix) > 0
         remap = np.cumsum(present) - 1
         group = remap[key]
