@@ -101,8 +101,7 @@ def _assert_same(a, b) -> None:
 def _levels(draw, fs, low=None):
     low = low or (0,) * len(fs.quasi_identifiers)
     return tuple(
-        draw(st.integers(lo, q.height - 1))
-        for q, lo in zip(fs.quasi_identifiers, low, strict=True)
+        draw(st.integers(lo, q.height - 1)) for q, lo in zip(fs.quasi_identifiers, low, strict=True)
     )
 
 

@@ -395,6 +395,30 @@ def frequency_set(
     return build_frequency_set(qis, levels, sens, w)
 
 
+def require_values(
+    data: pd.DataFrame, columns: Sequence[str], role: str = "quasi-identifier"
+) -> None:
+    """Raise :class:`DataError` when one of ``columns`` holds no value at all.
+
+    A column whose every cell is missing (empty text, None or NaN; see
+    :func:`~sdckit.core.encoding.as_text`) puts all records in one class and says nothing;
+    it is almost always a wrong column name, a wrong delimiter or an empty export.
+    """
+    if len(data) == 0:
+        return
+    for c in columns:
+        col = data[c]
+        if pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
+            empty = bool((col.isna() | (col.astype(str) == "")).all())
+        else:
+            empty = bool(col.isna().all())
+        if empty:
+            raise DataError(
+                f"{role} {c!r} has no values: all {len(data):,} cells are empty; remove it "
+                "from the list, or check the column name, the delimiter and the export"
+            )
+
+
 def numeric_weights(values, name: str) -> np.ndarray:
     """Sampling weights as floats; DataError naming the column and first bad row otherwise."""
     s = pd.Series(values)
