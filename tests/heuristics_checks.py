@@ -18,8 +18,9 @@ from sdckit.core.frequency import (
 from sdckit.core.schema import Schema
 
 
-def released_frequency_set(out: AlgorithmOutput, data: pd.DataFrame, schema: Schema, models,
-                           class_columns=None):
+def released_frequency_set(
+    out: AlgorithmOutput, data: pd.DataFrame, schema: Schema, models, class_columns=None
+):
     """Prepare ``models`` on the original data; frequency set of the released, kept rows.
 
     Classes are the combinations of the released QI labels (or of ``class_columns``).
@@ -55,8 +56,9 @@ def assert_models_hold(out, data, schema, models, class_columns=None) -> None:
         assert r.satisfied, (m.name, r.details)
 
 
-def assert_contract(out: AlgorithmOutput, data: pd.DataFrame, schema: Schema, limit: float,
-                    dropped=()) -> None:
+def assert_contract(
+    out: AlgorithmOutput, data: pd.DataFrame, schema: Schema, limit: float, dropped=()
+) -> None:
     """Row order/index kept, non-QI columns unchanged, shares in [0,1], suppression rules."""
     n = len(data)
     qis = schema.quasi_identifiers

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from heuristics_checks import assert_contract
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from heuristics_checks import assert_contract
 from sdckit.algorithms._anatomy_kernel import anatomize_counts
 from sdckit.algorithms.anatomy import anatomy, eligible_cap
 from sdckit.core.schema import Schema
@@ -19,8 +19,9 @@ from sdckit.models import KAnonymity, LDiversity
 
 
 def _schema():
-    return Schema.from_roles(quasi_identifying=["age", "zip"], sensitive=["s"],
-                             types={"age": "integer"})
+    return Schema.from_roles(
+        quasi_identifying=["age", "zip"], sensitive=["s"], types={"age": "integer"}
+    )
 
 
 def test_kernel_hand_trace():
@@ -41,8 +42,9 @@ def test_eligible_cap():
 
 
 def test_hand_traced_tables():
-    df = pd.DataFrame({"age": [30, 31, 32, 33, 34, 35, 36, 37], "zip": list("pqrstuvw"),
-                       "s": list("ABCADBCA")})
+    df = pd.DataFrame(
+        {"age": [30, 31, 32, 33, 34, 35, 36, 37], "zip": list("pqrstuvw"), "s": list("ABCADBCA")}
+    )
     out = anatomy(df, _schema(), [LDiversity("s", 2)])
     # A rows 0,3,7; B rows 1,5; C rows 2,6; D row 4 -> groups {A,B},{A,C},{A,B},{C,D}
     assert out.data["group_id"].tolist() == [1, 1, 2, 2, 4, 3, 4, 3]
@@ -50,8 +52,14 @@ def test_hand_traced_tables():
     assert out.data["age"].tolist() == df["age"].tolist()
     st_ = out.extra_tables["sensitive_table"]
     assert st_.values.tolist() == [
-        [1, "A", 1], [1, "B", 1], [2, "A", 1], [2, "C", 1],
-        [3, "A", 1], [3, "B", 1], [4, "C", 1], [4, "D", 1],
+        [1, "A", 1],
+        [1, "B", 1],
+        [2, "A", 1],
+        [2, "C", 1],
+        [3, "A", 1],
+        [3, "B", 1],
+        [4, "C", 1],
+        [4, "D", 1],
     ]
     np.testing.assert_allclose(out.share["age"], 0.0)
     np.testing.assert_allclose(out.share["zip"], 1 / 8)
@@ -108,8 +116,7 @@ def test_property_groups_l_diverse_and_join_back(case):
     s = [chr(ord("A") + v % n_values) for v in s]
     df = pd.DataFrame({"age": np.arange(n), "zip": [f"z{i % 3}" for i in range(n)], "s": s})
     try:
-        out = anatomy(df, _schema(), [LDiversity("s", l_val)], suppression_limit=limit,
-                      seed=seed)
+        out = anatomy(df, _schema(), [LDiversity("s", l_val)], suppression_limit=limit, seed=seed)
     except NoSolutionError:
         counts = np.array(list(Counter(s).values()))
         needed = int(np.maximum(counts - eligible_cap(counts, l_val), 0).sum())
@@ -132,8 +139,7 @@ def test_property_groups_l_diverse_and_join_back(case):
     assert Counter(sens["s"].repeat(sens["count"])) == Counter(df["s"][kept])
     assert set(out.data.columns) == {"age", "zip", "group_id"}
     if seed is not None:
-        again = anatomy(df, _schema(), [LDiversity("s", l_val)], suppression_limit=limit,
-                        seed=seed)
+        again = anatomy(df, _schema(), [LDiversity("s", l_val)], suppression_limit=limit, seed=seed)
         pd.testing.assert_frame_equal(again.data, out.data)
 
 
@@ -143,8 +149,7 @@ def test_adult_l5(shared_data):
 
     df, hier = load_adult()
     qis = [c for c in df.columns if c != "occupation"]
-    schema = Schema.from_roles(quasi_identifying=qis, sensitive=["occupation"],
-                               hierarchies=hier)
+    schema = Schema.from_roles(quasi_identifying=qis, sensitive=["occupation"], hierarchies=hier)
     out = anatomy(df, schema, [LDiversity("occupation", 5)], seed=0)
     sizes = out.data.groupby("group_id").size()
     assert sizes.min() >= 5 and out.details["groups"] == len(sizes)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from heuristics_checks import assert_contract, assert_models_hold
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from heuristics_checks import assert_contract, assert_models_hold
 from sdckit.algorithms.datafly import datafly
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
@@ -21,7 +21,8 @@ DF = pd.DataFrame({"zip": ZIPS, "age": AGES, "disease": ["a", "b", "c", "a", "b"
 ZIP_H = Hierarchy([[z, z[:4] + "*", z[:3] + "**", "*"] for z in ZIPS], "zip")
 AGE_H = Hierarchy([[a, a[0] + "0-" + a[0] + "9", "*"] for a in AGES], "age")
 SCHEMA = Schema.from_roles(
-    quasi_identifying=["zip", "age"], sensitive=["disease"],
+    quasi_identifying=["zip", "age"],
+    sensitive=["disease"],
     hierarchies={"zip": ZIP_H, "age": AGE_H},
 )
 
@@ -87,8 +88,9 @@ H8 = Hierarchy([[v, str(int(v) // 2), str(int(v) // 4), "*"] for v in LEAVES], "
 def test_property_output_satisfies_models(case):
     a, b, s, k, limit, with_l = case
     df = pd.DataFrame({"a": a, "b": b, "s": s})
-    schema = Schema.from_roles(quasi_identifying=["a", "b"], sensitive=["s"],
-                               hierarchies={"a": H8, "b": H8})
+    schema = Schema.from_roles(
+        quasi_identifying=["a", "b"], sensitive=["s"], hierarchies={"a": H8, "b": H8}
+    )
     models = [KAnonymity(k)] + ([LDiversity("s", 2)] if with_l else [])
     try:
         out = datafly(df, schema, models, suppression_limit=limit)

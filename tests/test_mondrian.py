@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from heuristics_checks import assert_contract, assert_models_hold, parse_range
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from heuristics_checks import assert_contract, assert_models_hold, parse_range
 from sdckit.algorithms.mondrian import mondrian
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
@@ -60,7 +60,12 @@ def test_categorical_split_along_hierarchy():
     out = mondrian(PATIENTS, schema, [KAnonymity(2)])
     assert out.data["Sex"].tolist() == ["Male", "Female", "Male", "Male", "Female", "Male"]
     assert out.data["Age"].tolist() == [
-        "[25, 26]", "[25, 27]", "[25, 26]", "[27, 28]", "[25, 27]", "[27, 28]"
+        "[25, 26]",
+        "[25, 27]",
+        "[25, 26]",
+        "[27, 28]",
+        "[25, 27]",
+        "[27, 28]",
     ]
     np.testing.assert_allclose(out.share["Sex"], [0.5] * 6)
     np.testing.assert_allclose(out.share["Age"], [1 / 3, 2 / 3, 1 / 3, 1 / 3, 2 / 3, 1 / 3])
@@ -82,8 +87,7 @@ def test_l_diversity_blocks_a_homogeneous_half():
     """k=1 alone splits everything; distinct 2-diversity forbids the cut that would give
     {10, 11} (both 'flu') its own partition."""
     df = pd.DataFrame({"age": [10, 11, 20, 21], "d": ["flu", "flu", "flu", "cold"]})
-    schema = Schema.from_roles(quasi_identifying=["age"], sensitive=["d"],
-                               types={"age": "integer"})
+    schema = Schema.from_roles(quasi_identifying=["age"], sensitive=["d"], types={"age": "integer"})
     out = mondrian(df, schema, [LDiversity("d", 2)])
     assert out.data["age"].tolist() == ["[10, 21]"] * 4
     out1 = mondrian(df, schema, [KAnonymity(1)])
@@ -92,8 +96,7 @@ def test_l_diversity_blocks_a_homogeneous_half():
 
 def test_whole_table_violating_is_no_solution_or_suppressed():
     df = pd.DataFrame({"age": [10, 11, 20], "d": ["flu", "flu", "flu"]})
-    schema = Schema.from_roles(quasi_identifying=["age"], sensitive=["d"],
-                               types={"age": "integer"})
+    schema = Schema.from_roles(quasi_identifying=["age"], sensitive=["d"], types={"age": "integer"})
     with pytest.raises(NoSolutionError, match="suppression limit"):
         mondrian(df, schema, [LDiversity("d", 2)])
     out = mondrian(df, schema, [LDiversity("d", 2)], suppression_limit=1.0)
@@ -140,11 +143,17 @@ def _tables(draw):
 def test_property_output_satisfies_models(case):
     df, k, kind, relaxed = case
     schema = Schema.from_roles(
-        quasi_identifying=["age", "city", "colour"], sensitive=["s"], insensitive=["id"],
-        hierarchies={"city": CITY}, types={"age": "integer"},
+        quasi_identifying=["age", "city", "colour"],
+        sensitive=["s"],
+        insensitive=["id"],
+        hierarchies={"city": CITY},
+        types={"age": "integer"},
     )
-    models = {"k": [KAnonymity(k)], "kl": [KAnonymity(k), LDiversity("s", 2)],
-              "t": [TCloseness("s", 0.3)]}[kind]
+    models = {
+        "k": [KAnonymity(k)],
+        "kl": [KAnonymity(k), LDiversity("s", 2)],
+        "t": [TCloseness("s", 0.3)],
+    }[kind]
     try:
         out = mondrian(df, schema, models, relaxed=relaxed)
     except NoSolutionError:
@@ -168,8 +177,9 @@ def test_adult_k5_is_k_anonymous():
 
     df, hier = load_adult()
     qis = [c for c in df.columns if c != "occupation"]
-    schema = Schema.from_roles(quasi_identifying=qis, sensitive=["occupation"],
-                               hierarchies=hier, types={"age": "integer"})
+    schema = Schema.from_roles(
+        quasi_identifying=qis, sensitive=["occupation"], hierarchies=hier, types={"age": "integer"}
+    )
     models = [KAnonymity(5), LDiversity("occupation", 2)]
     out = mondrian(df, schema, models)
     assert_contract(out, df, schema, 0.0)

@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from heuristics_checks import assert_contract, assert_models_hold
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from heuristics_checks import assert_contract, assert_models_hold
 from sdckit.algorithms.tds import entropy_bits, info_gain, tds
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
@@ -64,8 +64,11 @@ def _schema(age_hierarchy=None):
     else:
         hier["Age"] = age_hierarchy
     return Schema.from_roles(
-        quasi_identifying=["Job", "Sex", "Age"], sensitive=["Surgery"],
-        insensitive=["Transfuse"], hierarchies=hier, types=types,
+        quasi_identifying=["Job", "Sex", "Age"],
+        sensitive=["Surgery"],
+        insensitive=["Transfuse"],
+        hierarchies=hier,
+        types=types,
     )
 
 
@@ -100,8 +103,17 @@ def test_blood_transfusion_example_numeric_age():
     # still invalid at the end: Age [24, 58] (any cut), Technical, Professional
     assert out.details["invalid_candidates"] == 3
     assert out.data["Job"].tolist() == [
-        "Janitor", "Professional", "Mover", "Professional", "Mover", "Janitor",
-        "Professional", "Professional", "Professional", "Technical", "Technical",
+        "Janitor",
+        "Professional",
+        "Mover",
+        "Professional",
+        "Mover",
+        "Janitor",
+        "Professional",
+        "Professional",
+        "Professional",
+        "Technical",
+        "Technical",
     ]
     assert out.data["Age"].tolist() == ["[24, 58]"] * 9 + ["63", "63"]
     assert out.data["Sex"].tolist() == DF["Sex"].tolist()
@@ -152,13 +164,13 @@ def test_no_solution_and_bad_input():
         tds(DF[["Job"]], no_class, [KAnonymity(2)])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.integers(4, 30).flatmap(
+    st.integers(4, 20).flatmap(
         lambda n: st.tuples(
             st.lists(st.sampled_from(JOB.leaves.tolist()), min_size=n, max_size=n),
             st.lists(st.sampled_from(["M", "F"]), min_size=n, max_size=n),
-            st.lists(st.integers(20, 70), min_size=n, max_size=n),
+            st.lists(st.integers(20, 32), min_size=n, max_size=n),
             st.lists(st.sampled_from(["Y", "N"]), min_size=n, max_size=n),
             st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=n, max_size=n),
             st.integers(1, 4),
@@ -170,6 +182,7 @@ def test_no_solution_and_bad_input():
 def test_property_output_satisfies_models(case):
     job, sex, age, cls, s, k, kind, limit = case
     df = pd.DataFrame({"Job": job, "Sex": sex, "Age": age, "Transfuse": cls, "Surgery": s})
+    df.loc[0, "Surgery"] = "s1"  # LKC's sensitive value must occur
     schema = _schema()
     models = [KAnonymity(k)] if kind == "k" else [LKCPrivacy(2, k, 0.8, {"Surgery": ["s1"]})]
     try:

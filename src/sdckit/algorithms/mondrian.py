@@ -98,8 +98,9 @@ def _dims(prep) -> list[_Dim]:
             codes = np.stack([enc.codes_at(lv) for lv in range(h.height)]).astype(np.int64)
             dims.append(_Dim(q, _HIERARCHY, hierarchy=h, codes=codes))
         else:
-            dims.append(_Dim(q, _FIXED, codes=enc.codes[None, :].astype(np.int64),
-                             labels=enc.values))
+            dims.append(
+                _Dim(q, _FIXED, codes=enc.codes[None, :].astype(np.int64), labels=enc.values)
+            )
     return dims
 
 
@@ -266,8 +267,9 @@ def mondrian(
             final[open_ids[can & ~bad]] = True  # the parent is gone (no records left)
             tried = np.concatenate([tried, np.zeros((n_new, m), dtype=bool)])
     _, dense = np.unique(pid, return_inverse=True)
-    return _output(prep, dims, dense, np.zeros(n, bool), relaxed, int(dense.max()) + 1, nodes,
-                   rounds)
+    return _output(
+        prep, dims, dense, np.zeros(n, bool), relaxed, int(dense.max()) + 1, nodes, rounds
+    )
 
 
 def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> AlgorithmOutput:

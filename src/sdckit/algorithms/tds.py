@@ -256,8 +256,15 @@ def _attrs(prep: Prepared, cls: np.ndarray, n_cls: int) -> list[_Attr]:
             dom, vidx = np.unique(v, return_inverse=True)
             counts = np.bincount(vidx * n_cls + cls, minlength=len(dom) * n_cls)
             out.append(
-                _Attr(q, i, "numeric", dom=dom, vidx=vidx.astype(np.int64),
-                      counts=counts.reshape(len(dom), n_cls), span=float(dom[-1] - dom[0]))
+                _Attr(
+                    q,
+                    i,
+                    "numeric",
+                    dom=dom,
+                    vidx=vidx.astype(np.int64),
+                    counts=counts.reshape(len(dom), n_cls),
+                    span=float(dom[-1] - dom[0]),
+                )
             )
             continue
         h = prep.schema.hierarchy(q)
@@ -289,9 +296,17 @@ def _attrs(prep: Prepared, cls: np.ndarray, n_cls: int) -> list[_Attr]:
             gains.append(np.maximum(g, 0.0))
         offsets = np.concatenate([[0], np.cumsum([len(x) for x in labels])[:-1]])
         out.append(
-            _Attr(q, i, "hierarchy", stack=np.stack(stack), level_labels=labels,
-                  level_shares=shares, offsets=offsets.astype(np.int64), gains=gains,
-                  rec_level=np.full(n, len(stack) - 1, dtype=np.int64))
+            _Attr(
+                q,
+                i,
+                "hierarchy",
+                stack=np.stack(stack),
+                level_labels=labels,
+                level_shares=shares,
+                offsets=offsets.astype(np.int64),
+                gains=gains,
+                rec_level=np.full(n, len(stack) - 1, dtype=np.int64),
+            )
         )
     return out
 
