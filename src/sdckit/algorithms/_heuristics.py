@@ -64,6 +64,7 @@ class Prepared:
     suppression_limit: float
     max_suppressed: int
     algorithm: str
+    base: FrequencySet  # QIs at leaf level (hierarchy leaf codes, else dictionary codes)
 
     @property
     def n(self) -> int:
@@ -134,7 +135,9 @@ def prepare(
         m.prepare(base)
     n = len(data)
     max_suppressed = int(math.floor(limit * n + 1e-9))
-    return Prepared(data, schema, qis, list(models), sensitive, limit, max_suppressed, algorithm)
+    return Prepared(
+        data, schema, qis, list(models), sensitive, limit, max_suppressed, algorithm, base
+    )
 
 
 def require_partition_models(prep: Prepared) -> None:
@@ -173,8 +176,14 @@ def class_frequency_set(
 def qi_frequency_set(
     prep: Prepared, codes: Mapping[str, np.ndarray], labels: Mapping[str, np.ndarray]
 ) -> FrequencySet:
-    """Frequency set of the QIs recoded to ``codes`` (per record) with ``labels`` per code."""
-    qs = [QuasiIdentifier(q, np.asarray(codes[q], np.int32), labels[q]) for q in prep.qis]
+    """Frequency set of the QIs recoded to ``codes`` (per record) with ``labels`` per code.
+
+    Codes are compacted to the ones present first, so the grouping radix stays small.
+    """
+    qs = []
+    for q in prep.qis:
+        present, dense = np.unique(np.asarray(codes[q]), return_inverse=True)
+        qs.append(QuasiIdentifier(q, dense.astype(np.int32), np.asarray(labels[q])[present]))
     return build_frequency_set(qs, None, prep.sensitive)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from sdckit.core.frequency import build_frequency_set, encode_quasi_identifier
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.models.base import PrivacyModel
@@ -67,8 +66,8 @@ def datafly(
             "with sdckit.core.hierarchy_builders (interval_hierarchy for numbers, "
             "order_hierarchy, masking_hierarchy, date_hierarchy)"
         )
-    qs = [encode_quasi_identifier(prep.data[q], q, schema.hierarchy(q)) for q in prep.qis]
-    fs = build_frequency_set(qs, None, prep.sensitive)
+    fs = prep.base
+    qs = list(fs.quasi_identifiers)
     levels = [0] * len(qs)
     total_steps = sum(q.height - 1 for q in qs)
     steps: list[dict] = []

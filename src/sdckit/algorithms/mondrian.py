@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdckit.core.frequency import encode_quasi_identifier, group_keys
+from sdckit.core.frequency import group_keys
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
@@ -81,26 +81,34 @@ class _Dim:
     values: np.ndarray | None = None  # numeric: float per record
     span: float = 0.0  # numeric: global max - min
     hierarchy: Hierarchy | None = None
-    codes: np.ndarray | None = None  # hierarchy: (height, n) codes per level; fixed: (1, n)
+    codes: np.ndarray | None = None  # hierarchy: leaf rank in DFS order; fixed: value code
+    anc: np.ndarray | None = None  # hierarchy: (height, leaves) code per level of each rank
     labels: np.ndarray | None = None  # fixed: value per code
+
+    def level_codes(self, level: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Codes at ``level`` (per record) of hierarchical dimension records ``rows``."""
+        return self.anc[level, self.codes[rows]]
 
 
 def _dims(prep) -> list[_Dim]:
     dims = []
-    for q in prep.qis:
+    for i, q in enumerate(prep.qis):
         if is_numeric(prep, q):
             v = numeric_values(prep, q)
             dims.append(_Dim(q, _NUMERIC, values=v, span=float(v.max() - v.min())))
             continue
         h = prep.schema.hierarchy(q)
-        enc = encode_quasi_identifier(prep.data[q], q, h)
+        enc = prep.base.quasi_identifiers[i]
         if h is not None:
-            codes = np.stack([enc.codes_at(lv) for lv in range(h.height)]).astype(np.int64)
-            dims.append(_Dim(q, _HIERARCHY, hierarchy=h, codes=codes))
+            # number the leaves depth-first so that every subtree is a contiguous range: the
+            # LCA of a partition is then the LCA of its smallest and largest leaf rank
+            order = np.lexsort(tuple(h.levels[lv] for lv in range(h.height)))
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            anc = np.stack([h.levels[lv][order] for lv in range(h.height)]).astype(np.int64)
+            dims.append(_Dim(q, _HIERARCHY, hierarchy=h, codes=rank[enc.codes], anc=anc))
         else:
-            dims.append(
-                _Dim(q, _FIXED, codes=enc.codes[None, :].astype(np.int64), labels=enc.values)
-            )
+            dims.append(_Dim(q, _FIXED, codes=enc.codes.astype(np.int64), labels=enc.values))
     return dims
 
 
@@ -115,47 +123,48 @@ def _segments(part: np.ndarray, n_parts: int) -> tuple[np.ndarray, np.ndarray, n
 def _lca(dim: _Dim, rows_sorted: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per partition: the level and code of the lowest common ancestor of its values.
 
-    Level ``height`` stands for a virtual root above several top-level labels.
+    With leaves ranked depth-first, the LCA of a set of leaves is the LCA of its smallest and
+    largest rank. Level ``height`` stands for a virtual root above several top-level labels.
     """
-    height = dim.codes.shape[0]
+    height = dim.anc.shape[0]
+    c = dim.codes[rows_sorted]
+    lo, hi = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
     level = np.full(len(starts), height, dtype=np.int64)
     code = np.zeros(len(starts), dtype=np.int64)
     for lv in range(height - 1, -1, -1):
-        c = dim.codes[lv, rows_sorted]
-        same = np.minimum.reduceat(c, starts) == np.maximum.reduceat(c, starts)
-        first = c[starts]
+        a = dim.anc[lv, lo]
+        same = a == dim.anc[lv, hi]
         level = np.where(same, lv, level)
-        code = np.where(same, first, code)
-    # a level is valid only if every level above is homogeneous too (it is: tree property)
+        code = np.where(same, a, code)
     return level, code
 
 
-def _widths(dims, rows_sorted, starts, tried) -> tuple[np.ndarray, list]:
-    """Normalized range per (partition, dimension); -1 where no cut is possible or tried."""
-    n_parts = len(starts)
+def _describe(dims, part: np.ndarray, rows: np.ndarray, n_parts: int):
+    """Per new partition (dense ids ``part`` of ``rows``) and dimension: the normalized range
+    (-1 where no cut is possible) and, for hierarchical dimensions, the LCA level."""
+    order = np.argsort(part, kind="stable")
+    sizes = np.bincount(part, minlength=n_parts)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    rows_sorted = rows[order]
     widths = np.full((n_parts, len(dims)), -1.0)
-    info: list = []
+    levels = np.zeros((n_parts, len(dims)), dtype=np.int64)
     for j, d in enumerate(dims):
         if d.kind == _NUMERIC:
             v = d.values[rows_sorted]
             lo, hi = np.minimum.reduceat(v, starts), np.maximum.reduceat(v, starts)
             w = (hi - lo) / d.span if d.span > 0 else np.zeros(n_parts)
             widths[:, j] = np.where(hi > lo, w, -1.0)
-            info.append((lo, hi))
         elif d.kind == _HIERARCHY:
             level, code = _lca(d, rows_sorted, starts)
-            height = d.codes.shape[0]
+            height = d.anc.shape[0]
             shares = np.ones(n_parts)
             inside = level < height
             for lv in np.unique(level[inside]):
                 sel = inside & (level == lv)
                 shares[sel] = leaf_shares(d.hierarchy, int(lv))[code[sel]]
             widths[:, j] = np.where(level > 0, shares, -1.0)
-            info.append((level, code))
-        else:
-            info.append(None)
-    widths[tried] = -1.0
-    return widths, info
+            levels[:, j] = level
+    return widths, levels
 
 
 def _numeric_side(values: np.ndarray, part: np.ndarray, n_parts: int, relaxed: bool) -> np.ndarray:
@@ -213,6 +222,7 @@ def mondrian(
         return _output(prep, dims, np.zeros(n, np.int64), np.ones(n, bool), relaxed, 1, 0, 0)
 
     pid = np.zeros(n, dtype=np.int64)
+    width, lca = _describe(dims, pid, np.arange(n), 1)
     final = np.zeros(1, dtype=bool)
     tried = np.zeros((1, m), dtype=bool)
     nodes = 1
@@ -223,11 +233,12 @@ def mondrian(
         if rows.size == 0:
             break
         rounds += 1
-        open_ids, ap = np.unique(pid[rows], return_inverse=True)
+        open_ids = np.flatnonzero(~final)
         n_open = len(open_ids)
-        order, starts, _ = _segments(ap, n_open)
-        rows_sorted = rows[order]
-        widths, info = _widths(dims, rows_sorted, starts, tried[open_ids])
+        position = np.full(len(final), -1, dtype=np.int64)
+        position[open_ids] = np.arange(n_open)
+        ap = position[pid[rows]]
+        widths = np.where(tried[open_ids], -1.0, width[open_ids])
         can = widths.max(axis=1) >= 0
         final[open_ids[~can]] = True
         choose = np.argmax(widths, axis=1)
@@ -236,6 +247,7 @@ def mondrian(
             continue
         r_rows, r_ap = rows[sel], ap[sel]
         sub = np.zeros(len(r_rows), dtype=np.int64)
+        levels_open = lca[open_ids]
         for j, d in enumerate(dims):
             on = choose[r_ap] == j
             if not on.any():
@@ -244,8 +256,7 @@ def mondrian(
                 _, dense = np.unique(r_ap[on], return_inverse=True)
                 sub[on] = _numeric_side(d.values[r_rows[on]], dense, int(dense.max()) + 1, relaxed)
             else:
-                level = info[j][0][r_ap[on]]
-                sub[on] = d.codes[level - 1, r_rows[on]]
+                sub[on] = d.level_codes(levels_open[r_ap[on], j] - 1, r_rows[on])
         cand, n_cand, rep = group_keys([r_ap, sub], [n_open, int(sub.max()) + 1])
         nodes += n_cand
         results = evaluate_all(prep.models, class_frequency_set(prep, cand, n_cand, r_rows))
@@ -260,11 +271,16 @@ def mondrian(
         if accepted_rec.any():
             keep_cand = np.zeros(n_cand, dtype=bool)
             keep_cand[cand[accepted_rec]] = True
-            new_index = np.cumsum(keep_cand) - 1 + len(final)
+            local = np.cumsum(keep_cand) - 1
             n_new = int(keep_cand.sum())
-            pid[r_rows[accepted_rec]] = new_index[cand[accepted_rec]]
-            final = np.concatenate([final, np.zeros(n_new, dtype=bool)])
+            moved = r_rows[accepted_rec]
+            new_local = local[cand[accepted_rec]]
+            pid[moved] = new_local + len(final)
+            w_new, l_new = _describe(dims, new_local, moved, n_new)
+            width = np.concatenate([width, w_new])
+            lca = np.concatenate([lca, l_new])
             final[open_ids[can & ~bad]] = True  # the parent is gone (no records left)
+            final = np.concatenate([final, np.zeros(n_new, dtype=bool)])
             tried = np.concatenate([tried, np.zeros((n_new, m), dtype=bool)])
     _, dense = np.unique(pid, return_inverse=True)
     return _output(
@@ -285,7 +301,7 @@ def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> Al
             p_share = (hi - lo) / d.span if d.span > 0 else np.zeros(n_parts)
         elif d.kind == _HIERARCHY:
             level, code = _lca(d, order, starts)
-            height = d.codes.shape[0]
+            height = d.anc.shape[0]
             p_lab = np.full(n_parts, "*", dtype=object)
             p_share = np.ones(n_parts)
             for lv in np.unique(level[level < height]):
@@ -293,7 +309,7 @@ def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> Al
                 p_lab[s] = d.hierarchy.labels[int(lv)][code[s]]
                 p_share[s] = leaf_shares(d.hierarchy, int(lv))[code[s]]
         else:
-            c = d.codes[0, order]
+            c = d.codes[order]
             lo, hi = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
             one = lo == hi
             p_lab = np.where(one, d.labels[lo], "*").astype(object)

@@ -47,7 +47,6 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import encode
-from sdckit.core.frequency import encode_quasi_identifier
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.models.base import PrivacyModel
@@ -271,7 +270,7 @@ def _attrs(prep: Prepared, cls: np.ndarray, n_cls: int) -> list[_Attr]:
         if h is None:
             out.append(_Attr(q, i, "fixed"))
             continue
-        enc = encode_quasi_identifier(prep.data[q], q, h)
+        enc = prep.base.quasi_identifiers[i]
         stack = [enc.codes_at(lv).astype(np.int64) for lv in range(h.height)]
         labels = [np.asarray(h.labels[lv], dtype=object) for lv in range(h.height)]
         shares = [leaf_shares(h, lv) for lv in range(h.height)]
