@@ -1,0 +1,160 @@
+"""The job-file loader: YAML/TOML -> validated Job; errors name the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sdckit.errors import ConfigError
+from sdckit.jobs.config import job_from_dict, load_job
+from sdckit.models import KAnonymity, LDiversity, TCloseness
+
+
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    pd.DataFrame(
+        {
+            "age": [21, 25, 34, 38, 47, 52],
+            "zip": ["47677", "47602", "47678", "47905", "47909", "47906"],
+            "disease": ["flu", "cancer", "flu", "hiv", "flu", "cancer"],
+            "name": list("abcdef"),
+        }
+    ).to_csv(tmp_path / "data.csv", sep=";", index=False)
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "age.csv").write_text(
+        "\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*" for a in (21, 25, 34, 38, 47, 52))
+        + "\n"
+    )
+    return tmp_path
+
+
+JOB = """
+input: {path: data.csv, delimiter: ";"}
+attributes:
+  age: {role: quasi_identifying, type: integer, hierarchy: h/age.csv}
+  zip: {role: quasi_identifying, hierarchy: {masking: {}}}
+  disease: {role: sensitive}
+  name: identifying
+models:
+  - k_anonymity: {k: 2}
+  - l_diversity: {attribute: disease, l: 2}
+  - t_closeness: {attribute: disease, t: 0.5, distance: equal}
+suppression_limit: 0.1
+metric: loss
+algorithm: optimal
+methods:
+  - microaggregation: {columns: [age], k: 3}
+output: {path: out/released.csv, report: out/report.html}
+seed: 7
+"""
+
+
+def test_yaml_job_is_read_and_typed(folder: Path) -> None:
+    (folder / "job.yaml").write_text(JOB)
+    job = load_job(folder / "job.yaml")
+    data = job.read_input()
+    assert list(data.columns) == ["age", "zip", "disease", "name"]
+    assert job.schema.quasi_identifiers == ["age", "zip"]
+    assert job.schema.sensitive == ["disease"]
+    assert job.schema.identifying == ["name"]
+    # the file hierarchy and the masking builder: 47677 -> 4767* -> ... -> *****
+    assert job.schema.hierarchy("age").height == 3
+    z = job.schema.hierarchy("zip")
+    assert list(z.generalize(["47677"], 2)) == ["476**"]
+    models = job.models
+    assert [type(m) for m in models] == [KAnonymity, LDiversity, TCloseness]
+    assert models[0].k == 2
+    assert job.suppression_limit == 0.1
+    assert job.metric == {"name": "loss"}
+    assert job.methods == [("microaggregation", {"columns": ["age"], "k": 3})]
+    assert job.output.path == folder.resolve() / "out" / "released.csv"
+    assert job.output.json is None
+    assert job.seed == 7
+
+
+def test_toml_job(folder: Path) -> None:
+    (folder / "job.toml").write_text(
+        '[input]\npath = "data.csv"\ndelimiter = ";"\n'
+        '[attributes.age]\nrole = "quasi_identifying"\nhierarchy = "h/age.csv"\n'
+        "[[models]]\n[models.k_anonymity]\nk = 3\n"
+    )
+    job = load_job(folder / "job.toml")
+    assert job.schema.quasi_identifiers == ["age"]
+    assert job.models[0].k == 3
+
+
+def test_interval_builder_spec(folder: Path) -> None:
+    job = job_from_dict(
+        {
+            "input": {"path": "data.csv"},
+            "attributes": {
+                "age": {
+                    "role": "quasi_identifying",
+                    "type": "integer",
+                    "hierarchy": {"interval": {"widths": [10, 20]}},
+                }
+            },
+        },
+        base_dir=folder,
+    )
+    h = job.schema.hierarchy("age")
+    assert list(h.generalize(["34"], 1)) == ["[30, 40)"]
+
+
+@pytest.mark.parametrize(
+    ("doc", "fragment"),
+    [
+        ({"suppresion_limit": 0.1}, "did you mean 'suppression_limit'"),
+        ({"suppression_limit": 1.5}, "suppression_limit must be a share of records in [0, 1]"),
+        ({"models": [{"k_anonimity": {"k": 2}}]}, "models[0]: unknown name 'k_anonimity'"),
+        ({"models": {"k_anonymity": {"k": 2}}}, "models must be a list"),
+        ({"attributes": {"age": {"role": "qi"}}}, "attributes.age.role: unknown role 'qi'"),
+        ({"attributes": {"age": {"rol": "sensitive"}}}, "attributes.age.rol: unknown key"),
+        ({"attributes": {"age": {"hierarchy": {"intervals": {}}}}}, "did you mean 'interval'"),
+        (
+            {"attributes": {"name": {"role": "identifying", "pseudonymize": True}}},
+            "needs a key",
+        ),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"output": {"report": "r.html", "jsn": "x"}}, "output.jsn: unknown key"),
+    ],
+)
+def test_bad_documents_name_the_key(doc: dict, fragment: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        job_from_dict(doc, source="'job.yaml'")
+    assert fragment in str(err.value)
+    assert "'job.yaml'" in str(err.value)
+
+
+def test_bad_model_parameters_name_the_entry(folder: Path) -> None:
+    job = job_from_dict(
+        {"input": "data.csv", "models": [{"k_anonymity": {"k": 2, "kk": 3}}]}, base_dir=folder
+    )
+    with pytest.raises(ConfigError, match=r"models\[0\]\.k_anonymity: unknown parameter 'kk'"):
+        _ = job.models
+    job = job_from_dict({"input": "data.csv", "models": [{"l_diversity": {"l": 2}}]}, folder)
+    with pytest.raises(ConfigError, match="parameter 'attribute' is required"):
+        _ = job.models
+    job = job_from_dict({"input": "data.csv", "models": [{"k_anonymity": {"k": 0}}]}, folder)
+    with pytest.raises(ConfigError, match=r"models\[0\]\.k_anonymity: .*'k'"):
+        _ = job.models
+
+
+def test_missing_files_and_columns(folder: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_job(folder / "nope.yaml")
+    job = job_from_dict(
+        {"input": "data.csv", "attributes": {"agee": {"role": "quasi_identifying"}}}, folder
+    )
+    with pytest.raises(ConfigError, match="column 'agee' is not in the input.*did you mean 'age'"):
+        _ = job.schema
+    job = job_from_dict(
+        {"input": "data.csv", "attributes": {"age": {"hierarchy": "missing.csv"}}}, folder
+    )
+    with pytest.raises(ConfigError, match="hierarchy file .*missing.csv.* does not exist"):
+        _ = job.schema
+    (folder / "bad.yaml").write_text("input: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid"):
+        load_job(folder / "bad.yaml")
