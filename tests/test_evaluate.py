@@ -167,6 +167,16 @@ def test_generalized_column_must_be_declared_categorical() -> None:
     assert doc["categorical"]["changed_values_share"] == 1.0
 
 
+def test_identifier_like_column_left_out_of_propensity(monkeypatch) -> None:
+    import sdckit.jobs.evaluate as ev
+
+    monkeypatch.setattr(ev, "MAX_PROPENSITY_LEVELS", 5)
+    x = pd.DataFrame({"a": np.arange(1.0, 9.0), "id": [f"r{i}" for i in range(8)]})
+    doc = sdckit.evaluate(x, x.copy())
+    assert doc["information_loss"]["propensity_u"] == pytest.approx(0, abs=1e-9)
+    assert any("'id'" in n and "propensity_u" in n for n in doc["notes"])
+
+
 def test_no_numeric_columns_gives_none_and_a_note() -> None:
     x = pd.DataFrame({"s": list("aabbc"), "t": list("xyxyx")})
     doc = sdckit.evaluate(x, x.copy())

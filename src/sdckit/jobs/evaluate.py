@@ -53,6 +53,9 @@ MATRIX_KEYS = tuple(
     f"{d}_{m}" for m in ("x", "v", "r", "rf", "c", "f", "mean", "var") for d in ("mse", "mae", "mv")
 )
 
+#: Categorical columns with more categories are left out of the propensity model (a note says so).
+MAX_PROPENSITY_LEVELS = 1000
+
 #: Above this many candidate pairs (n^2) PRL uses sorted-neighbourhood blocking.
 MAX_FULL_PAIRS = 2_000_000
 
@@ -277,7 +280,20 @@ def evaluate(
         notes.append(
             "no numeric columns: il1s, bounded_il, score_il and the matrix measures do not apply"
         )
-    il["propensity_u"] = propensity_score_utility(o, p, cols, seed=seed)
+    prop_cols = list(num)
+    for c in cat:
+        levels = pd.concat([o[c], p[c]], ignore_index=True).nunique(dropna=False)
+        if levels <= MAX_PROPENSITY_LEVELS:
+            prop_cols.append(c)
+        else:
+            notes.append(
+                f"propensity_u leaves out categorical column {c!r}: {levels:,} categories "
+                f"(more than {MAX_PROPENSITY_LEVELS:,}) would need as many indicator columns"
+            )
+    if prop_cols:
+        il["propensity_u"] = propensity_score_utility(
+            o, p, [c for c in cols if c in prop_cols], seed=seed
+        )
 
     categorical_doc: dict[str, Any] | None = None
     if cat:
