@@ -77,6 +77,17 @@ def test_measures_are_those_of_the_library_and_the_2001_score() -> None:
     assert doc["score"] == pytest.approx((il["score_il"] + 100 * score_dr) / 2)
 
 
+def test_large_files_use_blocked_prl_with_random_pair_u() -> None:
+    x = _frame(120, 7)
+    y = x + np.random.default_rng(8).normal(scale=0.05, size=x.shape)
+    full = sdckit.evaluate(x, y)
+    blocked = sdckit.evaluate(x, y, max_full_pairs=1000)
+    assert full["details"]["prl"]["blocking"] == "full"
+    assert blocked["details"]["prl"]["blocking"] == "sorted_neighbourhood"
+    assert any("sorted-neighbourhood" in n for n in blocked["notes"])
+    assert abs(blocked["disclosure_risk"]["prl"] - full["disclosure_risk"]["prl"]) <= 0.1
+
+
 def test_identical_files_lose_nothing_and_disclose_everything() -> None:
     x = pd.DataFrame(
         np.random.default_rng(0).permutation(np.arange(60.0).reshape(20, 3)) + 1.0,

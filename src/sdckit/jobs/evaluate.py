@@ -217,8 +217,11 @@ def evaluate(
     if numeric, else a classifier on the other compared columns). ``learned_distance`` (any of
     ``"weighted_mean"``, ``"owa"``, ``"choquet"``) adds worst-case linkage by MILP (files of a
     few hundred records). ``seed`` drives every random choice (propensity solver, PRL ties,
-    the classifier's split). PRL compares all pairs up to ``max_full_pairs`` (``n^2``), else
-    uses sorted-neighbourhood blocking.
+    the classifier's split). PRL compares all pairs up to ``max_full_pairs`` (``n^2``) with
+    EM-estimated m and u (Jaro 1989), else uses sorted-neighbourhood blocking with u fixed at
+    the agreement rates of random record pairs (EM's u on blocked pairs describes near
+    neighbours and would make PRL collapse; on the Census file with 10 % noise full EM gives
+    0.449, blocking + EM 0.016, blocking + random-pair u 0.482).
 
     Returns the JSON-ready document described in the module docstring; measures that do not
     apply (e.g. numeric measures without numeric columns) are ``None`` and a line in ``notes``
@@ -331,11 +334,17 @@ def evaluate(
                 "which needs a numeric intruder attribute"
             )
         else:
+            if blocking is not None:
+                notes.append(
+                    f"PRL compares {n:,} x {n:,} records with sorted-neighbourhood blocking "
+                    "(window 5) and u-probabilities from random record pairs"
+                )
             prl = probabilistic_linkage(
                 o,
                 p,
                 [*q_num, *q_cat],
                 blocking=blocking,
+                u_estimate="em" if blocking is None else "random_pairs",
                 seed=seed,
                 max_pairs=max(max_full_pairs, 10 * n * max(len(q_num), 1) + n),
             )
