@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import sdckit
 from sdckit.risk.interval_disclosure import interval_disclosure
 from sdckit.risk.learned_distance import learned_distance_linkage
 from sdckit.risk.linkage import distance_linkage
@@ -98,6 +99,23 @@ def main() -> None:
         t, res = timed(lambda: probabilistic_linkage(census, cn, blocking="sorted_neighbourhood"))
         rows.append(
             ("PRL sorted neighbourhood w=5", f"{res.n_pairs:,} pairs", t, f"prl={res.prl:.4f}")
+        )
+        t, res = timed(
+            lambda: probabilistic_linkage(
+                census, cn, blocking="sorted_neighbourhood", u_estimate="random_pairs"
+            )
+        )
+        rows.append(
+            (
+                "PRL sorted neighbourhood w=5, random-pair u",
+                f"{res.n_pairs:,} pairs",
+                t,
+                f"prl={res.prl:.4f}",
+            )
+        )
+        t, res = timed(lambda: sdckit.evaluate(census, cn))
+        rows.append(
+            ("sdckit.evaluate (all measures, Census)", size, t, f"score={res['score']:.2f}")
         )
         t, res = timed(lambda: interval_disclosure(census, cn))
         rows.append(("Interval disclosure p=1..10", size, t, f"id={res.interval_disclosure:.4f}"))
