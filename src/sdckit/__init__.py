@@ -14,6 +14,7 @@ from sdckit.core.frequency import FrequencySet, frequency_set
 from sdckit.core.io import read_table, write_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.errors import SdcError, SdcInputError
+from sdckit.jobs.evaluate import evaluate
 from sdckit.risk.analyze import analyze
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "__version__",
     "analyze",
     "anonymize",
+    "evaluate",
     "frequency_set",
     "read_table",
     "write_table",
