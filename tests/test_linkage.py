@@ -316,6 +316,45 @@ def test_em_recovers_mixture_parameters_from_exact_counts():
     assert ph == pytest.approx(p, abs=1e-6)
 
 
+def test_em_with_fixed_u_recovers_m_and_p_from_exact_counts():
+    m = np.array([0.9, 0.8, 0.95, 0.7])
+    u = np.array([0.1, 0.3, 0.05, 0.2])
+    p = 0.05
+    bits = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(float)
+    pm = np.prod(np.where(bits == 1, m, 1 - m), axis=1)
+    pu = np.prod(np.where(bits == 1, u, 1 - u), axis=1)
+    counts = 1e6 * (p * pm + (1 - p) * pu)
+    mh, uh, ph, _, conv, _ = em_fellegi_sunter(bits, counts, 0.01, True, 20000, 1e-12, fixed_u=u)
+    assert conv
+    assert uh == pytest.approx(u, abs=1e-15)
+    assert mh == pytest.approx(m, abs=1e-5)
+    assert ph == pytest.approx(p, abs=1e-6)
+
+
+def test_prl_random_pair_u_matches_brute_force_and_survives_blocking():
+    rng = np.random.default_rng(5)
+    x = pd.DataFrame(rng.normal(size=(300, 3)), columns=list("abc"))
+    y = x + 0.1 * rng.normal(size=x.shape)
+    res = probabilistic_linkage(x, y, u_estimate="random_pairs", u_sample=400_000)
+    # exact u_k: agreement rate (|a - b| <= 0.1 sd of the original) over all pairs i != j
+    tol = 0.1 * x.std().to_numpy()
+    agree = np.abs(x.to_numpy()[:, None, :] - y.to_numpy()[None, :, :]) <= tol
+    off = ~np.eye(300, dtype=bool)
+    exact = agree[off].mean(axis=0)
+    assert list(res.u.values()) == pytest.approx(exact, abs=0.004)
+    full = probabilistic_linkage(x, y, u_estimate="random_pairs")
+    blocked = probabilistic_linkage(
+        x, y, blocking="sorted_neighbourhood", window=5, u_estimate="random_pairs"
+    )
+    assert blocked.n_pairs < full.n_pairs
+    # the thresholds stay on the scale of the full comparison: similar PRL
+    assert abs(blocked.prl - full.prl) <= 0.05
+    with pytest.raises(SdcInputError, match="u_estimate"):
+        probabilistic_linkage(x, y, u_estimate="sample")
+    with pytest.raises(SdcInputError, match="u_sample"):
+        probabilistic_linkage(x, y, u_estimate="random_pairs", u_sample=0)
+
+
 def test_prl_perfect_on_unperturbed_distinct_data():
     rng = np.random.default_rng(0)
     x = pd.DataFrame(rng.permutation(np.arange(60.0).reshape(20, 3)), columns=list("abc"))

@@ -183,6 +183,7 @@ def em_fellegi_sunter(
     estimate_p: bool = True,
     max_iter: int = 1000,
     tol: float = 1e-8,
+    fixed_u: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float, int, bool, float]:
     """EM estimates ``(m, u, p, iterations, converged, log-likelihood)`` from distinct
     agreement patterns ``bits`` (``U x d`` of 0/1) observed ``counts`` times (Jaro 1989).
@@ -192,10 +193,16 @@ def em_fellegi_sunter(
     are non-matches), ``m_k = (1 + u_k) / 2`` (above ``u_k``). With ``estimate_p=False`` the
     match share stays ``p_start``. Probabilities are kept in ``[1e-9, 1 - 1e-9]``; if the
     ``m`` class ends up agreeing less often than the ``u`` class, the labels are swapped.
-    Stops when no parameter moves by more than ``tol``.
+    Stops when no parameter moves by more than ``tol``. With ``fixed_u`` the u-probabilities
+    are not estimated but held at the given values (e.g. agreement rates of random record
+    pairs, which are almost all non-matches; Jaro 1989, Winkler 1988): only ``m`` (and ``p``)
+    are estimated and the labels are never swapped.
     """
     total = counts.sum()
-    u = np.clip((counts @ bits) / total, 1e-4, 1 - 1e-4)
+    if fixed_u is not None:
+        u = np.clip(np.asarray(fixed_u, dtype=np.float64), _CLIP, 1 - _CLIP)
+    else:
+        u = np.clip((counts @ bits) / total, 1e-4, 1 - 1e-4)
     m = np.clip((1.0 + u) / 2.0, 0.5, 1 - 1e-4)
     p = float(np.clip(p_start, _CLIP, 1 - _CLIP))
     converged = False
@@ -213,13 +220,16 @@ def em_fellegi_sunter(
         cu = counts * (1.0 - g)
         p_new = float(np.clip(cg.sum() / total, _CLIP, 1 - _CLIP)) if estimate_p else p
         m_new = np.clip((cg @ bits) / max(cg.sum(), 1e-300), _CLIP, 1 - _CLIP)
-        u_new = np.clip((cu @ bits) / max(cu.sum(), 1e-300), _CLIP, 1 - _CLIP)
+        if fixed_u is None:
+            u_new = np.clip((cu @ bits) / max(cu.sum(), 1e-300), _CLIP, 1 - _CLIP)
+        else:
+            u_new = u
         delta = max(np.abs(m_new - m).max(), np.abs(u_new - u).max(), abs(p_new - p))
         m, u, p = m_new, u_new, p_new
         if delta < tol:
             converged = True
             break
-    if (m - u).sum() < 0:
+    if fixed_u is None and (m - u).sum() < 0:
         m, u, p = u, m, 1.0 - p
     return m, u, p, iterations, converged, loglik
 
@@ -345,6 +355,8 @@ def probabilistic_linkage(
     max_pairs: int = 5_000_000,
     max_iter: int = 1000,
     tol: float = 1e-8,
+    u_estimate: Literal["em", "random_pairs"] = "em",
+    u_sample: int = 1_000_000,
 ) -> ProbabilisticLinkageResult:
     """Fellegi-Sunter probabilistic record linkage risk (PRL) with EM-estimated m/u.
 
@@ -362,12 +374,24 @@ def probabilistic_linkage(
     in Jaro (1989). On correlated attributes the conditional-independence EM can converge to
     a spurious class (e.g. pairs agreeing on several correlated zero-inflated variables);
     fixing the match share limits that, and the result reports the EM's ``m`` and ``u``.
+    ``u_estimate``: ``"em"`` (default) estimates ``u`` by EM on the candidate pairs;
+    ``"random_pairs"`` fixes each ``u_k`` at the agreement rate of ``u_sample`` random
+    non-matching pairs ``(a_i, b_j)``, ``i != j``, drawn from *all* pairs (seeded by
+    ``seed``), and EM estimates only ``m`` -- the u-probabilities of random pairs, as Jaro
+    (1989) and Winkler (1988) suggest. With blocking, the candidate pairs are similar records,
+    so EM's ``u`` (and with it ``P(LP|U)`` and the thresholds) describes near neighbours,
+    not the unmatched pairs of the whole comparison space; ``"random_pairs"`` keeps the
+    thresholds on the scale of the full comparison.
     """
     cols = resolve_columns(original, columns)
     protected = align_pair(original, protected)
     for name, v in (("max_p_lp_given_u", max_p_lp_given_u), ("max_p_np_given_m", max_p_np_given_m)):
         if not (np.isfinite(v) and 0 <= v <= 1):
             raise SdcInputError(f"{name}={v!r} must be a probability in [0, 1]")
+    if u_estimate not in ("em", "random_pairs"):
+        raise SdcInputError(f"u_estimate={u_estimate!r} is unknown; use 'em' or 'random_pairs'")
+    if isinstance(u_sample, bool) or not isinstance(u_sample, int | np.integer) or u_sample < 1:
+        raise SdcInputError(f"u_sample={u_sample!r} must be a positive integer")
     if match_share not in ("known", "estimate"):
         raise SdcInputError(f"match_share={match_share!r} is unknown; use 'known' or 'estimate'")
     if not (np.isfinite(tolerance_sd) and tolerance_sd >= 0):
@@ -431,8 +455,21 @@ def probabilistic_linkage(
     uniq, inv, cnt = np.unique(code, return_inverse=True, return_counts=True)
     bits = ((uniq[:, None] >> np.arange(d)) & 1).astype(np.float64)
     p_start = min(1.0, n / ia.size)
+    fixed_u = None
+    if u_estimate == "random_pairs" and n > 1:
+        rng_u = np.random.default_rng([seed, 1])
+        size = int(min(u_sample, n * (n - 1)))
+        ra = rng_u.integers(0, n, size)
+        rb = rng_u.integers(0, n - 1, size)
+        rb += rb >= ra  # j != i: never the true match
+        fixed_u = np.array(
+            [
+                np.mean(np.abs(a[ra] - b[rb]) <= tl) if is_num else np.mean(a[ra] == b[rb])
+                for is_num, a, b, tl in comps
+            ]
+        )
     m, u, p, iters, conv, loglik = em_fellegi_sunter(
-        bits, cnt.astype(float), p_start, match_share == "estimate", max_iter, tol
+        bits, cnt.astype(float), p_start, match_share == "estimate", max_iter, tol, fixed_u
     )
 
     # thresholds and classes

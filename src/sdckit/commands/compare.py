@@ -1,0 +1,66 @@
+"""``sdckit compare``: run a grid of masking configurations, draw the R-U map, rank them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sdckit.commands._common import out, run_guarded
+
+
+def _cell(v) -> str:
+    return "n/a" if v is None else f"{v:.4g}"
+
+
+def compare_command(
+    config: Path, json_out: Path | None, html_out: Path | None, quiet: bool
+) -> dict:
+    """Implementation of ``sdckit compare``: load the grid job, run it, print the ranking."""
+    from sdckit.jobs.compare import run_compare_job
+    from sdckit.jobs.config import load_job
+
+    job = load_job(config)
+    result = run_compare_job(job, json_out=json_out, html_out=html_out)
+    if not quiet:
+        t = Table(title="Configurations ranked by R-U score = (IL + DR) / 2", show_header=True)
+        for col in ("rank", "configuration", "R-U score", "IL", "DR (%)", "DBRL", "PRL", "ID"):
+            t.add_column(col, justify="left" if col == "configuration" else "right")
+        for r in result["ranking"]:
+            t.add_row(
+                "–" if r["rank"] is None else str(r["rank"]),
+                r["label"],
+                _cell(r["ru_score"]),
+                _cell(r["information_loss"]),
+                _cell(r["disclosure_risk"]),
+                _cell(r["dbrl"]),
+                _cell(r["prl"]),
+                _cell(r["interval_disclosure"]),
+            )
+        out.print(t)
+        for p in result["written"]:
+            out.print(f"written: {p}")
+    return result
+
+
+def compare_cli(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="Grid file (YAML or TOML), see the README.")
+    ],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the ranked table as JSON here.")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write the HTML report (R-U map) here.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+) -> None:
+    """Mask one data set with a grid of methods x parameters, evaluate each, rank by R-U score."""
+    run_guarded(compare_command, config, json_out, html_out, quiet)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit compare`` to ``app``."""
+    app.command("compare")(compare_cli)

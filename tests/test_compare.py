@@ -1,0 +1,223 @@
+"""Tests: ``sdckit compare`` -- grid expansion, R-U ranking, the R-U map and the command."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import sdckit
+from sdckit.cli import app
+from sdckit.errors import ConfigError, DataError
+from sdckit.jobs.compare import (
+    compare,
+    compare_frames,
+    compare_report,
+    expand_grid,
+    rank_configurations,
+)
+from sdckit.jobs.config import job_from_dict
+
+runner = CliRunner()
+
+
+def _data(n: int = 60, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3)) @ np.array([[1.0, 0.6, 0.3], [0, 1, 0.4], [0, 0, 1]]) + 20.0
+    return pd.DataFrame(x, columns=["a", "b", "c"])
+
+
+def test_expand_grid_cartesian_product_and_labels() -> None:
+    grid = [
+        {"microaggregation": {"method": "mdav", "k": [3, 5, 10]}},
+        {"noise": {"alpha": [0.1, 0.5], "method": ["uncorrelated", "correlated"]}},
+        {"rank_swapping": {"p_percent": 5, "columns": ["a"]}},
+        {"label": "mdav + noise", "methods": [{"microaggregation": {"k": 3}}, {"noise": {}}]},
+    ]
+    configs = expand_grid(grid, columns=["a", "b"])
+    assert len(configs) == 3 + 4 + 1 + 1
+    labels = [c.label for c in configs]
+    assert labels[:3] == [f"microaggregation(method=mdav, k={k})" for k in (3, 5, 10)]
+    assert labels[3] == "noise(alpha=0.1, method=uncorrelated)"
+    assert labels[4] == "noise(alpha=0.1, method=correlated)"
+    assert labels[5] == "noise(alpha=0.5, method=uncorrelated)"
+    assert labels[7] == "rank_swapping(p_percent=5)" and labels[8] == "mdav + noise"
+    # top-level columns fill in the default; a method's own columns (a list) are kept as is
+    assert configs[0].methods[0][1]["columns"] == ["a", "b"]
+    assert configs[7].methods[0][1]["columns"] == ["a"]
+    assert [m for m, _ in configs[8].methods] == ["microaggregation", "noise"]
+    assert configs[4].source == "grid[1]"
+
+
+@pytest.mark.parametrize(
+    ("grid", "match"),
+    [
+        ([], "non-empty"),
+        ([{"blur": {"k": 3}}], r"grid\[0\].*unknown method 'blur'"),
+        ([{"noise": {"alpha": []}}], r"grid\[0\].noise.alpha.*empty"),
+        ([{"noise": {"alpha": 0.1}, "pram": {}}], "one method per entry"),
+        ([{"noise": {"alpha": -1}}], r"noise.alpha"),
+        ([{"noise": {"alpha": 0.1}}, {"noise": {"alpha": 0.1}}], "also comes from grid"),
+        ([{"noise": {"alpha": 0.1}, "label": 3}], "label"),
+        ([{"methods": [{"noise": {}}], "extra": 1}], "unknown key"),
+    ],
+)
+def test_expand_grid_errors_name_the_key(grid, match) -> None:
+    with pytest.raises(ConfigError, match=match):
+        expand_grid(grid, columns=["a"])
+
+
+def test_single_entry_label() -> None:
+    configs = expand_grid(
+        [
+            {"label": "swap a", "rank_swapping": {"p_percent": 5, "columns": ["a"]}},
+            {"label": "swap b", "rank_swapping": {"p_percent": [5, 9], "columns": ["b"]}},
+        ]
+    )
+    assert [c.label for c in configs] == [
+        "swap a",
+        "swap b: rank_swapping(p_percent=5)",
+        "swap b: rank_swapping(p_percent=9)",
+    ]
+
+
+def test_rank_by_ru_score_hand_values() -> None:
+    rows = [
+        {"label": "A", "ru_score": 12.0},
+        {"label": "B", "ru_score": None},
+        {"label": "C", "ru_score": 3.5},
+        {"label": "D", "ru_score": 7.0},
+    ]
+    ranked = rank_configurations(rows)
+    assert [(r["rank"], r["label"]) for r in ranked] == [(1, "C"), (2, "D"), (3, "A"), (None, "B")]
+
+
+def test_compare_frames_ru_score_is_the_mean_of_il_and_dr() -> None:
+    x = _data()
+    rng = np.random.default_rng(1)
+    frames = {
+        "identical": x.copy(),
+        "small noise": x + rng.normal(scale=0.05, size=x.shape),
+        "big noise": x + rng.normal(scale=2.0, size=x.shape),
+    }
+    res = compare_frames(x, frames)
+    by = {r["label"]: r for r in res["ranking"]}
+    for label, row in by.items():
+        doc = res["evaluations"][label]
+        il = doc["information_loss"]["score_il"]
+        dr = 100 * doc["disclosure_risk"]["score_dr"]
+        assert row["information_loss"] == pytest.approx(il)
+        assert row["disclosure_risk"] == pytest.approx(dr)
+        assert row["ru_score"] == pytest.approx((il + dr) / 2)
+        assert row["ru_score"] == pytest.approx(doc["score"])
+    # identical data: IL 0, DR 100 -> 50
+    assert by["identical"]["ru_score"] == pytest.approx(50.0)
+    scores = [r["ru_score"] for r in res["ranking"]]
+    assert scores == sorted(scores) and [r["rank"] for r in res["ranking"]] == [1, 2, 3]
+    json.dumps(res)
+
+
+def test_compare_runs_the_mask_runner_and_adds_transparency() -> None:
+    x = _data(80, 2)
+    configs = expand_grid(
+        [
+            {"rank_swapping": {"p_percent": [5, 20]}},
+            {"microaggregation": {"method": "individual_ranking", "k": 4}},
+            {"microaggregation": {"method": "mdav", "k": 4}},
+        ],
+        columns=["a", "b", "c"],
+    )
+    res = compare(x, configs, seed=3)
+    assert len(res["ranking"]) == 4 and set(res["masking"]) == {c.label for c in configs}
+    docs = res["evaluations"]
+    swap = docs["rank_swapping(p_percent=5)"]["transparency_attack"]
+    assert swap["method"] == "rank_swap" and swap["parameter"]["window"] == 4
+    # knowing the method and its parameter, the true record is always in the candidate set
+    assert swap["contains_true"] == 1.0
+    ir = docs["microaggregation(method=individual_ranking, k=4)"]["transparency_attack"]
+    assert ir["contains_true"] == 1.0
+    assert "transparency_attack" not in docs["microaggregation(method=mdav, k=4)"]
+    # same seed, same result
+    again = compare(x, configs, seed=3)
+    assert [r["ru_score"] for r in again["ranking"]] == [r["ru_score"] for r in res["ranking"]]
+    html = compare_report(res).render_html()
+    assert "R-U map" in html and "Ranking" in html and html.count("base64,") == 1
+
+
+def test_compare_refuses_methods_that_drop_records() -> None:
+    configs = expand_grid([{"sampling": {"fraction": 0.5}}])
+    with pytest.raises(DataError, match=r"grid\[0\].*sampling"):
+        compare(_data(), configs, seed=1)
+
+
+def test_job_grid_and_cli(tmp_path) -> None:
+    x = _data(70, 4)
+    x.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "grid.yaml").write_text(
+        "input: {path: in.csv}\n"
+        "columns: [a, b, c]\n"
+        "qi: [a, b]\n"
+        "seed: 1\n"
+        "grid:\n"
+        "  - microaggregation: {k: [3, 6]}\n"
+        "  - noise: {alpha: 0.2}\n"
+        "output: {report: out/compare.html, json: out/compare.json}\n"
+    )
+    res = runner.invoke(app, ["compare", "--config", str(tmp_path / "grid.yaml")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert [r["rank"] for r in doc["ranking"]] == [1, 2, 3]
+    assert {r["label"] for r in doc["ranking"]} == {
+        "microaggregation(k=3)",
+        "microaggregation(k=6)",
+        "noise(alpha=0.2)",
+    }
+    assert all(d["columns"]["qi"] == ["a", "b"] for d in doc["evaluations"].values())
+    assert "R-U map" in (tmp_path / "out" / "compare.html").read_text()
+    # the Python API on the same job gives the same ranking
+    from sdckit.jobs.compare import run_compare_job
+    from sdckit.jobs.config import load_job
+
+    again = run_compare_job(load_job(tmp_path / "grid.yaml"), json_out=tmp_path / "j2.json")
+    assert [r["ru_score"] for r in again["ranking"]] == [r["ru_score"] for r in doc["ranking"]]
+    assert sdckit.evaluate  # exported
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        ("grid:\n  - noise: {alpha: [0.1, x]}\n", "alpha"),
+        ("grid:\n  - blur: {}\n", "unknown method"),
+        ("methods:\n  - noise: {}\ngrid:\n  - noise: {}\n", "grid"),
+        ("grid:\n  - noise: {alpha: 0.1}\noptions: {colour: 1}\n", "options.colour"),
+        ("grid:\n  - noise: {alpha: 0.1, columns: [a, zz]}\n", "zz"),
+        ("grid:\n  - sampling: {fraction: 0.5}\n", "sampling"),
+    ],
+)
+def test_cli_bad_grid_exit_2_nothing_written(tmp_path, body, match) -> None:
+    _data(30).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "grid.yaml").write_text(
+        "input: {path: in.csv}\ncolumns: [a, b, c]\nseed: 1\n"
+        + body
+        + "output: {report: r.html, json: r.json}\n"
+    )
+    res = runner.invoke(app, ["compare", "--config", str(tmp_path / "grid.yaml")])
+    assert res.exit_code == 2, res.output
+    assert match in " ".join(res.output.split())
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "r.json").exists()
+
+
+def test_job_from_dict_with_dataframe_input() -> None:
+    from sdckit.jobs.compare import run_compare_job
+
+    job = job_from_dict(
+        {"input": {"path": _data(40)}, "columns": ["a", "b"], "seed": 2,
+         "grid": [{"noise": {"alpha": [0.05, 1.0]}}]}
+    )  # fmt: skip
+    res = run_compare_job(job)
+    assert res["written"] == []
+    first, second = res["ranking"]
+    assert first["label"] == "noise(alpha=0.05)" and first["ru_score"] < second["ru_score"]
