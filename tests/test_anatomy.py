@@ -39,6 +39,8 @@ def test_eligible_cap():
     assert eligible_cap(np.array([4, 1, 1]), 2) == 2  # 2*2 <= 2+1+1, 2*3 > 3+1+1
     assert eligible_cap(np.array([3, 2, 2, 1]), 2) == 3
     assert eligible_cap(np.array([5]), 2) == 0
+    assert eligible_cap(np.array([2, 2, 2]), 3) == 2
+    assert eligible_cap(np.array([10, 3, 3, 2]), 3) == 4  # 3*4 <= 4+3+3+2; 3*5 > 5+3+3+2
 
 
 def test_hand_traced_tables():

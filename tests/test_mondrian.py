@@ -71,6 +71,14 @@ def test_categorical_split_along_hierarchy():
     np.testing.assert_allclose(out.share["Age"], [1 / 3, 2 / 3, 1 / 3, 1 / 3, 2 / 3, 1 / 3])
 
 
+def test_progress_reports_all_records_done():
+    calls = []
+    schema = _schema(["Age", "Zipcode"], types={"Age": "integer", "Zipcode": "integer"})
+    mondrian(PATIENTS, schema, [KAnonymity(2)], progress=lambda d, t: calls.append((d, t)))
+    assert calls[0] == (0, 6) and calls[-1] == (6, 6)
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:], strict=False))
+
+
 def test_relaxed_cuts_through_equal_values():
     """Strict: lower median 1 < max 2 -> {1,1,1} | {2}: rejected for k=2, one partition.
     Relaxed: halves by rank {1,1} | {1,2}: allowed."""

@@ -67,10 +67,16 @@ def eligible_cap(counts: np.ndarray, l: int) -> int:  # noqa: E741 - the paper's
     making the data eligible (no value in more than ``1/l`` of the records).
     """
     counts = np.asarray(counts, dtype=np.int64)
-    t = np.arange(int(counts.max()) + 1 if counts.size else 1)
-    kept = np.minimum(counts[None, :], t[:, None]).sum(axis=1)
-    ok = l * t <= kept
-    return int(t[ok].max())
+    # f(T) = sum_v min(counts_v, T) - l*T is concave with f(0) = 0, so {T : f(T) >= 0} is an
+    # interval [0, T*]: binary search for T* (O(m log max) time, O(m) memory)
+    lo, hi = 0, int(counts.max()) if counts.size else 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if l * mid <= int(np.minimum(counts, mid).sum()):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _parameters(prep_models, schema: Schema, options: dict) -> tuple[int, str]:
