@@ -52,6 +52,17 @@ def test_two_dimensional_numeric_example_k2():
     assert out.data["Disease"].tolist() == PATIENTS["Disease"].tolist()
 
 
+def test_numeric_share_counts_hierarchy_leaves():
+    """A numeric QI with a hierarchy: share = leaves inside the range / all leaves (5 here)."""
+    age_h = Hierarchy([[str(a), "*"] for a in (25, 26, 27, 28, 29)], "Age")
+    schema = _schema(
+        ["Age", "Zipcode"], hier={"Age": age_h}, types={"Age": "integer", "Zipcode": "integer"}
+    )
+    out = mondrian(PATIENTS, schema, [KAnonymity(2)])
+    assert out.data["Age"].tolist() == ["[25, 26]"] * 3 + ["[27, 28]"] * 3
+    np.testing.assert_allclose(out.share["Age"], [2 / 5] * 6)
+
+
 def test_categorical_split_along_hierarchy():
     """Sex (leaves 2/2 = width 1) ties with Age (width 1) and comes first: split into Male
     {25,26,27,28} and Female {25,27}. Male: Age cut at 26 -> {25,26} | {27,28}, both >= 2.

@@ -25,11 +25,12 @@ Dimensions
 Released values and shares
 --------------------------
 Numeric QIs are released as the closed range of the partition's values, ``"[20, 34]"``
-(a single value ``"34"``), share ``(max - min) / (global max - global min)``. Hierarchical QIs
+(a single value ``"34"``), share ``(max - min) / (global max - global min)``, or, when the QI
+also has a hierarchy, the hierarchy leaves inside the range over all leaves. Hierarchical QIs
 are released as the LCA label, share ``leaves under it / |D|`` (``|D|`` = hierarchy leaves);
 a partition spanning several top-level labels is released as ``"*"`` (share 1). A QI without
-hierarchy is released as its value when the partition holds one value (share ``1/|D|``, ``|D|``
-= distinct values in the data), else ``"*"`` (share 1).
+hierarchy is released as its value when the partition holds one value (share 0, as an
+ungeneralized value), else ``"*"`` (share 1).
 
 Every round evaluates all candidate parts of all open partitions at once: the part of every
 record becomes the single "QI" of one frequency set (:func:`class_frequency_set`), so the
@@ -59,6 +60,7 @@ from ._heuristics import (
     numeric_values,
     prepare,
     range_labels,
+    range_shares,
     reject_options,
     release,
     report_progress,
@@ -294,7 +296,7 @@ def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> Al
         if d.kind == _NUMERIC:
             lo, hi = _min_max(d.values, part, n_parts)
             p_lab = range_labels(lo, hi)
-            p_share = (hi - lo) / d.span if d.span > 0 else np.zeros(n_parts)
+            p_share = range_shares(prep, d.name, lo, hi)
         elif d.kind == _HIERARCHY:
             level, code = _lca(d, rows, part, n_parts)
             height = d.anc.shape[0]
@@ -309,7 +311,7 @@ def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> Al
             lo = lo.astype(np.int64)
             one = lo == hi
             p_lab = np.where(one, d.labels[lo], "*").astype(object)
-            p_share = np.where(one, 1.0 / len(d.labels), 1.0)
+            p_share = np.where(one, 0.0, 1.0)
         labels[d.name] = p_lab[part]
         share[d.name] = p_share[part]
     data, shares = release(prep, labels, share, suppressed)
