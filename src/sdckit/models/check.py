@@ -177,7 +177,6 @@ def check(
             f"check: quasi-identifier column(s) {', '.join(map(repr, absent))} of the schema "
             f"are not in the data; available columns: {', '.join(map(str, data.columns))}"
         )
-    require_values(data, qis)
     lv = _levels(levels, qis)
     hierarchies = {
         q: schema.hierarchy(q)
@@ -192,6 +191,7 @@ def check(
     base = frequency_set(
         data, qis, sensitive=sensitive, hierarchies=hierarchies, orders=orders or None
     )
+    require_values(base)
     for m in models:
         m.prepare(base)
     fs = base if lv is None or not any(lv) else base.rollup(lv)
