@@ -39,20 +39,21 @@ _DENSE_FLOOR = 1 << 12
 _DENSE_FACTOR = 8
 
 
-def _dense_ranks(key: np.ndarray) -> tuple[np.ndarray, int]:
+def _dense_ranks(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
     """Rank of each key among the distinct keys (ascending), and the number of distinct keys.
 
     A hash-based factorization followed by a sort of the distinct keys only (pandas'
-    ``factorize(sort=True)``): O(n + g log g) instead of sorting all n keys.
+    ``factorize(sort=True)``): O(n + g log g) instead of sorting all n keys. With
+    ``ordered=False`` the ids follow first occurrence instead (no sort at all).
     """
     if len(key) == 0:
         return np.zeros(0, dtype=np.int64), 0
-    ranks, uniques = pd.factorize(key, sort=True)
+    ranks, uniques = pd.factorize(key, sort=ordered)
     return ranks.astype(np.int64, copy=False), len(uniques)
 
 
 def group_keys(
-    codes: Sequence[np.ndarray], cardinalities: Sequence[int]
+    codes: Sequence[np.ndarray], cardinalities: Sequence[int], ordered: bool = True
 ) -> tuple[np.ndarray, int, np.ndarray]:
     """Group items by the combination of their integer codes.
 
@@ -65,6 +66,8 @@ def group_keys(
     replaced by the ranks of its distinct values (order kept, exact: no hash collisions).
     The final keys become group indices through a presence table when the key space is
     small (O(radix)), else through a hash factorization plus a sort of the distinct keys.
+    ``ordered=False`` skips that sort (group ids then follow first occurrence on that path):
+    for callers that only need the grouping, such as class sizes of projections.
     """
     n = len(codes[0]) if codes else 0
     if not codes:
@@ -84,7 +87,7 @@ def group_keys(
         group = remap[key]
         n_groups = int(present.sum())
     else:
-        group, n_groups = _dense_ranks(key)
+        group, n_groups = _dense_ranks(key, ordered)
     group = group.astype(np.int64, copy=False)
     representative = np.empty(n_groups, dtype=np.int64)
     representative[group] = np.arange(n, dtype=np.int64)
