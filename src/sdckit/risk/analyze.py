@@ -150,6 +150,8 @@ def analyze(
         "records_at_risk_share": records_at_risk_share(counts, threshold),
         "class_size_distribution": class_size_distribution(counts),
     }
+    if population is not None:
+        summary["population_records"] = len(population)
     if sampling_fraction is not None:
         from sdckit.risk.population import population_uniqueness
 
