@@ -52,25 +52,32 @@ PYCANON_SCRIPT = textwrap.dedent(
         int(sys.argv[4]), int(sys.argv[5])
     df = pd.read_csv(path, sep=";", dtype=str, keep_default_na=False)
     def timed(fn, n):
-        ts, out = [], None
+        ts, cs, out = [], [], None
         for _ in range(n):
-            t0 = time.perf_counter(); out = fn(); ts.append(time.perf_counter() - t0)
-        return statistics.median(ts), out
-    tk, k = timed(lambda: anonymity.k_anonymity(df, qis), repeat)
-    tt, t = timed(lambda: anonymity.t_closeness(df, qis, [sa]), t_repeat)
-    print(json.dumps({"k_time": tk, "k": int(k), "t_time": tt, "t": float(t)}))
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = fn()
+            ts.append(time.perf_counter() - t0); cs.append(time.process_time() - c0)
+        return statistics.median(ts), statistics.median(cs), out
+    tk, ck, k = timed(lambda: anonymity.k_anonymity(df, qis), repeat)
+    tt, ct, t = timed(lambda: anonymity.t_closeness(df, qis, [sa]), t_repeat)
+    print(json.dumps({"k_time": tk, "k_cpu": ck, "k": int(k), "t_time": tt, "t_cpu": ct,
+                      "t": float(t)}))
     """
 )
 
 
-def timed(run: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
-    """Median wall time of ``repeat`` runs and the last result."""
-    times, res = [], None
+def timed(run: Callable[[], Any], repeat: int = 3) -> tuple[float, float, Any]:
+    """Median wall time, median process CPU time of ``repeat`` runs, and the last result.
+
+    On a shared machine wall time includes waiting for a core; CPU time does not.
+    """
+    times, cpu, res = [], [], None
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = run()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), res
+        cpu.append(time.process_time() - c0)
+    return statistics.median(times), statistics.median(cpu), res
 
 
 def pycanon_in_process(df: pd.DataFrame, repeat: int, t_repeat: int) -> dict | None:
@@ -79,9 +86,9 @@ def pycanon_in_process(df: pd.DataFrame, repeat: int, t_repeat: int) -> dict | N
         from pycanon import anonymity  # type: ignore[import-not-found]
     except ImportError:
         return None
-    tk, k = timed(lambda: anonymity.k_anonymity(df, QIS_8), repeat)
-    tt, t = timed(lambda: anonymity.t_closeness(df, QIS_8, [SENSITIVE]), t_repeat)
-    return {"k_time": tk, "k": int(k), "t_time": tt, "t": float(t)}
+    tk, ck, k = timed(lambda: anonymity.k_anonymity(df, QIS_8), repeat)
+    tt, ct, t = timed(lambda: anonymity.t_closeness(df, QIS_8, [SENSITIVE]), t_repeat)
+    return {"k_time": tk, "k_cpu": ck, "k": int(k), "t_time": tt, "t_cpu": ct, "t": float(t)}
 
 
 def pycanon_subprocess(python: str, csv: str, repeat: int, t_repeat: int) -> dict | None:
@@ -119,22 +126,22 @@ def main() -> None:
 
     run_analyze(adult.head(1000))  # warm-up: imports, numba caches
     rows: list[dict[str, Any]] = []
-    t, res = timed(lambda: run_analyze(adult), args.repeat)
-    rows.append({"task": "analyze Adult, 9 QIs", "rows": len(adult), "sdckit_s": t, "result": res})
-    t, res = timed(lambda: run_analyze(big), args.repeat)
-    rows.append(
-        {
-            "task": f"analyze {len(big):,} rows, 9 QIs",
-            "rows": len(big),
-            "sdckit_s": t,
-            "result": res,
-        }
-    )
+    for name, df in (("Adult", adult), (f"{len(big):,} rows", big)):
+        t, cpu, res = timed(lambda df=df: run_analyze(df), args.repeat)
+        rows.append(
+            {
+                "task": f"analyze {name}, 9 QIs",
+                "rows": len(df),
+                "sdckit_s": t,
+                "cpu": cpu,
+                "result": res,
+            }
+        )
 
     schema = Schema.from_roles(quasi_identifying=QIS_8, sensitive=[SENSITIVE])
-    tk, ck = timed(lambda: check(adult, schema, [KAnonymity(5)]), args.repeat)
+    tk, ck_cpu, ck = timed(lambda: check(adult, schema, [KAnonymity(5)]), args.repeat)
     t_model = TCloseness(SENSITIVE, 0.2, "equal")
-    tt, ct = timed(lambda: check(adult, schema, [t_model]), args.repeat)
+    tt, ct_cpu, ct = timed(lambda: check(adult, schema, [t_model]), args.repeat)
     k_value = ck.results[0].details["min_class_size"]
     t_value = ct.results[0].details["max_distance"]
 
@@ -142,14 +149,18 @@ def main() -> None:
     if peer is None and args.pycanon_python:
         peer = pycanon_subprocess(args.pycanon_python, str(demo.path), args.repeat, t_repeat)
 
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"machine: {platform.machine()} {platform.processor() or ''} "
-        f"{os.cpu_count()} cores visible, Python {platform.python_version()}, "
-        f"numpy {np.__version__}, pandas {pd.__version__}; median of {args.repeat} runs "
-        "(pycanon t-closeness: "
-        f"{t_repeat}), after parsing"
+        f"{os.cpu_count()} cores visible, load average {load:.1f}, Python "
+        f"{platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}; "
+        f"median of {args.repeat} runs (pycanon t-closeness: {t_repeat}), after parsing; "
+        "wall / CPU seconds"
     )
-    header = f"{'task':<44} {'rows':>10} {'sdckit s':>9} {'pycanon s':>10} {'speed-up':>9}  result"
+    header = (
+        f"{'task':<44} {'rows':>10} {'sdckit wall/cpu':>16} {'pycanon wall/cpu':>17} "
+        f"{'speed-up':>9}  result"
+    )
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -158,19 +169,29 @@ def main() -> None:
             f"classes {s['equivalence_classes']:,}, uniques {s['sample_uniques']:,}, "
             f"J/n {s['marketer']:.6f}"
         )
-        print(f"{r['task']:<44} {r['rows']:>10,} {r['sdckit_s']:>9.3f} {'':>10} {'':>9}  {detail}")
-    for task, ours, theirs, mine, other in (
-        ("check k-anonymity (k=5), 8 QIs", tk, "k_time", f"k = {k_value}", "k"),
-        ("check t-closeness occupation (equal), 8 QIs", tt, "t_time", f"t = {t_value:.6f}", "t"),
+        ours = f"{r['sdckit_s']:.3f}/{r['cpu']:.3f}"
+        print(f"{r['task']:<44} {r['rows']:>10,} {ours:>16} {'':>17} {'':>9}  {detail}")
+    for task, wall, cpu, key, mine, other in (
+        ("check k-anonymity (k=5), 8 QIs", tk, ck_cpu, "k", f"k = {k_value}", k_value),
+        (
+            "check t-closeness occupation (equal), 8 QIs",
+            tt,
+            ct_cpu,
+            "t",
+            f"t = {t_value:.6f}",
+            t_value,
+        ),
     ):
+        ours = f"{wall:.3f}/{cpu:.3f}"
         if peer is None:
             pc, speed, agree = "n/a", "n/a", ""
         else:
-            pc = f"{peer[theirs]:.3f}"
-            speed = f"{peer[theirs] / ours:.0f}x"
-            same = np.isclose(peer[other], k_value if other == "k" else t_value, atol=1e-9)
-            agree = f" (pycanon {other} = {peer[other]:.6g}, {'same' if same else 'DIFFERENT'})"
-        print(f"{task:<44} {len(adult):>10,} {ours:>9.3f} {pc:>10} {speed:>9}  {mine}{agree}")
+            pc = f"{peer[key + '_time']:.3f}/{peer[key + '_cpu']:.3f}"
+            speed = f"{peer[key + '_cpu'] / cpu:.0f}x"
+            same = np.isclose(peer[key], other, atol=1e-9)
+            agree = f" (pycanon {key} = {peer[key]:.6g}, {'same' if same else 'DIFFERENT'})"
+        print(f"{task:<44} {len(adult):>10,} {ours:>16} {pc:>17} {speed:>9}  {mine}{agree}")
+    print("speed-up = pycanon CPU time / sdckit CPU time")
 
 
 if __name__ == "__main__":
