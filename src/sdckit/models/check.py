@@ -132,11 +132,12 @@ def _validate(data: pd.DataFrame, schema: Schema, models: Sequence[PrivacyModel]
         if isinstance(m, KAnonymity) and m.k > n:
             raise ConfigError(
                 f"model {m.name}: parameter 'k' ({m.k}) is larger than the "
-                f"number of records ({n}); no class can reach it"
+                f"number of records ({n}); no class can reach it: choose k <= {n}"
             )
         if isinstance(m, LKCPrivacy) and m.K > n:
             raise ConfigError(
-                f"model {m.name}: parameter 'K' ({m.K}) is larger than the number of records ({n})"
+                f"model {m.name}: parameter 'K' ({m.K}) is larger than the number of records "
+                f"({n}); choose K <= {n}"
             )
         if isinstance(m, KMap) and m.population is not None and m.k > len(m.population):
             raise ConfigError(
