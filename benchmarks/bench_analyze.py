@@ -49,8 +49,9 @@ PYCANON_SCRIPT = textwrap.dedent(
     import json, statistics, sys, time
     import pandas as pd
     from pycanon import anonymity
-    path, qis, sa, repeat, t_repeat = sys.argv[1], sys.argv[2].split(","), sys.argv[3], \\
+    path, qis9, sa, repeat, t_repeat = sys.argv[1], sys.argv[2].split(","), sys.argv[3], \\
         int(sys.argv[4]), int(sys.argv[5])
+    qis8 = [q for q in qis9 if q != sa]
     df = pd.read_csv(path, sep=";", dtype=str, keep_default_na=False)
     def timed(fn, n):
         ts, cs, out = [], [], None
@@ -58,11 +59,12 @@ PYCANON_SCRIPT = textwrap.dedent(
             t0, c0 = time.perf_counter(), time.process_time()
             out = fn()
             ts.append(time.perf_counter() - t0); cs.append(time.process_time() - c0)
-        return statistics.median(ts), statistics.median(cs), out
-    tk, ck, k = timed(lambda: anonymity.k_anonymity(df, qis), repeat)
-    tt, ct, t = timed(lambda: anonymity.t_closeness(df, qis, [sa]), t_repeat)
-    print(json.dumps({"k_time": tk, "k_cpu": ck, "k": int(k), "t_time": tt, "t_cpu": ct,
-                      "t": float(t)}))
+        return [statistics.median(ts), statistics.median(cs), float(out)]
+    print(json.dumps({
+        "k8": timed(lambda: anonymity.k_anonymity(df, qis8), repeat),
+        "k9": timed(lambda: anonymity.k_anonymity(df, qis9), repeat),
+        "t": timed(lambda: anonymity.t_closeness(df, qis8, [sa]), t_repeat),
+    }))
     """
 )
 
@@ -82,19 +84,25 @@ def timed(run: Callable[[], Any], repeat: int = 3) -> tuple[float, float, Any]:
 
 
 def pycanon_in_process(df: pd.DataFrame, repeat: int, t_repeat: int) -> dict | None:
-    """Time pycanon here when it is importable (None otherwise)."""
+    """Time pycanon here when it is importable (None otherwise): ``{case: [wall, cpu, value]}``."""
     try:
         from pycanon import anonymity  # type: ignore[import-not-found]
     except ImportError:
         return None
-    tk, ck, k = timed(lambda: anonymity.k_anonymity(df, QIS_8), repeat)
-    tt, ct, t = timed(lambda: anonymity.t_closeness(df, QIS_8, [SENSITIVE]), t_repeat)
-    return {"k_time": tk, "k_cpu": ck, "k": int(k), "t_time": tt, "t_cpu": ct, "t": float(t)}
+    out = {}
+    for case, fn, n in (
+        ("k8", lambda: anonymity.k_anonymity(df, QIS_8), repeat),
+        ("k9", lambda: anonymity.k_anonymity(df, list(ADULT_COLUMNS)), repeat),
+        ("t", lambda: anonymity.t_closeness(df, QIS_8, [SENSITIVE]), t_repeat),
+    ):
+        wall, cpu, value = timed(fn, n)
+        out[case] = [wall, cpu, float(value)]
+    return out
 
 
 def pycanon_subprocess(python: str, csv: str, repeat: int, t_repeat: int) -> dict | None:
     """Time pycanon with another interpreter (its own venv) on the same CSV."""
-    cmd = [python, "-c", PYCANON_SCRIPT, csv, ",".join(QIS_8), SENSITIVE, str(repeat)]
+    cmd = [python, "-c", PYCANON_SCRIPT, csv, ",".join(ADULT_COLUMNS), SENSITIVE, str(repeat)]
     proc = subprocess.run([*cmd, str(t_repeat)], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         print(f"pycanon run failed: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -142,12 +150,17 @@ def main() -> None:
             }
         )
 
-    schema = Schema.from_roles(quasi_identifying=QIS_8, sensitive=[SENSITIVE])
-    tk, ck_cpu, ck = timed(lambda: check(adult, schema, [KAnonymity(5)]), args.check_repeat)
+    schema8 = Schema.from_roles(quasi_identifying=QIS_8, sensitive=[SENSITIVE])
+    schema9 = Schema.from_roles(quasi_identifying=list(ADULT_COLUMNS))
     t_model = TCloseness(SENSITIVE, 0.2, "equal")
-    tt, ct_cpu, ct = timed(lambda: check(adult, schema, [t_model]), args.check_repeat)
-    k_value = ck.results[0].details["min_class_size"]
-    t_value = ct.results[0].details["max_distance"]
+    checks = []  # (task, case, wall, cpu, value)
+    for task, case, schema, model, read in (
+        ("check k-anonymity (k=5), 8 QIs", "k8", schema8, KAnonymity(5), "min_class_size"),
+        ("check k-anonymity (k=5), 9 QIs", "k9", schema9, KAnonymity(5), "min_class_size"),
+        ("check t-closeness occupation (equal), 8 QIs", "t", schema8, t_model, "max_distance"),
+    ):
+        wall, cpu, res = timed(lambda s=schema, m=model: check(adult, s, [m]), args.check_repeat)
+        checks.append((task, case, wall, cpu, float(res.results[0].details[read])))
 
     peer = pycanon_in_process(adult, args.check_repeat, t_repeat)
     if peer is None and args.pycanon_python:
@@ -176,25 +189,17 @@ def main() -> None:
         )
         ours = f"{r['sdckit_s']:.3f}/{r['cpu']:.3f}"
         print(f"{r['task']:<44} {r['rows']:>10,} {ours:>16} {'':>17} {'':>9}  {detail}")
-    for task, wall, cpu, key, mine, other in (
-        ("check k-anonymity (k=5), 8 QIs", tk, ck_cpu, "k", f"k = {k_value}", k_value),
-        (
-            "check t-closeness occupation (equal), 8 QIs",
-            tt,
-            ct_cpu,
-            "t",
-            f"t = {t_value:.6f}",
-            t_value,
-        ),
-    ):
+    for task, case, wall, cpu, value in checks:
         ours = f"{wall:.3f}/{cpu:.3f}"
+        mine = f"{case[0]} = {value:.6g}"
         if peer is None:
             pc, speed, agree = "n/a", "n/a", ""
         else:
-            pc = f"{peer[key + '_time']:.3f}/{peer[key + '_cpu']:.3f}"
-            speed = f"{peer[key + '_cpu'] / cpu:.0f}x"
-            same = np.isclose(peer[key], other, atol=1e-9)
-            agree = f" (pycanon {key} = {peer[key]:.6g}, {'same' if same else 'DIFFERENT'})"
+            p_wall, p_cpu, p_value = peer[case]
+            pc = f"{p_wall:.3f}/{p_cpu:.3f}"
+            speed = f"{p_cpu / cpu:.0f}x"
+            same = "same" if np.isclose(p_value, value, atol=1e-9) else "DIFFERENT"
+            agree = f" (pycanon {case[0]} = {p_value:.6g}, {same})"
         print(f"{task:<44} {len(adult):>10,} {ours:>16} {pc:>17} {speed:>9}  {mine}{agree}")
     print("speed-up = pycanon CPU time / sdckit CPU time")
 
