@@ -74,6 +74,33 @@ def group_keys(
     return group, n_groups, representative
 
 
+def regroup_histogram(h: sparse.csr_matrix, group: np.ndarray, n_groups: int) -> sparse.csr_matrix:
+    """Sum the rows of a CSR count matrix by ``group`` (row ``r`` goes to ``group[r]``).
+
+    The result is canonical (sorted indices, no explicit zeros). The (group, column) pairs are
+    combined into one integer key and summed with a bincount table (or a sort when the table
+    would be large), avoiding a sparse matrix product on every roll-up.
+    """
+    n_cols = h.shape[1]
+    rows = np.repeat(group.astype(np.int64, copy=False), np.diff(h.indptr))
+    key = rows * n_cols + h.indices
+    size = n_groups * n_cols
+    if size <= max(_DENSE_LIMIT, _DENSE_FACTOR * len(key)):
+        dense = np.bincount(key, weights=h.data, minlength=size)
+        cells = np.flatnonzero(dense)
+        data = dense[cells]
+    else:
+        cells, inverse = np.unique(key, return_inverse=True)
+        data = np.bincount(inverse, weights=h.data, minlength=len(cells))
+    new_rows = cells // n_cols
+    indptr = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(new_rows, minlength=n_groups), out=indptr[1:])
+    return sparse.csr_matrix(
+        (data.astype(np.int64), (cells - new_rows * n_cols).astype(np.int32), indptr),
+        shape=(n_groups, n_cols),
+    )
+
+
 @dataclass(frozen=True)
 class QuasiIdentifier:
     """A quasi-identifier encoded once at leaf level, with its hierarchy (if any).
@@ -242,13 +269,7 @@ class FrequencySet:
             if self.weights is not None
             else None
         )
-        sens = {}
-        if self.sensitive:
-            agg = sparse.csr_matrix(
-                (np.ones(self.n_classes, dtype=np.int64), (group, np.arange(self.n_classes))),
-                shape=(n_groups, self.n_classes),
-            )
-            sens = {name: (agg @ h).tocsr() for name, h in self.sensitive.items()}
+        sens = {name: regroup_histogram(h, group, n_groups) for name, h in self.sensitive.items()}
         base_map = group if self.base_map is None else group[self.base_map]
         return FrequencySet(
             quasi_identifiers=tuple(qis),
