@@ -58,7 +58,8 @@ from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metr
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
 _REL_TOL = 1e-12
-TOP_RATIO = 1000
+SNAPSHOT_CLASSES = 2000  # sources larger than this get an intermediate snapshot
+TOP_RATIO = 1000  # top-down picks per bound-ordered pick (speed only)
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
 _CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes together)
 MAX_LATTICE = 2_000_000
@@ -206,8 +207,16 @@ class LatticeSearch:
         below = (self._cache_levels[:k] <= node).all(axis=1)
         cand = np.flatnonzero(below)
         src = self._cache_index[int(cand[np.argmin(self._cache_classes[cand])])]
-        fs = self._cache[src].rollup(node.tolist())
-        return fs
+        source = self._cache[src]
+        if source.n_classes > SNAPSHOT_CLASSES:
+            # a large source: roll up to a node halfway first and keep it as a snapshot, so
+            # that the next nodes in this region start from a small frequency set
+            mid = (self.nodes[src] + node) // 2
+            mid_index = int((mid * self.strides).sum())
+            if mid_index != src and mid_index != index and mid_index not in self._cache:
+                source = source.rollup(mid.tolist())
+                self._store(mid_index, source)
+        return source.rollup(node.tolist())
 
     # -- one node ------------------------------------------------------------------------
     def evaluate(self, index: int) -> tuple[NodeResult, FrequencySet, np.ndarray]:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62
-_DENSE_LIMIT = 1 << 16  # always use a bincount table up to this many possible keys
+_DENSE_LIMIT = 1 << 12  # always use a bincount table up to this many possible keys
 _DENSE_FACTOR = 4  # ... and up to this many possible keys per item (else sort: np.unique)
 
 
@@ -85,7 +85,7 @@ def regroup_histogram(h: sparse.csr_matrix, group: np.ndarray, n_groups: int) ->
     rows = np.repeat(group.astype(np.int64, copy=False), np.diff(h.indptr))
     key = rows * n_cols + h.indices
     size = n_groups * n_cols
-    if size <= max(_DENSE_LIMIT, _DENSE_FACTOR * len(key)):
+    if size <= _DENSE_FACTOR * len(key) + 1024:
         dense = np.bincount(key, weights=h.data, minlength=size)
         cells = np.flatnonzero(dense)
         data = dense[cells]
