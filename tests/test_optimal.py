@@ -53,10 +53,21 @@ def test_adult_calibration_matches_arx(adult):
     metrics = output_metrics(df, out, schema)
     assert metrics["loss"] == pytest.approx(0.5731509655759612, abs=1e-12)
     assert metrics["height"] == 14
+    for key, value in out.details["metrics"].items():  # frequency-set metrics == row metrics
+        assert value == pytest.approx(metrics[key], rel=1e-12), key
     assert out.nodes_checked == len(out.details["solution_space"]) < out.details["lattice_size"]
     # released labels are the hierarchy labels at the chosen levels
     h = schema.hierarchy("education")
     assert set(out.data["education"].astype(str)) <= set(h.labels[3])
+
+
+def test_adult_with_suppression_metrics_agree(adult):
+    df, schema = adult
+    out = optimal(df, schema, [KAnonymity(5)], suppression_limit=0.05)
+    assert 0 < out.suppressed_records <= int(0.05 * len(df))
+    metrics = output_metrics(df, out, schema)
+    for key, value in out.details["metrics"].items():
+        assert value == pytest.approx(metrics[key], rel=1e-12), key
 
 
 def _random_hierarchy(draw, name: str) -> Hierarchy:

@@ -418,7 +418,11 @@ def optimal(
     within the limit (naming the node that came closest).
 
     ``details`` holds ``solution_space`` (the checked nodes), ``lattice_size``, ``metric``,
-    ``metric_value`` (the minimised value), ``pruned_nodes`` and ``suppression_budget``.
+    ``metric_value`` (the minimised value), ``pruned_nodes``, ``suppression_budget`` and
+    ``metrics`` (every metric of the result, computed exactly on its frequency set with
+    :class:`~sdckit.utility.generalization.LatticeMetrics`; equal to
+    :func:`~sdckit.utility.generalization.output_metrics` of the output, which the tests
+    check, but without re-reading the rows).
     """
     if options:
         raise ConfigError(
@@ -453,6 +457,16 @@ def optimal(
     fs = base.rollup(best.levels)
     _, _, violating = _reevaluate(search, fs)
     released, share, supp = generalized_output(data, base, best.levels, violating, fs)
+    values = search.metrics.values(fs, violating)
+    metrics = {
+        "loss": values["loss"],
+        "precision": 1.0 - values["precision"],
+        "discernibility": values["discernibility"],
+        "aecs": values["aecs"],
+        "non_uniform_entropy": values["entropy"],
+        "height": values["height"],
+        "iloss": values["iloss"],
+    }
     details = {
         "lattice_size": search.size,
         "metric": spec.name,
@@ -463,6 +477,7 @@ def optimal(
         "suppression_budget": budget,
         "quasi_identifiers": names,
         "solution_space": search.solution_space(),
+        "metrics": metrics,
     }
     return AlgorithmOutput(
         data=released,

@@ -153,9 +153,18 @@ class QuasiIdentifier:
 def encode_quasi_identifier(
     values: pd.Series, name: str, hierarchy: Hierarchy | None = None
 ) -> QuasiIdentifier:
-    """Encode a QI column once: leaf indices into its hierarchy, else dictionary codes."""
+    """Encode a QI column once: leaf indices into its hierarchy, else dictionary codes.
+
+    With a hierarchy the column is factorized on its native dtype first and only the distinct
+    values are matched against the hierarchy's leaves (text matching is per distinct value,
+    not per row).
+    """
     if hierarchy is not None:
-        codes = hierarchy.leaf_index(values, column=name).astype(np.int32, copy=False)
+        s = values if isinstance(values, pd.Series) else pd.Series(values)
+        raw, uniques = pd.factorize(s, use_na_sentinel=False)
+        distinct = pd.Series(uniques, dtype=s.dtype if len(uniques) else None)
+        leaf = hierarchy.leaf_index(distinct, column=name).astype(np.int32, copy=False)
+        codes = leaf[raw] if len(raw) else np.zeros(0, dtype=np.int32)
         return QuasiIdentifier(name, codes, np.asarray(hierarchy.leaves, dtype=object), hierarchy)
     enc = encode(values, name)
     return QuasiIdentifier(name, enc.codes, enc.values, None)
