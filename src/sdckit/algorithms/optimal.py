@@ -174,6 +174,7 @@ class LatticeSearch:
         self.keep_base_map = self.metric.name == "entropy"
         self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
         self.state = np.zeros(size, dtype=np.uint8)
+        self.decided = 0  # nodes evaluated, pruned or dominated (progress)
         self._cache: dict[int, FrequencySet] = {}
         self._cache_levels = np.zeros((64, m), dtype=np.int32)
         self._cache_classes = np.zeros(64, dtype=np.int64)
@@ -241,11 +242,16 @@ class LatticeSearch:
 
     def _mark_below(self, index: int) -> None:
         """Mark every node componentwise <= ``index``'s levels: they fail too (pruned)."""
-        self.state[self._box(self.nodes[index], below=True)] |= _PRUNED
+        self._mark(self._box(self.nodes[index], below=True), _PRUNED)
 
     def _mark_above(self, index: int) -> None:
         """Mark every node componentwise >= ``index``'s levels: they cannot be better."""
-        self.state[self._box(self.nodes[index], below=False)] |= _DOMINATED
+        self._mark(self._box(self.nodes[index], below=False), _DOMINATED)
+
+    def _mark(self, idx: np.ndarray, flag: int) -> None:
+        fresh = idx[self.state[idx] == 0]
+        self.state[fresh] = flag
+        self.decided += len(fresh)
 
     def _box(self, node: np.ndarray, below: bool) -> np.ndarray:
         idx = np.zeros(1, dtype=np.int64)
@@ -306,10 +312,12 @@ class LatticeSearch:
                 index = int(by_bound[p1])
                 p1 += 1
             turn = (turn + 1) % (TOP_RATIO + 1)
-            if self.progress is not None and p1 >= next_report:
-                self.progress(p1, size)
-                next_report = p1 + max(1, size // 100)
+            if self.progress is not None and self.decided >= next_report:
+                self.progress(self.decided, size)
+                next_report = self.decided + max(1, size // 100)
             res, fs, _ = self.evaluate(index)
+            if not state[index]:
+                self.decided += 1
             state[index] |= _EVALUATED
             self.checked.append(res)
             self._store(index, fs)
