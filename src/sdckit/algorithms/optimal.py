@@ -65,6 +65,14 @@ _CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes t
 MAX_LATTICE = 2_000_000
 
 
+_PAIR_CELLS = 1 << 20  # joint leaf tables up to this size are used for pair pruning
+
+
+def _small_records(sizes: np.ndarray, k_min: int) -> int:
+    """Records in classes (cells) with ``0 < size < k_min``."""
+    return int(sizes[(sizes > 0) & (sizes < k_min)].sum())
+
+
 def _hierarchy_hint(name: str) -> str:
     return (
         f"quasi-identifier {name!r} has no generalization hierarchy, which full-domain "
@@ -175,6 +183,7 @@ class LatticeSearch:
         self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
         self.state = np.zeros(size, dtype=np.uint8)
         self.decided = 0  # nodes evaluated, pruned or dominated (progress)
+        self._prune_by_projections()
         self._cache: dict[int, FrequencySet] = {}
         self._cache_levels = np.zeros((64, m), dtype=np.int32)
         self._cache_classes = np.zeros(64, dtype=np.int64)
@@ -182,6 +191,57 @@ class LatticeSearch:
         self._cache_total = 0
         self._store(0, self.base)
         self.checked: list[NodeResult] = []
+
+    def _prune_by_projections(self) -> None:
+        """Prune, before any node is evaluated, nodes that must suppress too many records.
+
+        A class smaller than ``k_min = max(model.minimal_class_size())`` violates every such
+        model. The classes of a node are subsets of the classes of its projection onto one
+        attribute or a pair of attributes (Incognito's subset property, LeFevre et al. 2005),
+        so every record in a projection class smaller than ``k_min`` is suppressed at the
+        node; and the number of such records only shrinks as the projection is generalized.
+        A node whose largest such count (over the projections) exceeds the budget therefore
+        fails, whatever the models. Projections are aggregated from leaf-level count tables
+        with 0/1 matrices (a few small matrix products per attribute or pair).
+        """
+        k_min = max((md.minimal_class_size() for md in self.models), default=1)
+        if k_min <= 1:
+            return
+        floor = np.zeros(self.size, dtype=np.int64)
+        qis = self.base.quasi_identifiers
+        one_hot = []  # per attribute and level: (leaves x codes) 0/1 matrix
+        for q in qis:
+            mats = []
+            for level in range(q.height):
+                to_code = q.step(0, level)
+                mat = np.zeros((q.cardinality(0), q.cardinality(level)))
+                mat[np.arange(len(to_code)), to_code] = 1.0
+                mats.append(mat)
+            one_hot.append(mats)
+        for i, q in enumerate(qis):
+            per_leaf = np.bincount(
+                self.base.keys[:, i], weights=self.base.counts, minlength=q.cardinality(0)
+            )
+            small = np.array([_small_records(per_leaf @ m, k_min) for m in one_hot[i]])
+            np.maximum(floor, small[self.nodes[:, i]], out=floor)
+        # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
+        for i in range(len(qis)):
+            for j in range(i + 1, len(qis)):
+                di, dj = qis[i].cardinality(0), qis[j].cardinality(0)
+                if di * dj > _PAIR_CELLS:
+                    continue
+                joint = np.bincount(
+                    self.base.keys[:, i].astype(np.int64) * dj + self.base.keys[:, j],
+                    weights=self.base.counts,
+                    minlength=di * dj,
+                ).reshape(di, dj)
+                small = np.zeros((qis[i].height, qis[j].height), dtype=np.int64)
+                for a, ma in enumerate(one_hot[i]):
+                    left = ma.T @ joint
+                    for b, mb in enumerate(one_hot[j]):
+                        small[a, b] = _small_records(left @ mb, k_min)
+                np.maximum(floor, small[self.nodes[:, i], self.nodes[:, j]], out=floor)
+        self._mark(np.flatnonzero(floor > self.budget), _PRUNED)
 
     # -- cache of evaluated frequency sets (roll-up sources) -------------------------------
     def _store(self, index: int, fs: FrequencySet) -> None:
@@ -448,6 +508,8 @@ def optimal(
     names = [q.name for q in base.quasi_identifiers]
     if best is None:
         close = search.closest_failure
+        if close is None:  # every node was pruned up front: report the top of the lattice
+            close = search.evaluate(search.size - 1)[0]
         hint = ""
         if close is not None:
             trans = ", ".join(f"{n} {lv}" for n, lv in zip(names, close.levels, strict=True))
