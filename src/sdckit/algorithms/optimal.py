@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core.frequency import (
@@ -209,20 +210,24 @@ class LatticeSearch:
             return
         floor = np.zeros(self.size, dtype=np.int64)
         qis = self.base.quasi_identifiers
-        one_hot = []  # per attribute and level: (leaves x codes) 0/1 matrix
+        one_hot = []  # per attribute and level: sparse (leaves x codes) 0/1 matrix
         for q in qis:
             mats = []
             for level in range(q.height):
                 to_code = q.step(0, level)
-                mat = np.zeros((q.cardinality(0), q.cardinality(level)))
-                mat[np.arange(len(to_code)), to_code] = 1.0
+                d, c = len(to_code), q.cardinality(level)
+                if d * c <= 1 << 16:  # small: dense products are cheapest
+                    mat = np.zeros((d, c))
+                    mat[np.arange(d), to_code] = 1.0
+                else:
+                    mat = sparse.csr_matrix((np.ones(d), (np.arange(d), to_code)), shape=(d, c))
                 mats.append(mat)
             one_hot.append(mats)
         for i, q in enumerate(qis):
             per_leaf = np.bincount(
                 self.base.keys[:, i], weights=self.base.counts, minlength=q.cardinality(0)
             )
-            small = np.array([_small_records(per_leaf @ m, k_min) for m in one_hot[i]])
+            small = np.array([_small_records(m.T @ per_leaf, k_min) for m in one_hot[i]])
             np.maximum(floor, small[self.nodes[:, i]], out=floor)
         # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
         for i in range(len(qis)):
@@ -237,9 +242,9 @@ class LatticeSearch:
                 ).reshape(di, dj)
                 small = np.zeros((qis[i].height, qis[j].height), dtype=np.int64)
                 for a, ma in enumerate(one_hot[i]):
-                    left = ma.T @ joint
+                    left = np.asarray(ma.T @ joint)
                     for b, mb in enumerate(one_hot[j]):
-                        small[a, b] = _small_records(left @ mb, k_min)
+                        small[a, b] = _small_records(np.asarray((mb.T @ left.T).T), k_min)
                 np.maximum(floor, small[self.nodes[:, i], self.nodes[:, j]], out=floor)
         self._mark(np.flatnonzero(floor > self.budget), _PRUNED)
 
