@@ -155,7 +155,7 @@ def _exhaustive(df, schema, models, limit, metric):
     return best
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_case())
 def test_optimal_equals_exhaustive(case):
     df, schema, models, limit, metric = case
