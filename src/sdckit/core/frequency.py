@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _KEY_LIMIT = 1 << 62
 _DENSE_LIMIT = 1 << 12  # always use a bincount table up to this many possible keys
+_HASH_MIN_ROWS = 100_000  # from this many items, group by hashing (pd.factorize) not sorting
 _DENSE_FACTOR = 4  # ... and up to this many possible keys per item (else sort: np.unique)
 
 
@@ -55,7 +56,10 @@ def group_keys(
     for col, card in zip(codes, cardinalities, strict=True):
         card = max(int(card), 1)
         if radix * card >= _KEY_LIMIT:
-            _, key = np.unique(key, return_inverse=True)
+            if n > _HASH_MIN_ROWS:
+                key, _ = pd.factorize(key, sort=True)
+            else:
+                _, key = np.unique(key, return_inverse=True)
             key = key.astype(np.int64, copy=False)
             radix = int(key.max()) + 1 if n else 1
         key = key * card + col.astype(np.int64, copy=False)
@@ -66,7 +70,12 @@ def group_keys(
         group = remap[key]
         n_groups = int(present.sum())
     else:
-        _, group = np.unique(key, return_inverse=True)
+        # hash grouping, then only the distinct keys are sorted: the same result as
+        # np.unique(key, return_inverse=True), an order of magnitude faster on many rows
+        if n > _HASH_MIN_ROWS:
+            group, _ = pd.factorize(key, sort=True)
+        else:
+            _, group = np.unique(key, return_inverse=True)
         n_groups = int(group.max()) + 1 if n else 0
     group = group.astype(np.int64, copy=False)
     representative = np.empty(n_groups, dtype=np.int64)
@@ -87,16 +96,19 @@ def regroup_histogram(h: sparse.csr_matrix, group: np.ndarray, n_groups: int) ->
     size = n_groups * n_cols
     if size <= _DENSE_FACTOR * len(key) + 1024:
         dense = np.bincount(key, weights=h.data, minlength=size)
-        cells = np.flatnonzero(dense)
+        present = np.zeros(size, dtype=bool)  # nonzero() on booleans is much faster
+        present[key] = True
+        cells = np.flatnonzero(present)
         data = dense[cells]
     else:
         cells, inverse = np.unique(key, return_inverse=True)
         data = np.bincount(inverse, weights=h.data, minlength=len(cells))
     new_rows = cells // n_cols
-    indptr = np.zeros(n_groups + 1, dtype=np.int64)
+    index_type = np.int32 if len(cells) < 2**31 - 1 else np.int64
+    indptr = np.zeros(n_groups + 1, dtype=index_type)
     np.cumsum(np.bincount(new_rows, minlength=n_groups), out=indptr[1:])
     return sparse.csr_matrix(
-        (data.astype(np.int64), (cells - new_rows * n_cols).astype(np.int32), indptr),
+        (data.astype(np.int64), (cells - new_rows * n_cols).astype(index_type), indptr),
         shape=(n_groups, n_cols),
     )
 
