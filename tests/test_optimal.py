@@ -239,3 +239,25 @@ def test_search_checks_fewer_nodes_than_lattice(adult):
     search = LatticeSearch(base, [KAnonymity(5)], 0)
     best = search.run()
     assert best is not None and len(search.checked) < search.size / 5
+
+
+def test_global_model_with_suppression_is_not_pruned():
+    """Average risk after local suppression is not monotone: no predictive tagging then.
+
+    x: 100 records 'A' and six single records b1..b6 (pairs under B1..B3, then '*'); k=2,
+    average risk <= 0.02, limit 6 records. Level 0 suppresses b1..b6 and leaves one class of
+    100 (risk 0.01): satisfied. Level 1 suppresses nothing but has 4 classes for 106 records
+    (risk 0.038): fails, although level 0 below it satisfies. Level 0 is optimal.
+    """
+    rows = [["A", "A", "*"]] + [[f"b{i}", f"B{(i + 1) // 2}", "*"] for i in range(1, 7)]
+    h = Hierarchy(rows, name="x")
+    df = pd.DataFrame({"x": ["A"] * 100 + [f"b{i}" for i in range(1, 7)]})
+    schema = Schema.from_roles(quasi_identifying=["x"], hierarchies={"x": h})
+    models = [KAnonymity(2), AverageRiskThreshold(0.02)]
+    base, _ = prepare_base(df, schema, models)
+    assert not LatticeSearch(base, models, 6).prunable  # level 1 failing must not prune level 0
+    assert LatticeSearch(base, models, 0).prunable  # without suppression it is monotone
+    out = optimal(df, schema, models, suppression_limit=0.06)
+    assert out.transformation == {"x": 0}
+    assert out.suppressed_records == 6
+    assert out.details["metric_value"] == pytest.approx(36 / 636)

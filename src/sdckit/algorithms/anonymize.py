@@ -319,7 +319,7 @@ def anonymize(
         schema,
         models,
         suppression_limit=float(suppression_limit),
-        metric=spec,
+        metric=metric,  # as given (a name or a mapping); every algorithm parses it
         seed=seed,
         progress=progress,
         **algorithm_options,

@@ -177,7 +177,10 @@ class LatticeSearch:
         )
         self.global_models = [md for md in self.models if md.is_global]
         if self.budget > 0:
-            self.prunable = all(md.monotonic for md in self.models)
+            # global models are judged on the records left after local suppression, which is
+            # not monotone (suppressing small classes can lower the average risk), so they
+            # disable predictive tagging when records may be suppressed
+            self.prunable = all(md.monotonic and not md.is_global for md in self.models)
         else:
             self.prunable = all(md.monotonic_with_generalization for md in self.models)
         self.keep_base_map = self.metric.name == "entropy"
