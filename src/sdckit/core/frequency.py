@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _KEY_LIMIT = 1 << 62
 _DENSE_LIMIT = 1 << 12  # always use a bincount table up to this many possible keys
-_HASH_MIN_ROWS = 100_000  # from this many items, group by hashing (pd.factorize) not sorting
+_HASH_MIN_ROWS = 10_000  # from this many items, group by hashing (pd.factorize) not sorting
 _DENSE_FACTOR = 4  # ... and up to this many possible keys per item (else sort: np.unique)
 
 
