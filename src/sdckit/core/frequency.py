@@ -33,8 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62
-_DENSE_LIMIT = 1 << 12  # always use a bincount table up to this many possible keys
-_HASH_MIN_ROWS = 10_000  # from this many items, group by hashing (pd.factorize) not sorting
+_DENSE_LIMIT = 1 << 16  # always use a bincount table up to this many possible keys
 _DENSE_FACTOR = 4  # ... and up to this many possible keys per item (else sort: np.unique)
 
 
@@ -56,10 +55,7 @@ def group_keys(
     for col, card in zip(codes, cardinalities, strict=True):
         card = max(int(card), 1)
         if radix * card >= _KEY_LIMIT:
-            if n > _HASH_MIN_ROWS:
-                key, _ = pd.factorize(key, sort=True)
-            else:
-                _, key = np.unique(key, return_inverse=True)
+            _, key = np.unique(key, return_inverse=True)
             key = key.astype(np.int64, copy=False)
             radix = int(key.max()) + 1 if n else 1
         key = key * card + col.astype(np.int64, copy=False)
@@ -70,12 +66,7 @@ def group_keys(
         group = remap[key]
         n_groups = int(present.sum())
     else:
-        # hash grouping, then only the distinct keys are sorted: the same result as
-        # np.unique(key, return_inverse=True), an order of magnitude faster on many rows
-        if n > _HASH_MIN_ROWS:
-            group, _ = pd.factorize(key, sort=True)
-        else:
-            _, group = np.unique(key, return_inverse=True)
+        _, group = np.unique(key, return_inverse=True)
         n_groups = int(group.max()) + 1 if n else 0
     group = group.astype(np.int64, copy=False)
     representative = np.empty(n_groups, dtype=np.int64)
