@@ -137,3 +137,21 @@ def test_parse_metric_errors():
         parse_metric({"name": "loss", "wieghts": {}})
     with pytest.raises(ConfigError, match="not quasi-identifiers"):
         MetricSpec("loss", weights={"z": 1.0}).weight_vector(["x"])
+
+
+def test_local_recoding_output_without_transformation():
+    """Without a transformation (Mondrian/TDS outputs): precision from shares, height None.
+
+    Same release as the no-suppression case: x shares 1/2 (minimum 1/4) -> penalty
+    (1/2 - 1/4)/(3/4) = 1/3 per record, y at its minimum -> 0; precision = 1 - (4/3)/8 = 5/6.
+    Entropy with F(g) from the values released as g: still 4 bits.
+    """
+    df = pd.DataFrame({"x": ["a", "b", "c", "d"], "y": ["1", "1", "2", "2"]})
+    out = _release(df, (1, 0), [False] * 4)
+    out.transformation = None
+    m = output_metrics(df, out, SCHEMA)
+    assert m["precision"] == pytest.approx(5 / 6)
+    assert m["height"] is None
+    assert m["non_uniform_entropy"] == pytest.approx(4.0)
+    assert m["loss"] == pytest.approx(math.sqrt(4 / 3) - 1, abs=1e-15)
+    assert m["discernibility"] == 8 and m["aecs"] == 2

@@ -53,10 +53,21 @@ def test_adult_calibration_matches_arx(adult):
     metrics = output_metrics(df, out, schema)
     assert metrics["loss"] == pytest.approx(0.5731509655759612, abs=1e-12)
     assert metrics["height"] == 14
+    for key, value in out.details["metrics"].items():  # frequency-set metrics == row metrics
+        assert value == pytest.approx(metrics[key], rel=1e-12), key
     assert out.nodes_checked == len(out.details["solution_space"]) < out.details["lattice_size"]
     # released labels are the hierarchy labels at the chosen levels
     h = schema.hierarchy("education")
     assert set(out.data["education"].astype(str)) <= set(h.labels[3])
+
+
+def test_adult_with_suppression_metrics_agree(adult):
+    df, schema = adult
+    out = optimal(df, schema, [KAnonymity(5)], suppression_limit=0.05)
+    assert 0 < out.suppressed_records <= int(0.05 * len(df))
+    metrics = output_metrics(df, out, schema)
+    for key, value in out.details["metrics"].items():
+        assert value == pytest.approx(metrics[key], rel=1e-12), key
 
 
 def _random_hierarchy(draw, name: str) -> Hierarchy:
@@ -144,7 +155,7 @@ def _exhaustive(df, schema, models, limit, metric):
     return best
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lattice_case())
 def test_optimal_equals_exhaustive(case):
     df, schema, models, limit, metric = case
@@ -228,3 +239,25 @@ def test_search_checks_fewer_nodes_than_lattice(adult):
     search = LatticeSearch(base, [KAnonymity(5)], 0)
     best = search.run()
     assert best is not None and len(search.checked) < search.size / 5
+
+
+def test_global_model_with_suppression_is_not_pruned():
+    """Average risk after local suppression is not monotone: no predictive tagging then.
+
+    x: 100 records 'A' and six single records b1..b6 (pairs under B1..B3, then '*'); k=2,
+    average risk <= 0.02, limit 6 records. Level 0 suppresses b1..b6 and leaves one class of
+    100 (risk 0.01): satisfied. Level 1 suppresses nothing but has 4 classes for 106 records
+    (risk 0.038): fails, although level 0 below it satisfies. Level 0 is optimal.
+    """
+    rows = [["A", "A", "*"]] + [[f"b{i}", f"B{(i + 1) // 2}", "*"] for i in range(1, 7)]
+    h = Hierarchy(rows, name="x")
+    df = pd.DataFrame({"x": ["A"] * 100 + [f"b{i}" for i in range(1, 7)]})
+    schema = Schema.from_roles(quasi_identifying=["x"], hierarchies={"x": h})
+    models = [KAnonymity(2), AverageRiskThreshold(0.02)]
+    base, _ = prepare_base(df, schema, models)
+    assert not LatticeSearch(base, models, 6).prunable  # level 1 failing must not prune level 0
+    assert LatticeSearch(base, models, 0).prunable  # without suppression it is monotone
+    out = optimal(df, schema, models, suppression_limit=0.06)
+    assert out.transformation == {"x": 0}
+    assert out.suppressed_records == 6
+    assert out.details["metric_value"] == pytest.approx(36 / 636)

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core.frequency import (
@@ -58,10 +59,19 @@ from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metr
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
 _REL_TOL = 1e-12
-TOP_RATIO = 1000
+SNAPSHOT_CLASSES = 2000  # sources larger than this get an intermediate snapshot
+TOP_RATIO = 1000  # top-down picks per bound-ordered pick (speed only)
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
 _CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes together)
 MAX_LATTICE = 2_000_000
+
+
+_PAIR_CELLS = 1 << 20  # joint leaf tables up to this size are used for pair pruning
+
+
+def _small_records(sizes: np.ndarray, k_min: int) -> int:
+    """Records in classes (cells) with ``0 < size < k_min``."""
+    return int(sizes[(sizes > 0) & (sizes < k_min)].sum())
 
 
 def _hierarchy_hint(name: str) -> str:
@@ -167,12 +177,17 @@ class LatticeSearch:
         )
         self.global_models = [md for md in self.models if md.is_global]
         if self.budget > 0:
-            self.prunable = all(md.monotonic for md in self.models)
+            # global models are judged on the records left after local suppression, which is
+            # not monotone (suppressing small classes can lower the average risk), so they
+            # disable predictive tagging when records may be suppressed
+            self.prunable = all(md.monotonic and not md.is_global for md in self.models)
         else:
             self.prunable = all(md.monotonic_with_generalization for md in self.models)
         self.keep_base_map = self.metric.name == "entropy"
         self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
         self.state = np.zeros(size, dtype=np.uint8)
+        self.decided = 0  # nodes evaluated, pruned or dominated (progress)
+        self._prune_by_projections()
         self._cache: dict[int, FrequencySet] = {}
         self._cache_levels = np.zeros((64, m), dtype=np.int32)
         self._cache_classes = np.zeros(64, dtype=np.int64)
@@ -180,6 +195,61 @@ class LatticeSearch:
         self._cache_total = 0
         self._store(0, self.base)
         self.checked: list[NodeResult] = []
+
+    def _prune_by_projections(self) -> None:
+        """Prune, before any node is evaluated, nodes that must suppress too many records.
+
+        A class smaller than ``k_min = max(model.minimal_class_size())`` violates every such
+        model. The classes of a node are subsets of the classes of its projection onto one
+        attribute or a pair of attributes (Incognito's subset property, LeFevre et al. 2005),
+        so every record in a projection class smaller than ``k_min`` is suppressed at the
+        node; and the number of such records only shrinks as the projection is generalized.
+        A node whose largest such count (over the projections) exceeds the budget therefore
+        fails, whatever the models. Projections are aggregated from leaf-level count tables
+        with 0/1 matrices (a few small matrix products per attribute or pair).
+        """
+        k_min = max((md.minimal_class_size() for md in self.models), default=1)
+        if k_min <= 1:
+            return
+        floor = np.zeros(self.size, dtype=np.int64)
+        qis = self.base.quasi_identifiers
+        one_hot = []  # per attribute and level: sparse (leaves x codes) 0/1 matrix
+        for q in qis:
+            mats = []
+            for level in range(q.height):
+                to_code = q.step(0, level)
+                d, c = len(to_code), q.cardinality(level)
+                if d * c <= 1 << 16:  # small: dense products are cheapest
+                    mat = np.zeros((d, c))
+                    mat[np.arange(d), to_code] = 1.0
+                else:
+                    mat = sparse.csr_matrix((np.ones(d), (np.arange(d), to_code)), shape=(d, c))
+                mats.append(mat)
+            one_hot.append(mats)
+        for i, q in enumerate(qis):
+            per_leaf = np.bincount(
+                self.base.keys[:, i], weights=self.base.counts, minlength=q.cardinality(0)
+            )
+            small = np.array([_small_records(m.T @ per_leaf, k_min) for m in one_hot[i]])
+            np.maximum(floor, small[self.nodes[:, i]], out=floor)
+        # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
+        for i in range(len(qis)):
+            for j in range(i + 1, len(qis)):
+                di, dj = qis[i].cardinality(0), qis[j].cardinality(0)
+                if di * dj > _PAIR_CELLS:
+                    continue
+                joint = np.bincount(
+                    self.base.keys[:, i].astype(np.int64) * dj + self.base.keys[:, j],
+                    weights=self.base.counts,
+                    minlength=di * dj,
+                ).reshape(di, dj)
+                small = np.zeros((qis[i].height, qis[j].height), dtype=np.int64)
+                for a, ma in enumerate(one_hot[i]):
+                    left = np.asarray(ma.T @ joint)
+                    for b, mb in enumerate(one_hot[j]):
+                        small[a, b] = _small_records(np.asarray((mb.T @ left.T).T), k_min)
+                np.maximum(floor, small[self.nodes[:, i], self.nodes[:, j]], out=floor)
+        self._mark(np.flatnonzero(floor > self.budget), _PRUNED)
 
     # -- cache of evaluated frequency sets (roll-up sources) -------------------------------
     def _store(self, index: int, fs: FrequencySet) -> None:
@@ -206,8 +276,16 @@ class LatticeSearch:
         below = (self._cache_levels[:k] <= node).all(axis=1)
         cand = np.flatnonzero(below)
         src = self._cache_index[int(cand[np.argmin(self._cache_classes[cand])])]
-        fs = self._cache[src].rollup(node.tolist())
-        return fs
+        source = self._cache[src]
+        if source.n_classes > SNAPSHOT_CLASSES:
+            # a large source: roll up to a node halfway first and keep it as a snapshot, so
+            # that the next nodes in this region start from a small frequency set
+            mid = (self.nodes[src] + node) // 2
+            mid_index = int((mid * self.strides).sum())
+            if mid_index != src and mid_index != index and mid_index not in self._cache:
+                source = source.rollup(mid.tolist())
+                self._store(mid_index, source)
+        return source.rollup(node.tolist())
 
     # -- one node ------------------------------------------------------------------------
     def evaluate(self, index: int) -> tuple[NodeResult, FrequencySet, np.ndarray]:
@@ -232,11 +310,16 @@ class LatticeSearch:
 
     def _mark_below(self, index: int) -> None:
         """Mark every node componentwise <= ``index``'s levels: they fail too (pruned)."""
-        self.state[self._box(self.nodes[index], below=True)] |= _PRUNED
+        self._mark(self._box(self.nodes[index], below=True), _PRUNED)
 
     def _mark_above(self, index: int) -> None:
         """Mark every node componentwise >= ``index``'s levels: they cannot be better."""
-        self.state[self._box(self.nodes[index], below=False)] |= _DOMINATED
+        self._mark(self._box(self.nodes[index], below=False), _DOMINATED)
+
+    def _mark(self, idx: np.ndarray, flag: int) -> None:
+        fresh = idx[self.state[idx] == 0]
+        self.state[fresh] = flag
+        self.decided += len(fresh)
 
     def _box(self, node: np.ndarray, below: bool) -> np.ndarray:
         idx = np.zeros(1, dtype=np.int64)
@@ -297,10 +380,12 @@ class LatticeSearch:
                 index = int(by_bound[p1])
                 p1 += 1
             turn = (turn + 1) % (TOP_RATIO + 1)
-            if self.progress is not None and p1 >= next_report:
-                self.progress(p1, size)
-                next_report = p1 + max(1, size // 100)
+            if self.progress is not None and self.decided >= next_report:
+                self.progress(self.decided, size)
+                next_report = self.decided + max(1, size // 100)
             res, fs, _ = self.evaluate(index)
+            if not state[index]:
+                self.decided += 1
             state[index] |= _EVALUATED
             self.checked.append(res)
             self._store(index, fs)
@@ -409,7 +494,11 @@ def optimal(
     within the limit (naming the node that came closest).
 
     ``details`` holds ``solution_space`` (the checked nodes), ``lattice_size``, ``metric``,
-    ``metric_value`` (the minimised value), ``pruned_nodes`` and ``suppression_budget``.
+    ``metric_value`` (the minimised value), ``pruned_nodes``, ``suppression_budget`` and
+    ``metrics`` (every metric of the result, computed exactly on its frequency set with
+    :class:`~sdckit.utility.generalization.LatticeMetrics`; equal to
+    :func:`~sdckit.utility.generalization.output_metrics` of the output, which the tests
+    check, but without re-reading the rows).
     """
     if options:
         raise ConfigError(
@@ -427,6 +516,8 @@ def optimal(
     names = [q.name for q in base.quasi_identifiers]
     if best is None:
         close = search.closest_failure
+        if close is None:  # every node was pruned up front: report the top of the lattice
+            close = search.evaluate(search.size - 1)[0]
         hint = ""
         if close is not None:
             trans = ", ".join(f"{n} {lv}" for n, lv in zip(names, close.levels, strict=True))
@@ -444,6 +535,16 @@ def optimal(
     fs = base.rollup(best.levels)
     _, _, violating = _reevaluate(search, fs)
     released, share, supp = generalized_output(data, base, best.levels, violating, fs)
+    values = search.metrics.values(fs, violating)
+    metrics = {
+        "loss": values["loss"],
+        "precision": 1.0 - values["precision"],
+        "discernibility": values["discernibility"],
+        "aecs": values["aecs"],
+        "non_uniform_entropy": values["entropy"],
+        "height": values["height"],
+        "iloss": values["iloss"],
+    }
     details = {
         "lattice_size": search.size,
         "metric": spec.name,
@@ -454,6 +555,7 @@ def optimal(
         "suppression_budget": budget,
         "quasi_identifiers": names,
         "solution_space": search.solution_space(),
+        "metrics": metrics,
     }
     return AlgorithmOutput(
         data=released,

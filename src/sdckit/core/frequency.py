@@ -94,6 +94,36 @@ def group_keys(
     return group, n_groups, representative
 
 
+def regroup_histogram(h: sparse.csr_matrix, group: np.ndarray, n_groups: int) -> sparse.csr_matrix:
+    """Sum the rows of a CSR count matrix by ``group`` (row ``r`` goes to ``group[r]``).
+
+    The result is canonical (sorted indices, no explicit zeros). The (group, column) pairs are
+    combined into one integer key and summed with a bincount table (or a sort when the table
+    would be large), avoiding a sparse matrix product on every roll-up.
+    """
+    n_cols = h.shape[1]
+    rows = np.repeat(group.astype(np.int64, copy=False), np.diff(h.indptr))
+    key = rows * n_cols + h.indices
+    size = n_groups * n_cols
+    if size <= _DENSE_FACTOR * len(key) + 1024:
+        dense = np.bincount(key, weights=h.data, minlength=size)
+        present = np.zeros(size, dtype=bool)  # nonzero() on booleans is much faster
+        present[key] = True
+        cells = np.flatnonzero(present)
+        data = dense[cells]
+    else:
+        cells, inverse = np.unique(key, return_inverse=True)
+        data = np.bincount(inverse, weights=h.data, minlength=len(cells))
+    new_rows = cells // n_cols
+    index_type = np.int32 if len(cells) < 2**31 - 1 else np.int64
+    indptr = np.zeros(n_groups + 1, dtype=index_type)
+    np.cumsum(np.bincount(new_rows, minlength=n_groups), out=indptr[1:])
+    return sparse.csr_matrix(
+        (data.astype(np.int64), (cells - new_rows * n_cols).astype(index_type), indptr),
+        shape=(n_groups, n_cols),
+    )
+
+
 @dataclass(frozen=True)
 class QuasiIdentifier:
     """A quasi-identifier encoded once at leaf level, with its hierarchy (if any).
@@ -146,9 +176,18 @@ class QuasiIdentifier:
 def encode_quasi_identifier(
     values: pd.Series, name: str, hierarchy: Hierarchy | None = None
 ) -> QuasiIdentifier:
-    """Encode a QI column once: leaf indices into its hierarchy, else dictionary codes."""
+    """Encode a QI column once: leaf indices into its hierarchy, else dictionary codes.
+
+    With a hierarchy the column is factorized on its native dtype first and only the distinct
+    values are matched against the hierarchy's leaves (text matching is per distinct value,
+    not per row).
+    """
     if hierarchy is not None:
-        codes = hierarchy.leaf_index(values, column=name).astype(np.int32, copy=False)
+        s = values if isinstance(values, pd.Series) else pd.Series(values)
+        raw, uniques = pd.factorize(s, use_na_sentinel=False)
+        distinct = pd.Series(uniques, dtype=s.dtype if len(uniques) else None)
+        leaf = hierarchy.leaf_index(distinct, column=name).astype(np.int32, copy=False)
+        codes = leaf[raw] if len(raw) else np.zeros(0, dtype=np.int32)
         return QuasiIdentifier(name, codes, np.asarray(hierarchy.leaves, dtype=object), hierarchy)
     enc = encode(values, name)
     return QuasiIdentifier(name, enc.codes, enc.values, None)
@@ -262,13 +301,7 @@ class FrequencySet:
             if self.weights is not None
             else None
         )
-        sens = {}
-        if self.sensitive:
-            agg = sparse.csr_matrix(
-                (np.ones(self.n_classes, dtype=np.int64), (group, np.arange(self.n_classes))),
-                shape=(n_groups, self.n_classes),
-            )
-            sens = {name: (agg @ h).tocsr() for name, h in self.sensitive.items()}
+        sens = {name: regroup_histogram(h, group, n_groups) for name, h in self.sensitive.items()}
         base_map = group if self.base_map is None else group[self.base_map]
         return FrequencySet(
             quasi_identifiers=tuple(qis),

@@ -126,6 +126,7 @@ class Hierarchy:
         self._check_tree(levels, labels)
         for a in (table_arr, *levels, *labels):
             a.flags.writeable = False
+        self._code_maps: dict[tuple[int, int], np.ndarray] = {}
         self.table: np.ndarray = table_arr
         self.height: int = height
         self.leaves: np.ndarray = table_arr[:, 0]
@@ -280,10 +281,14 @@ class Hierarchy:
                 f"{self._where}: cannot map codes from level {a} down to level {b}; "
                 "generalization only goes up (to_level >= from_level)."
             )
-        out = np.empty(len(self.labels[a]), dtype=np.int32)
-        first = _first_occurrences(self.levels[a])
-        out[:] = self.levels[b][first]
-        return out
+        cached = self._code_maps.get((a, b))
+        if cached is None:
+            out = np.empty(len(self.labels[a]), dtype=np.int32)
+            first = _first_occurrences(self.levels[a])
+            out[:] = self.levels[b][first]
+            out.flags.writeable = False  # shared by every caller (lattice searches call often)
+            self._code_maps[(a, b)] = cached = out
+        return cached
 
     def leaves_under(self, level: int) -> np.ndarray:
         """Number of leaves under each code at ``level`` (``int64``, indexed by code).

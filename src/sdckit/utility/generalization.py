@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.algorithms.base import SUPPRESSED
-from sdckit.core.encoding import as_text, encode
+from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import FrequencySet, group_keys
 from sdckit.errors import ConfigError
 
@@ -337,7 +337,9 @@ def output_metrics(
     ``height`` use the transformation's levels when the output has one (full-domain
     algorithms); otherwise precision is ``1 - mean(share - min share)`` over records and QIs
     (the certainty penalty of Xu et al. 2006, the range analogue of ``h / HGV``) and height is
-    ``None``. Entropy: ``F(g)`` sums ``f(v)`` over the original values ``v`` released as ``g``.
+    ``None``. Entropy: for full-domain outputs ``F(g)`` counts the records whose value lies
+    under ``g`` in the hierarchy; otherwise it sums ``f(v)`` over the original values ``v``
+    released as ``g`` (the records "under" a Mondrian range or TDS value).
     """
     spec = parse_metric(metric)
     qis = [q for q in schema.quasi_identifiers if q in output.share]
@@ -379,7 +381,10 @@ def output_metrics(
     counts = _class_sizes(kept, qis)
     result["discernibility"] = float((counts.astype(float) ** 2).sum() + supp.sum() * n)
     result["aecs"] = float(counts.sum() / len(counts)) if len(counts) else 0.0
-    result["non_uniform_entropy"] = _output_entropy(original, output, qis, supp)
+    if trans is not None and all(schema.hierarchy(q) is not None for q in qis):
+        result["non_uniform_entropy"] = _full_domain_entropy(original, trans, schema, qis, supp)
+    else:
+        result["non_uniform_entropy"] = _output_entropy(original, output, qis, supp)
     result["iloss"] = float(((share_sums - n * low) * weights).sum())
     return result
 
@@ -393,6 +398,31 @@ def _class_sizes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:
     return np.bincount(group, minlength=n_groups)
 
 
+def _full_domain_entropy(
+    original: pd.DataFrame,
+    transformation: Mapping[str, int],
+    schema: Schema,
+    qis: Sequence[str],
+    supp: np.ndarray,
+) -> float:
+    """Non-uniform entropy of a full-domain generalization: ``F(g)`` from the hierarchy."""
+    from sdckit.core.frequency import encode_quasi_identifier
+
+    n = float(len(supp))
+    total = 0.0
+    for q in qis:
+        enc = encode_quasi_identifier(original[q], q, schema.hierarchy(q))
+        f = np.bincount(enc.codes, minlength=enc.cardinality(0)).astype(float)
+        to_code = enc.step(0, int(transformation[q]))
+        big_f = np.bincount(to_code, weights=f)[to_code]  # per leaf: records under its g
+        cost = _neg_log2_ratio(f, big_f)
+        root = _neg_log2_ratio(f, np.full(len(f), n))
+        per_leaf_records = np.bincount(enc.codes[~supp], minlength=len(f))
+        supp_records = f - per_leaf_records
+        total += float((per_leaf_records * cost).sum() + (supp_records * root).sum())
+    return total
+
+
 def _output_entropy(
     original: pd.DataFrame, output: AlgorithmOutput, qis: Sequence[str], supp: np.ndarray
 ) -> float:
@@ -401,9 +431,13 @@ def _output_entropy(
     total = 0.0
     for q in qis:
         orig = encode(original[q].reset_index(drop=True), q)
-        released = as_text(output.data[q].reset_index(drop=True))
-        released = np.where(supp, SUPPRESSED, released)
-        rel = encode(pd.Series(released), q)
+        rel = encode(output.data[q].reset_index(drop=True), q)
+        if supp.any():
+            star = np.flatnonzero(rel.values == SUPPRESSED)
+            values = rel.values if star.size else np.append(rel.values, SUPPRESSED)
+            codes = rel.codes.copy()
+            codes[supp] = star[0] if star.size else len(rel.values)
+            rel = EncodedColumn(q, codes, values)
         f = np.bincount(orig.codes, minlength=orig.cardinality).astype(float)
         is_root = rel.values == SUPPRESSED
         # distinct (value, released) pairs -> F(g) = sum of f(v) over values released as g

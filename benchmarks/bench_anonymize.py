@@ -1,0 +1,133 @@
+"""Benchmark of ``sdckit.anonymize`` (optimal lattice search): median of 3 runs, with ARX's.
+
+Run ``python benchmarks/bench_anonymize.py`` (``--big`` adds a 10,000,000-row resample of
+Adult, ``np.random.default_rng(0)``, k=5, 5%, with peak memory). Cases as in issue 3,
+section 5; ARX 3.9.2's in-process ``anonymize()`` medians on the same machine class are
+printed beside ours. Two figures per case: ``search`` is the optimal search alone
+(:func:`sdckit.algorithms.optimal.optimal`: encoding, lattice search, applying the
+transformation -- what ARX's ``anonymize()`` does), ``anonymize`` is the whole
+:func:`sdckit.anonymize` (plus metrics, independent verification and risk before/after).
+Data: ``../shared/data/arx`` (Adult, Cup and their hierarchies).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+import sdckit
+from sdckit.algorithms.optimal import optimal
+from sdckit.core.hierarchy import read_hierarchy
+from sdckit.core.io import read_table
+from sdckit.core.schema import Schema
+from sdckit.datasets import load_adult
+from sdckit.models import KAnonymity, TCloseness
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arx"
+CUP_QIS = ["ZIP", "AGE", "GENDER", "INCOME", "STATE", "RAMNTALL", "NGIFTALL", "MINRAMNT"]
+
+
+def timed(run: Callable[[], object], repeat: int = 3) -> tuple[float, float, object]:
+    """Median wall time and median CPU time of ``repeat`` runs, and the last result.
+
+    CPU time (``time.process_time``) is shown too because the benchmark machine is shared:
+    when other processes load it, wall time grows while CPU time stays near the idle figure.
+    """
+    walls, cpus, res = [], [], None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = run()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus), res
+
+
+def cases(big: bool) -> list[tuple[str, float | None, Callable[[], tuple]]]:
+    """(name, ARX seconds, () -> (data, schema, models, limit))."""
+    df, h = load_adult()
+    all_qi = Schema.from_roles(quasi_identifying=list(df.columns), hierarchies=h)
+    qi8 = [c for c in df.columns if c != "occupation"]
+    tclose = Schema.from_roles(quasi_identifying=qi8, sensitive=["occupation"], hierarchies=h)
+    out = [
+        ("Adult k=5 0%", 0.087, lambda: (df, all_qi, [KAnonymity(5)], 0.0)),
+        ("Adult k=5 5%", 1.69, lambda: (df, all_qi, [KAnonymity(5)], 0.05)),
+        (
+            "Adult t=0.2 (occupation, equal) 5%",
+            4.9,
+            lambda: (df, tclose, [TCloseness("occupation", 0.2)], 0.05),
+        ),
+    ]
+    if (DATA / "cup.csv").exists():
+        cup = read_table(DATA / "cup.csv", delimiter=";")
+        ch = {c: read_hierarchy(DATA / f"cup_hierarchy_{c}.csv", name=c) for c in CUP_QIS}
+        cup_schema = Schema.from_roles(quasi_identifying=CUP_QIS, hierarchies=ch)
+        out.append(("Cup k=5 5%", 8.8, lambda: (cup, cup_schema, [KAnonymity(5)], 0.05)))
+    if big:
+        rng = np.random.default_rng(0)
+        rows = rng.integers(0, len(df), 10_000_000)
+        big_df = df.iloc[rows].reset_index(drop=True)
+        out = [("Adult 10M rows k=5 5%", None, lambda: (big_df, all_qi, [KAnonymity(5)], 0.05))]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--big", action="store_true", help="add the 10,000,000-row Adult resample")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--big-only", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.big_only:
+        run_cases(cases(big=True), args.repeat)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+        print(f"peak memory of the 10M-row process (ru_maxrss): {peak:.2f} GiB")
+        return
+    run_cases(cases(big=False), args.repeat, header=True)
+    if args.big:  # own process, so that its peak memory is its own
+        subprocess.run([sys.executable, __file__, "--big-only"], check=True)
+
+
+def run_cases(todo, repeat: int, header: bool = False) -> None:
+    """Time each case and print one table row per case (after a header line if asked)."""
+    line = (
+        f"{'case':36} {'ARX s':>6} {'search s':>9} {'(cpu)':>7} {'anonymize s':>12} "
+        f"{'(cpu)':>7} {'nodes':>6}  result"
+    )
+    if header:
+        print(line)
+        print("-" * len(line))
+    for name, arx, make in todo:
+        data, schema, models, limit = make()
+        rep = 1 if len(data) > 1_000_000 else repeat
+        t_search, c_search, out = timed(
+            lambda data=data, schema=schema, models=models, limit=limit: optimal(
+                data, schema, models, suppression_limit=limit
+            ),
+            rep,
+        )
+        trans = ",".join(str(v) for v in out.transformation.values())
+        nodes = out.nodes_checked
+        del out  # do not hold two releases at once
+        t_full, c_full, res = timed(
+            lambda data=data, schema=schema, models=models, limit=limit: sdckit.anonymize(
+                data, schema, models, suppression_limit=limit
+            ),
+            rep,
+        )
+        arx_s = f"{arx:6.3f}" if arx is not None else "     -"
+        print(
+            f"{name:36} {arx_s} {t_search:9.3f} {c_search:7.3f} {t_full:12.3f} {c_full:7.3f} "
+            f"{nodes:6d}  "
+            f"[{trans}] loss={res.metrics['loss']:.6f} suppressed={res.suppressed_records}"
+        )
+
+
+if __name__ == "__main__":
+    main()
