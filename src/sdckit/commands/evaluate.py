@@ -50,6 +50,7 @@ def evaluate_command(
     k: int | None,
     target: str | None,
     learned_distance: list[str],
+    learned_time_limit: float,
     delimiter: str | None,
     encoding: str,
     seed: int,
@@ -77,6 +78,7 @@ def evaluate_command(
         k=k,
         target=target,
         learned_distance=learned_distance,
+        learned_time_limit=learned_time_limit,
         seed=seed,
     )
     doc["original"] = str(original)
@@ -150,6 +152,10 @@ def evaluate_cli(
             help="Worst-case linkage by MILP: weighted_mean,owa,choquet (a few hundred rows).",
         ),
     ] = "",
+    learned_time_limit: Annotated[
+        float,
+        typer.Option("--learned-time-limit", help="Seconds of HiGHS per learned distance."),
+    ] = 60.0,
     delimiter: Annotated[
         str | None, typer.Option(help="CSV delimiter (sniffed if omitted).")
     ] = None,
@@ -172,6 +178,7 @@ def evaluate_cli(
         k,
         target,
         split_list(learned_distance),
+        learned_time_limit,
         delimiter,
         encoding,
         seed,
