@@ -51,6 +51,7 @@ def evaluate_command(
     target: str | None,
     learned_distance: list[str],
     learned_time_limit: float,
+    intruder_share: float | None,
     delimiter: str | None,
     encoding: str,
     seed: int,
@@ -79,6 +80,7 @@ def evaluate_command(
         target=target,
         learned_distance=learned_distance,
         learned_time_limit=learned_time_limit,
+        intruder_share=intruder_share,
         seed=seed,
     )
     doc["original"] = str(original)
@@ -156,6 +158,13 @@ def evaluate_cli(
         float,
         typer.Option("--learned-time-limit", help="Seconds of HiGHS per learned distance."),
     ] = 60.0,
+    intruder_share: Annotated[
+        float | None,
+        typer.Option(
+            "--intruder-share",
+            help="The intruder knows a random share of the records (DBRL, transparency).",
+        ),
+    ] = None,
     delimiter: Annotated[
         str | None, typer.Option(help="CSV delimiter (sniffed if omitted).")
     ] = None,
@@ -179,6 +188,7 @@ def evaluate_cli(
         target,
         split_list(learned_distance),
         learned_time_limit,
+        intruder_share,
         delimiter,
         encoding,
         seed,

@@ -204,6 +204,8 @@ def evaluate(
     target: str | None = None,
     learned_distance: Sequence[str] = (),
     learned_time_limit: float = 60.0,
+    intruder_rows: Sequence[int] | np.ndarray | None = None,
+    intruder_share: float | None = None,
     seed: int = 0,
     max_full_pairs: int = MAX_FULL_PAIRS,
 ) -> dict[str, Any]:
@@ -225,6 +227,10 @@ def evaluate(
     (EM's u on blocked pairs describes near neighbours and would make PRL collapse; on the
     Census file with 10 % noise full EM gives 0.449, blocking + EM 0.016, blocking + random-pair
     u 0.482).
+
+    The intruder file B of distance-based linkage and of the transparency attack holds all
+    records, or the positions ``intruder_rows``, or a random ``intruder_share`` of the records
+    (drawn with ``seed``); PRL and interval disclosure always use all records.
 
     Returns the JSON-ready document described in the module docstring; measures that do not
     apply (e.g. numeric measures without numeric columns) are ``None`` and a line in ``notes``
@@ -256,6 +262,7 @@ def evaluate(
         raise SdcInputError(
             f"learned_distance {preview(bad_ld)} unknown; use weighted_mean, owa or choquet"
         )
+    rows = _intruder_rows(len(original), intruder_rows, intruder_share, seed)
     num, cat, o, p = split_column_types(original, protected, cols, categorical)
     o = o.reset_index(drop=True)
     p = p.reset_index(drop=True)
@@ -309,13 +316,13 @@ def evaluate(
     dr: dict[str, Any] = {"dbrl": None, "prl": None, "interval_disclosure": None}
     dr["score_dr"] = None
     if q_num:
-        link = distance_linkage(o, p, q_num, metric="euclidean")
+        link = distance_linkage(o, p, q_num, intruder_rows=rows, metric="euclidean")
         dr["dbrl"] = link.dbrl
         details["dbrl"] = link.to_dict()
         if len(q_num) > 1:
             try:
                 details["dbrl_mahalanobis"] = distance_linkage(
-                    o, p, q_num, metric="mahalanobis"
+                    o, p, q_num, intruder_rows=rows, metric="mahalanobis"
                 ).to_dict()
             except DataError as exc:
                 notes.append(f"Mahalanobis linkage skipped: {exc}")
@@ -367,7 +374,7 @@ def evaluate(
         "score": score,
     }
     if known_method is not None:
-        doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k)
+        doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k, rows)
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
     if target is not None:
@@ -377,6 +384,26 @@ def evaluate(
     doc["details"] = details
     doc["notes"] = notes
     return doc
+
+
+def _intruder_rows(
+    n: int, rows: Sequence[int] | np.ndarray | None, share: float | None, seed: int
+) -> np.ndarray | None:
+    """Positions of the intruder's records (None = all); validated by the linkage module."""
+    from sdckit.risk.linkage import rows_subset
+
+    if rows is not None and share is not None:
+        raise SdcInputError("give intruder_rows or intruder_share, not both")
+    if share is not None:
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+            raise SdcInputError(
+                f"intruder_share={share!r} must be a share of the records in (0, 1]"
+            )
+        size = max(1, int(round(share * n)))
+        return np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
+    if rows is None:
+        return None
+    return rows_subset(rows, n)
 
 
 def _check_known_method(method: str, p_percent: float | None, k: int | None) -> None:
@@ -409,6 +436,7 @@ def _transparency(
     method: str,
     p_percent: float | None,
     k: int | None,
+    rows: np.ndarray | None,
 ) -> dict[str, Any]:
     from sdckit.risk.transparency import microaggregation_attack, rank_swap_attack
 
@@ -417,9 +445,15 @@ def _transparency(
             "the transparency attack links on numeric intruder attributes; none of --qi is numeric"
         )
     if method == "rank_swapping":
-        res = rank_swap_attack(o, p, q_num, p_percent=float(p_percent))  # type: ignore[arg-type]
+        res = rank_swap_attack(
+            o,
+            p,
+            q_num,
+            p_percent=float(p_percent),  # type: ignore[arg-type]
+            intruder_rows=rows,
+        )
     else:
-        res = microaggregation_attack(o, p, q_num, k=int(k))  # type: ignore[arg-type]
+        res = microaggregation_attack(o, p, q_num, k=int(k), intruder_rows=rows)  # type: ignore[arg-type]
     return res.to_dict()
 
 
