@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from sdckit.algorithms.anonymize import AnonymizationResult, anonymize
 from sdckit.core.frequency import FrequencySet, frequency_set
 from sdckit.core.io import read_table, write_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
@@ -17,6 +18,7 @@ from sdckit.jobs.evaluate import evaluate
 from sdckit.risk.analyze import analyze
 
 __all__ = [
+    "AnonymizationResult",
     "Attribute",
     "DataType",
     "FrequencySet",
@@ -26,6 +28,7 @@ __all__ = [
     "SdcInputError",
     "__version__",
     "analyze",
+    "anonymize",
     "evaluate",
     "frequency_set",
     "read_table",

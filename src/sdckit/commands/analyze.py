@@ -56,7 +56,7 @@ def analyze_command(
     quiet: bool,
 ) -> dict:
     """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
-    from sdckit.core.io import read_table
+    from sdckit.core.io import read_table, write_text
     from sdckit.errors import DataError
     from sdckit.report.risk_report import risk_report
     from sdckit.report.writer import write_json
@@ -64,6 +64,12 @@ def analyze_command(
 
     if not qi:
         raise DataError("name the quasi-identifiers with --qi A,B,C")
+    for flag, path in (("--json", json_out), ("--html", html_out)):
+        if path is not None and Path(path).resolve() == Path(input).resolve():
+            raise DataError(
+                f"{flag} {str(path)!r} is the input file; the input is never overwritten: "
+                "choose another output path"
+            )
     df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
     pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
     result = analyze(
@@ -78,10 +84,17 @@ def analyze_command(
     )
     summary = dict(result.summary)
     summary["input"] = str(input)
+    # Everything is computed and rendered before the first file is written, so a failure
+    # leaves nothing behind (each write is itself atomic).
+    html = (
+        risk_report(summary, result.record_risk, source=str(input)).render_html()
+        if html_out
+        else None
+    )
     if json_out:
         write_json(json_out, summary)
     if html_out:
-        risk_report(summary, result.record_risk, source=str(input)).write_html(html_out)
+        write_text(html_out, html)
     if not quiet:
         _print_risk(summary)
         for label, path in (("JSON", json_out), ("HTML report", html_out)):

@@ -33,7 +33,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62
-_DENSE_LIMIT = 1 << 25  # use a bincount table up to this many possible keys
+# A bincount table over all possible keys costs O(radix); sorting costs O(n log n). Use the
+# table while the key space is at most a few times the item count (plus a small floor).
+_DENSE_FLOOR = 1 << 12
+_DENSE_FACTOR = 8
 
 
 def group_keys(
@@ -59,7 +62,7 @@ def group_keys(
             radix = int(key.max()) + 1 if n else 1
         key = key * card + col.astype(np.int64, copy=False)
         radix *= card
-    if radix <= max(_DENSE_LIMIT, 4 * n):
+    if radix <= _DENSE_FLOOR + _DENSE_FACTOR * n:
         present = np.bincount(key, minlength=radix) > 0
         remap = np.cumsum(present) - 1
         group = remap[key]
@@ -390,6 +393,30 @@ def frequency_set(
             weights if isinstance(weights, str) else "weights",
         )
     return build_frequency_set(qis, levels, sens, w)
+
+
+def require_values(
+    data: pd.DataFrame, columns: Sequence[str], role: str = "quasi-identifier"
+) -> None:
+    """Raise :class:`DataError` when one of ``columns`` holds no value at all.
+
+    A column whose every cell is missing (empty text, None or NaN; see
+    :func:`~sdckit.core.encoding.as_text`) puts all records in one class and says nothing;
+    it is almost always a wrong column name, a wrong delimiter or an empty export.
+    """
+    if len(data) == 0:
+        return
+    for c in columns:
+        col = data[c]
+        if pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
+            empty = bool((col.isna() | (col.astype(str) == "")).all())
+        else:
+            empty = bool(col.isna().all())
+        if empty:
+            raise DataError(
+                f"{role} {c!r} has no values: all {len(data):,} cells are empty; remove it "
+                "from the list, or check the column name, the delimiter and the export"
+            )
 
 
 def numeric_weights(values, name: str) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -155,11 +156,28 @@ def to_numeric(values: pd.Series, column: str, source: str = "the data") -> np.n
     return conv.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def _current_umask() -> int:
+    """The process umask (read by setting it and restoring it at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _output_mode(path: Path) -> int:
+    """Mode for ``path``: that of the file being replaced, else ``0o666 & ~umask``."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_current_umask()
+
+
 def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
     """Write ``path`` atomically: ``writer(tmp)`` writes a temporary file, then it is renamed.
 
     The temporary file lives in the target directory (same file system, so the rename is
-    atomic) and is removed if ``writer`` fails.
+    atomic) and is removed if ``writer`` fails. The result gets the permissions any newly
+    written file gets (``0o666 & ~umask``), or keeps those of the file it replaces;
+    ``mkstemp``'s private ``0o600`` is not left on the output.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +186,7 @@ def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
     tmp_path = Path(tmp)
     try:
         writer(tmp_path)
+        os.chmod(tmp_path, _output_mode(path))
         os.replace(tmp_path, path)
     except BaseException:
         tmp_path.unlink(missing_ok=True)

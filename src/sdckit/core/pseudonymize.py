@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import encode
+from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 
 PERSONAL_DATA_NOTICE = (
@@ -66,19 +67,72 @@ def load_key(key_file: str | Path | None = None, key_env: str | None = None) -> 
 def pseudonymize(values: pd.Series, key: bytes, length: int = 16) -> pd.Series:
     """Replace each value by the first ``length`` hex digits of HMAC-SHA256(key, value).
 
-    Values are taken in their canonical text form (missing values stay missing). Work is done
-    once per distinct value. ``length`` is 8..64 hex digits.
+    Values are taken in their canonical text form (:func:`~sdckit.core.encoding.as_text`, so
+    ``7`` and ``"7"`` give the same token); missing values are not tokens, they are written
+    back exactly as they were read (``""``, ``None`` or ``NaN``). Work is done once per
+    distinct value. ``length`` is 8..64 hex digits.
     """
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
+        raise ConfigError(f"pseudonymize.length must be an integer from 8 to 64, got {length!r}")
     if not 8 <= int(length) <= 64:
         raise ConfigError(f"pseudonymize.length must be between 8 and 64, got {length}")
+    if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
+        raise ConfigError(
+            f"pseudonymize needs a secret key of at least {MIN_KEY_BYTES} bytes (see load_key); "
+            "an unkeyed or short-keyed hash can be reversed by hashing candidate values"
+        )
+    values = values if isinstance(values, pd.Series) else pd.Series(values)
     enc = encode(values)
     tokens = np.array(
         [
-            hmac.new(key, v.encode("utf-8"), hashlib.sha256).hexdigest()[: int(length)]
+            hmac.new(bytes(key), v.encode("utf-8"), hashlib.sha256).hexdigest()[: int(length)]
             if v != ""
             else ""
             for v in enc.values
         ],
         dtype=object,
     )
-    return pd.Series(tokens[enc.codes], index=values.index, name=values.name)
+    out = tokens[enc.codes]
+    missing = enc.values[enc.codes] == ""
+    if missing.any():
+        out[missing] = values.to_numpy(dtype=object)[missing]
+    return pd.Series(out, index=values.index, name=values.name, dtype=object)
+
+
+def protect_identifiers(
+    data: pd.DataFrame, schema: Schema, base_dir: str | Path | None = None
+) -> tuple[pd.DataFrame, list[str]]:
+    """Apply the output rule for direct identifiers: drop them, or pseudonymize on request.
+
+    Every ``identifying`` attribute of ``schema`` is removed from the released table unless
+    its :attr:`~sdckit.core.schema.Attribute.pseudonymize` settings (``key_file`` or
+    ``key_env``, optional ``length``, default 16) ask for keyed tokens. Returns the new table
+    (``data`` itself is not modified) and the notices the report must show: when a column
+    was pseudonymized, :data:`PERSONAL_DATA_NOTICE` (GDPR recital 26). A relative
+    ``key_file`` is resolved against ``base_dir`` (e.g. the job file's folder).
+    """
+    out = data.copy()
+    notices: list[str] = []
+    pseudonymized: list[str] = []
+    for name in schema.identifying:
+        if name not in out.columns:
+            continue
+        spec = schema.attributes[name].pseudonymize
+        if not spec:
+            out = out.drop(columns=[name])
+            continue
+        unknown = sorted(set(spec) - {"key_file", "key_env", "length"})
+        if unknown:
+            raise ConfigError(
+                f"attributes.{name}.pseudonymize: unknown key(s) {unknown}; "
+                "allowed: key_file, key_env, length"
+            )
+        key_file = spec.get("key_file")
+        if key_file is not None and base_dir is not None and not Path(key_file).is_absolute():
+            key_file = Path(base_dir) / key_file
+        key = load_key(key_file, spec.get("key_env"))
+        out[name] = pseudonymize(out[name], key, spec.get("length", 16))
+        pseudonymized.append(name)
+    if pseudonymized:
+        notices.append(f"Pseudonymized columns: {', '.join(pseudonymized)}. {PERSONAL_DATA_NOTICE}")
+    return out, notices

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from sdckit.errors import DataError
+from sdckit.errors import ConfigError, DataError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -41,6 +41,17 @@ class DataType(StrEnum):
     def numeric(self) -> bool:
         """True for integer and decimal attributes."""
         return self in (DataType.INTEGER, DataType.DECIMAL)
+
+
+def _data_type(value: DataType | str, column: str) -> DataType:
+    """``value`` as a :class:`DataType`; ConfigError naming the column and the choices."""
+    try:
+        return DataType(value)
+    except ValueError:
+        raise ConfigError(
+            f"column {column!r}: unknown type {value!r}; use one of "
+            f"{', '.join(t.value for t in DataType)}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -79,7 +90,7 @@ class Schema:
     ) -> Schema:
         """Build a schema from lists of column names per role (the common quick path)."""
         hierarchies = dict(hierarchies or {})
-        types = {k: DataType(v) for k, v in (types or {}).items()}
+        types = {k: _data_type(v, k) for k, v in (types or {}).items()}
         attrs: dict[str, Attribute] = {}
         for role, names in (
             (Role.IDENTIFYING, identifying),
@@ -103,7 +114,12 @@ class Schema:
 
     def names(self, role: Role | str) -> list[str]:
         """Names of the attributes with the given role, in schema order."""
-        role = Role(role)
+        try:
+            role = Role(role)
+        except ValueError:
+            raise ConfigError(
+                f"unknown role {role!r}; use one of {', '.join(r.value for r in Role)}"
+            ) from None
         return [a.name for a in self.attributes.values() if a.role is role]
 
     @property

@@ -15,7 +15,9 @@ accepted too):
                          (``uncorrelated`` | ``correlated`` | ``kim``)
 ``multiplicative_noise`` ``columns``, ``sd`` (> 0, default 0.1)
 ``microaggregation``     ``columns``, ``k`` (default 3), ``method``: ``mdav`` (default; also
-                         ``groups``, ``centroid``, ``standardize``), ``vmdav`` (+ ``gamma``),
+                         ``groups`` -- attribute groups aggregated separately, then
+                         ``columns`` may be left out --, ``centroid`` (``mean`` |
+                         ``median``), ``standardize``), ``vmdav`` (+ ``gamma``),
                          ``optimal_univariate`` and ``individual_ranking`` (each column on its
                          own), ``categorical`` (+ ``order``), ``kanonymity`` (the columns are
                          the quasi-identifiers), ``fuzzy`` (+ ``m``, ``max_iter``, ``tol``)
@@ -50,6 +52,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -374,7 +377,7 @@ _register(
     MethodSpec(
         "microaggregation",
         {
-            "columns": _COLUMNS,
+            "columns": Param("columns", help="the columns (may be omitted when groups are given)"),
             "k": _K,
             "method": Param(
                 "str",
@@ -596,6 +599,11 @@ def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[st
         value = params.get(pname)
         checked = _check_value(i, name, pname, pspec, value)
         out[pname] = pspec.default if checked is None else checked
+    if spec.name == "microaggregation" and out["columns"] is None and out["groups"] is None:
+        raise ConfigError(
+            f"{_key(i, name, 'columns')}: is required (or, for mdav/vmdav, groups); "
+            "allowed: a list of column names, e.g. [a, b]"
+        )
     if spec.variant_key:
         variant = out[spec.variant_key]
         allowed = spec.variants[variant]
@@ -665,3 +673,440 @@ def apply_methods(
             records.append(rec)
         current = results[-1].data
     return (current.copy() if current is data else current), records
+
+
+# --------------------------------------------------------------------------------------------
+# the whole job: read, drop/pseudonymize identifiers, mask, report, write
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MaskJobResult:
+    """What :func:`run_mask_job` produced.
+
+    ``data`` is the released table; ``records`` the published method records (as
+    :func:`apply_methods` returns them); ``summary`` the JSON document (also written to the
+    job's ``output.json``); ``report`` the HTML report; ``written`` the files written, by kind
+    (``data``, ``report``, ``json``).
+    """
+
+    data: pd.DataFrame
+    records: list[dict]
+    summary: dict[str, Any]
+    report: Any
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def _prepare_identifiers(
+    data: pd.DataFrame, schema: Any
+) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """Drop the identifying attributes, or replace them by keyed tokens where configured."""
+    from sdckit.core.pseudonymize import load_key, pseudonymize
+
+    out = data.copy()
+    dropped, pseudo = [], []
+    for name in schema.identifying:
+        attr = schema.attributes[name]
+        if attr.pseudonymize:
+            ps = attr.pseudonymize
+            key = load_key(ps.get("key_file"), ps.get("key_env"))
+            out[name] = pseudonymize(out[name], key, ps.get("length", 16))
+            pseudo.append(name)
+        else:
+            out = out.drop(columns=[name])
+            dropped.append(name)
+    return out, {"dropped": dropped, "pseudonymized": pseudo}
+
+
+def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
+    """Give text columns (CSV input is read as text) their numeric type where they are numbers.
+
+    A column declared ``integer``/``decimal`` in the schema must parse (DataError naming the
+    row and value otherwise); a column declared with another type stays text; an undeclared
+    text column becomes numeric when every non-missing value parses as a number and none has
+    a leading zero (codes such as ZIP ``01234`` stay text). Integral columns become ``int64``
+    (``Int64`` with missing values), the others ``float64``.
+    """
+    from sdckit.core.io import MISSING_TOKENS, to_numeric
+
+    out = data.copy()
+    for c in data.columns:
+        s = data[c]
+        if s.dtype != object and not pd.api.types.is_string_dtype(s.dtype):
+            continue
+        attr = schema.attributes.get(c)
+        if attr is not None and not attr.type.numeric:
+            continue
+        if attr is None:
+            text = s.astype(str).str.strip()
+            present = text[~text.isin(MISSING_TOKENS) & s.notna()]
+            if present.empty or present.str.match(r"^[+-]?0\d").any():
+                continue
+            if pd.to_numeric(present, errors="coerce").isna().any():
+                continue
+        x = to_numeric(s, c, "the input")
+        ok = ~np.isnan(x)
+        if np.all(x[ok] == np.round(x[ok])) and np.all(np.abs(x[ok]) < 2**53):
+            if ok.all():
+                out[c] = x.astype(np.int64)
+            else:
+                out[c] = pd.array(np.where(ok, x, 0).astype(np.int64), dtype="Int64")
+                out.loc[~ok, c] = pd.NA
+        else:
+            out[c] = x
+    return out
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+
+
+def _numeric_stats(s: pd.Series) -> dict[str, Any]:
+    x = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    ok = x[~np.isnan(x)]
+    return {
+        "mean": float(ok.mean()) if ok.size else None,
+        "sd": float(ok.std(ddof=1)) if ok.size > 1 else None,
+        "min": float(ok.min()) if ok.size else None,
+        "max": float(ok.max()) if ok.size else None,
+        "distinct": int(np.unique(ok).size),
+        "missing": int(x.size - ok.size),
+    }
+
+
+def _category_counts(s: pd.Series) -> dict[str, int]:
+    from sdckit.core.encoding import as_text
+
+    text = pd.Series(as_text(s), index=s.index).where(s.notna(), "<missing>")
+    return {str(k): int(v) for k, v in text.value_counts(sort=False).items()}
+
+
+def _touched_columns(records: Sequence[dict], columns: Sequence[str]) -> list[str]:
+    """Columns named in the methods' parameters, in data order."""
+    named: set[str] = set()
+
+    def collect(v: Any) -> None:
+        if isinstance(v, str):
+            named.add(v)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                collect(item)
+
+    for r in records:
+        for key, v in r["parameters"].items():
+            if key in (
+                "columns",
+                "column",
+                "quasi_identifiers",
+                "keys",
+                "swap_columns",
+                "risk_variables",
+                "carry_along",
+            ):
+                collect(v)
+    return [c for c in columns if c in named]
+
+
+def column_changes(
+    before: pd.DataFrame, after: pd.DataFrame, columns: Sequence[str], top: int = 20
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per-column before/after summaries: numeric statistics and category frequency changes.
+
+    Numeric columns (numeric before and after): mean, sd (ddof=1), min, max, distinct values,
+    missing values. Other columns: distinct categories, missing values and, in the second
+    list, the ``top`` categories with the largest absolute count change (before, after,
+    change). Rows of ``after`` are matched to ``before`` by index (sampling keeps the index).
+    """
+    numeric, categories = [], []
+    for c in columns:
+        b, a = before[c], after[c]
+        if _is_numeric(b) and _is_numeric(a):
+            sb, sa = _numeric_stats(b), _numeric_stats(a)
+            row: dict[str, Any] = {"column": c, "kind": "numeric"}
+            for k in sb:
+                row[f"{k} before"] = sb[k]
+                row[f"{k} after"] = sa[k]
+            numeric.append(row)
+            continue
+        cb, ca = _category_counts(b), _category_counts(a)
+        numeric.append(
+            {
+                "column": c,
+                "kind": "categorical",
+                "distinct before": len(cb) - ("<missing>" in cb),
+                "distinct after": len(ca) - ("<missing>" in ca),
+                "missing before": cb.get("<missing>", 0),
+                "missing after": ca.get("<missing>", 0),
+            }
+        )
+        cats = sorted(set(cb) | set(ca), key=lambda v: (-abs(ca.get(v, 0) - cb.get(v, 0)), v))
+        for v in cats[:top]:
+            categories.append(
+                {
+                    "column": c,
+                    "category": v,
+                    "before": cb.get(v, 0),
+                    "after": ca.get(v, 0),
+                    "change": ca.get(v, 0) - cb.get(v, 0),
+                }
+            )
+    return numeric, categories
+
+
+def numeric_evaluation(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    columns: Sequence[str],
+    linkage_records: int | None = 10_000,
+    seed: int | None = 0,
+) -> dict[str, Any]:
+    """Information loss and record-linkage risk of the masked numeric columns.
+
+    ``il1s`` (:func:`sdckit.utility.numeric.il1s`, Yancey, Winkler & Creecy 2002),
+    ``il_sse_sst`` (IL = 100 SSE/SST on z-scores, the microaggregation measure of
+    Domingo-Ferrer & Mateo-Sanz 2002, :func:`sdckit.masking.microaggregation.information_loss`)
+    and ``dbrl`` (distance-based record linkage, :func:`sdckit.risk.linkage.distance_linkage`:
+    share of original records whose nearest masked record is their own), on the rows of
+    ``after`` (matched to ``before`` by index). A measure that cannot be computed (missing
+    values, a constant column, no numeric column) is reported with the reason instead.
+
+    When more than ``linkage_records`` records were released, the DBRL is estimated from a
+    simple random sample of that many intruder records (``numpy.random.default_rng(seed)``),
+    each still linked against the whole masked file; ``dbrl_intruder_records`` says how many
+    were used (``linkage_records=None``: all).
+    """
+    from sdckit.risk.linkage import distance_linkage
+    from sdckit.utility.numeric import il1s
+
+    cols = [c for c in columns if _is_numeric(before[c]) and _is_numeric(after[c])]
+    if not cols:
+        return {"columns": [], "note": "no masked column is numeric before and after"}
+    orig = before.loc[after.index, cols].reset_index(drop=True)
+    prot = after[cols].reset_index(drop=True)
+    n = len(prot)
+    intruders = None
+    if linkage_records is not None and n > linkage_records:
+        rng = np.random.default_rng(seed)
+        intruders = np.sort(rng.choice(n, size=int(linkage_records), replace=False))
+    out: dict[str, Any] = {
+        "columns": cols,
+        "records": n,
+        "dbrl_intruder_records": n if intruders is None else int(intruders.size),
+    }
+    measures = {
+        "il1s": lambda: il1s(orig, prot, cols),
+        "il_sse_sst": lambda: ma.information_loss(orig, prot, cols),
+        "dbrl": lambda: distance_linkage(orig, prot, cols, intruder_rows=intruders).dbrl,
+    }
+    for name, fn in measures.items():
+        try:
+            out[name] = float(fn())
+        except SdcInputError as exc:
+            out[name] = None
+            out[f"{name}_unavailable"] = str(exc)
+    return out
+
+
+def _compact(value: Any, limit: int = 12) -> Any:
+    """Short values as they are; long lists and deep mappings as a size note (for HTML)."""
+    if isinstance(value, Mapping):
+        if len(value) > limit:
+            return f"({len(value)} entries; see the JSON output)"
+        return {k: _compact(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if len(value) > limit or any(isinstance(v, (list, tuple, Mapping)) for v in value):
+            return f"({len(value)} items; see the JSON output)"
+        return list(value)
+    return value
+
+
+def _detail_tables(details: Mapping[str, Any]) -> list[tuple[str, pd.DataFrame]]:
+    """Tables worth showing in full: published transition matrices (PRAM: rows = true
+    category, columns = released category) and lists of flat records (e.g. MDAV's attribute
+    groups with their information loss)."""
+    tables: list[tuple[str, pd.DataFrame]] = []
+    for key, v in details.items():
+        if isinstance(v, Mapping) and "matrix" in v and "categories" in v:
+            labels = [str(c) for c in v["categories"]]
+            m = np.asarray(v["matrix"], dtype=float)
+            if m.shape == (len(labels), len(labels)) and len(labels) <= 50:
+                df = pd.DataFrame(m, columns=labels)
+                df.insert(0, "true \\ released", labels)
+                tables.append((f"transition matrix of {key}", df))
+        elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
+            tables.append((key, pd.DataFrame([{k: _compact(y) for k, y in x.items()} for x in v])))
+    return tables
+
+
+def _build_report(summary: dict[str, Any]) -> Any:
+    from sdckit.core.pseudonymize import PERSONAL_DATA_NOTICE
+    from sdckit.report.writer import Report, Section
+
+    rep = Report("sdckit mask", subtitle=f"Masking of {summary['input']}")
+    rep.add(
+        Section(
+            "Job",
+            facts={
+                "input": summary["input"],
+                "records in": summary["records_in"],
+                "records out": summary["records_out"],
+                "methods applied": len(summary["job_methods"]),
+                "seed given": summary["seed_given"],
+            },
+            text="Every method and its parameters are listed below: publishing them is the "
+            "transparency principle (the protection must not rely on keeping the method "
+            "secret). The random seeds themselves are not published.",
+        )
+    )
+    ids = summary["identifiers"]
+    if ids["dropped"] or ids["pseudonymized"]:
+        rep.add(
+            Section(
+                "Identifying attributes",
+                facts={
+                    "dropped": ids["dropped"] or "none",
+                    "pseudonymized (keyed HMAC-SHA256)": ids["pseudonymized"] or "none",
+                },
+                note=PERSONAL_DATA_NOTICE if ids["pseudonymized"] else None,
+            )
+        )
+    for r in summary["methods"]:
+        title = f"Step {r['step'] + 1}: {r['method']}"
+        facts = {f"parameter {k}": _compact(v) for k, v in r["parameters"].items()}
+        facts.update({k: _compact(v) for k, v in r["details"].items()})
+        rep.add(Section(title, facts=facts))
+        for sub_title, table in _detail_tables(r["details"]):
+            rep.add(Section(f"{title} -- {sub_title}", table=table))
+    rep.add(
+        Section(
+            "Columns before and after",
+            table=summary["columns"],
+            text="Summaries of the masked columns in the input and in the output (sd with "
+            "divisor n - 1).",
+        )
+    )
+    if summary["category_changes"]:
+        rep.add(
+            Section(
+                "Category frequencies",
+                table=summary["category_changes"],
+                text="Per non-numeric masked column, the categories whose count changed most.",
+            )
+        )
+    ev = summary["numeric_evaluation"]
+    if ev.get("columns"):
+        facts = {
+            "columns": ev["columns"],
+            "records": ev["records"],
+            "intruder records linked (random sample when fewer than records)": ev[
+                "dbrl_intruder_records"
+            ],
+        }
+        for name, label in (
+            ("il1s", "IL1s (mean |x - x'| / (sqrt 2 sd))"),
+            ("il_sse_sst", "IL = 100 SSE / SST on z-scores"),
+            ("dbrl", "distance-based record linkage: share linked correctly"),
+        ):
+            v = ev.get(name)
+            facts[label] = v if v is not None else f"not available: {ev[name + '_unavailable']}"
+        rep.add(Section("Information loss and linkage risk (numeric columns)", facts=facts))
+    return rep
+
+
+def _check_identifiers_unused(methods: Sequence[tuple[str, dict]], dropped: list[str]) -> None:
+    """ConfigError when a method names an identifying attribute (dropped before masking)."""
+    if not dropped:
+        return
+
+    def names(v: Any) -> list[str]:
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [x for item in v for x in names(item)]
+        return []
+
+    for i, (name, params) in enumerate(methods):
+        for pname, v in params.items():
+            hit = [c for c in names(v) if c in dropped]
+            if hit:
+                raise ConfigError(
+                    f"{_key(i, name, pname)}: column {hit[0]!r} is an identifying attribute; "
+                    "identifying attributes are dropped before masking -- remove it from the "
+                    "method or give it another role (or `pseudonymize:` to keep it as tokens)"
+                )
+
+
+def _source_name(src: Any) -> str:
+    return str(src) if isinstance(src, (str, Path)) else f"a {type(src).__name__} in memory"
+
+
+def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult:
+    """Run a mask job (a :class:`sdckit.jobs.config.Job`, a job-file path or a dict).
+
+    Steps: read the input; drop the identifying attributes (or pseudonymize them with a keyed
+    HMAC where the schema says so); :func:`apply_methods` with the job's ``methods`` and
+    ``seed``; summarize every masked column before/after and evaluate the numeric ones
+    (:func:`numeric_evaluation`); build the HTML report. Only when all of that succeeded are
+    the outputs written (``output.path`` CSV/Parquet, ``output.report`` HTML,
+    ``output.json`` or ``json_path``), each atomically. Errors are :class:`SdcInputError`
+    subclasses naming the key, column or value.
+    """
+    from sdckit.core.io import write_table
+    from sdckit.jobs.config import Job, job_from_dict, load_job
+    from sdckit.report.writer import write_json
+
+    if isinstance(job, (str, Path)):
+        job = load_job(job)
+    elif isinstance(job, Mapping):
+        job = job_from_dict(job)
+    if not isinstance(job, Job):
+        raise ConfigError(f"run_mask_job: expected a job, a job-file path or a dict, got {job!r}")
+    methods = job.methods
+    if not methods:
+        raise ConfigError(
+            f"{job.key('methods')}: a mask job needs at least one method, e.g. "
+            "`methods: [{microaggregation: {columns: [a, b], k: 3}}]`"
+        )
+    for i, (name, params) in enumerate(methods):  # fail on the config before reading data
+        validate_method(i, name, params)
+    data = job.read_input()
+    prepared, ids = _prepare_identifiers(data, job.schema)
+    prepared = _typed(prepared, job.schema)
+    _check_identifiers_unused(methods, ids["dropped"])
+    masked, records = apply_methods(prepared, methods, seed=job.seed)
+    touched = [c for c in _touched_columns(records, list(masked.columns))]
+    changes, categories = column_changes(prepared, masked, touched)
+    spec = job.output
+    json_target = Path(json_path) if json_path is not None else spec.json
+    summary: dict[str, Any] = {
+        "command": "mask",
+        "input": _source_name(job.input["path"]),
+        "records_in": len(data),
+        "records_out": len(masked),
+        "seed_given": job.seed is not None,
+        "job_methods": [{"method": n, "parameters": p} for n, p in methods],
+        "identifiers": ids,
+        "methods": records,
+        "columns": changes,
+        "category_changes": categories,
+        "numeric_evaluation": numeric_evaluation(
+            prepared, masked, touched, seed=0 if job.seed is None else job.seed
+        ),
+        "outputs": {
+            "data": spec.path,
+            "report": spec.report,
+            "json": json_target,
+        },
+    }
+    report = _build_report(summary)
+    html = report.render_html()  # rendered before anything is written
+    written: dict[str, Path] = {}
+    if spec.path is not None:
+        written["data"] = write_table(masked, spec.path, delimiter=spec.delimiter)
+    if spec.report is not None:
+        from sdckit.core.io import write_text
+
+        written["report"] = write_text(spec.report, html)
+    if json_target is not None:
+        written["json"] = write_json(json_target, summary)
+    return MaskJobResult(masked, records, summary, report, written)

@@ -1,1 +1,58 @@
-"""sdckit.masking"""
+"""sdckit.masking: perturbative and non-perturbative masking of microdata.
+
+Every method is ``sdckit.masking.<method>(data, columns, ..., seed=...)`` and returns a
+:class:`~sdckit.masking.base.MaskResult` (masked copy + publishable record). The names are
+exported lazily, so importing one module does not load the others (nor numba). ``pram`` and
+``local_suppression`` are also the names of their modules: call
+``sdckit.masking.pram.pram`` and ``sdckit.masking.local_suppression.local_suppression``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "MaskResult": "base",
+    "additive_noise": "noise",
+    "multiplicative_noise": "other",
+    "round_to_base": "other",
+    "resample": "other",
+    "mdav": "microaggregation",
+    "vmdav": "microaggregation",
+    "optimal_univariate": "microaggregation",
+    "individual_ranking": "microaggregation",
+    "categorical_microaggregation": "microaggregation",
+    "kanonymity_microaggregation": "microaggregation",
+    "fuzzy_microaggregation": "microaggregation",
+    "information_loss": "microaggregation",
+    "rank_swap": "swapping",
+    "rank_swap_p_buckets": "swapping",
+    "rank_swap_p_distribution": "swapping",
+    "data_swap": "swapping",
+    "record_swap": "swapping",
+    "pram_estimate": "pram",
+    "invariant_matrix": "pram",
+    "randomized_response": "pram",
+    "rr_estimate": "pram",
+    "sample": "recoding",
+    "global_recode": "recoding",
+    "group_categories": "recoding",
+    "top_bottom_code": "recoding",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module defining ``name`` on first access (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sdckit.masking' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"sdckit.masking.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sdckit.core.frequency import FrequencySet, frequency_set
+from sdckit.core.frequency import FrequencySet, frequency_set, require_values
 from sdckit.core.schema import Schema
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, DataError
 from sdckit.models.base import ModelResult, PrivacyModel
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.models.lkc import LKCPrivacy
@@ -171,6 +171,13 @@ def check(
             "columns an intruder could know as quasi_identifying"
         )
     sensitive = _validate(data, schema, models)
+    absent = [q for q in qis if q not in data.columns]
+    if absent:
+        raise DataError(
+            f"check: quasi-identifier column(s) {', '.join(map(repr, absent))} of the schema "
+            f"are not in the data; available columns: {', '.join(map(str, data.columns))}"
+        )
+    require_values(data, qis)
     lv = _levels(levels, qis)
     hierarchies = {
         q: schema.hierarchy(q)

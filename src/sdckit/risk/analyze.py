@@ -23,6 +23,7 @@ from sdckit.core.frequency import (
     build_frequency_set,
     encode_quasi_identifier,
     frequency_set,
+    require_values,
 )
 from sdckit.errors import DataError
 from sdckit.risk.distinction import distinction_separation
@@ -113,6 +114,13 @@ def analyze(
         raise DataError(f"a quasi-identifier is listed twice: {qi}")
     if len(data) == 0:
         raise DataError("the data has no records")
+    missing = [c for c in qi if c not in data.columns]
+    if missing:
+        raise DataError(
+            f"quasi-identifier column(s) {', '.join(map(repr, missing))} not found; "
+            f"available columns: {', '.join(map(str, data.columns))}"
+        )
+    require_values(data, qi)
     fs = frequency_set(
         data,
         qi,

@@ -1,0 +1,149 @@
+"""The HTML page of an anonymization (through the one report writer)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from sdckit.report.risk_report import class_size_figure
+from sdckit.report.writer import Report, Section
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.algorithms.anonymize import AnonymizationResult
+
+_METRIC_TEXT = {
+    "loss": "generalized information loss (ARX 'Loss', Iyengar 2002), 0 = original, 1 = all *",
+    "precision": "Sweeney's precision, 1 = original, 0 = fully generalized",
+    "discernibility": "sum of squared class sizes + suppressed records x n (Bayardo & Agrawal)",
+    "aecs": "average equivalence class size (released records / classes)",
+    "non_uniform_entropy": "bits lost, Gionis & Tassa 2009 (0 = original)",
+    "height": "sum of the generalization levels",
+}
+
+
+def solution_space_figure(space: list[dict], chosen: list[int] | None, metric: str):
+    """Scatter of level sum vs metric of the checked nodes (satisfying vs not)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    sums = np.array([sum(r["levels"]) for r in space], dtype=float)
+    ok = np.array([r["satisfied"] for r in space], dtype=bool)
+    val = np.array(
+        [r["metric"] if r["metric"] is not None else r["lower_bound"] for r in space], dtype=float
+    )
+    rng = np.random.default_rng(0)  # horizontal jitter only, for legibility
+    jitter = rng.uniform(-0.15, 0.15, len(space))
+    ax.scatter(sums[~ok] + jitter[~ok], val[~ok], s=8, c="#bbbbbb", label="fails (lower bound)")
+    ax.scatter(sums[ok] + jitter[ok], val[ok], s=10, c="#3d6fb6", label="satisfies (metric)")
+    if chosen is not None:
+        best = [r for r in space if r["satisfied"] and r["levels"] == list(chosen)]
+        if best:
+            ax.scatter(
+                [sum(chosen)], [best[0]["metric"]], s=80, marker="*", c="#c0504d", label="chosen"
+            )
+    ax.set_xlabel("sum of generalization levels")
+    ax.set_ylabel(metric)
+    ax.set_title("Checked transformations")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def anonymization_report(result: AnonymizationResult) -> Report:
+    """Build the report: transformation, suppression, metrics, models, risk, solution space."""
+    report = Report("sdckit anonymization", subtitle=f"algorithm: {result.algorithm}")
+    n = result.risk_before.get("records") or len(result.data)
+    facts = {
+        "algorithm": result.algorithm,
+        "records": n,
+        "suppressed records": f"{result.suppressed_records:,} "
+        f"({result.suppressed_records / max(n, 1):.2%}; limit {result.suppression_limit:.2%})",
+        "verified from the output rows": "yes" if result.verified else "NO",
+        "transformations / partitions checked": result.nodes_checked,
+        "elapsed seconds": round(result.elapsed_seconds, 3),
+    }
+    trans_table = None
+    if result.transformation is not None:
+        trans_table = pd.DataFrame(
+            {
+                "attribute": list(result.transformation),
+                "level": list(result.transformation.values()),
+                "example released values": [
+                    ", ".join(map(str, pd.unique(result.data[a].astype(object))[:4]))
+                    for a in result.transformation
+                ],
+            }
+        )
+    report.add(Section("Release", facts=facts, table=trans_table))
+    report.add(
+        Section(
+            "Information loss",
+            table=pd.DataFrame(
+                {
+                    "metric": list(result.metrics),
+                    "value": ["–" if v is None else v for v in result.metrics.values()],
+                    "meaning": [_METRIC_TEXT.get(k, "") for k in result.metrics],
+                }
+            ),
+        )
+    )
+    report.add(
+        Section(
+            "Privacy models (re-checked on the released rows)",
+            table=pd.DataFrame({"model": result.models_satisfied, "satisfied": "yes"}),
+        )
+    )
+    if result.risk_before and result.risk_after:
+        b, a = result.risk_before, result.risk_after
+        rows = []
+        for label, key in (
+            ("equivalence classes", "equivalence_classes"),
+            ("sample uniques", "sample_uniques"),
+            ("records at risk", "records_at_risk_share"),
+            ("marketer risk", "marketer"),
+        ):
+            rows.append({"measure": label, "before": b.get(key), "after": a.get(key)})
+        for kind in ("prosecutor", "journalist"):
+            for stat in ("max", "average"):
+                rows.append(
+                    {
+                        "measure": f"{kind} risk ({stat})",
+                        "before": b[kind][stat],
+                        "after": a[kind][stat],
+                    }
+                )
+        report.add(
+            Section(
+                "Re-identification risk before and after",
+                text="Risk of a record = 1 / size of its equivalence class on the "
+                "quasi-identifiers (El Emam & Dankar 2008). Suppressed records form one class.",
+                table=pd.DataFrame(rows),
+                figures=[class_size_figure(b), class_size_figure(a)],
+                note="Left/first figure: before; second: after.",
+            )
+        )
+    space = result.details.get("solution_space")
+    if space:
+        report.add(
+            Section(
+                "Solution space",
+                text=f"{len(space):,} of {result.details.get('lattice_size', 0):,} "
+                "transformations were checked; the others were pruned (monotonicity) or "
+                "bounded out (their metric lower bound exceeded the optimum).",
+                figures=[
+                    solution_space_figure(
+                        space,
+                        list(result.transformation.values()) if result.transformation else None,
+                        result.details.get("metric", "metric"),
+                    )
+                ],
+            )
+        )
+    for name, table in result.extra_tables.items():
+        report.add(Section(f"Released table: {name}", table=table.head(50), table_limit=50))
+    return report

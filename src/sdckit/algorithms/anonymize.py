@@ -1,0 +1,362 @@
+"""``sdckit.anonymize``: one call from data + schema + privacy models to a verified release.
+
+Steps (DESIGN.md, "verify before write"):
+
+1. validate the request (columns, models, hierarchies, suppression limit) -- bad input raises
+   an :class:`~sdckit.errors.SdcInputError` subclass naming what is wrong and how to fix it;
+2. drop the identifying columns (or pseudonymize those whose attribute has ``pseudonymize``,
+   keyed HMAC tokens, :mod:`sdckit.core.pseudonymize`);
+3. run the algorithm, looked up by name in :data:`ALGORITHMS` and imported lazily; every
+   algorithm takes the signature of :func:`sdckit.algorithms.optimal.optimal` and returns an
+   :class:`~sdckit.algorithms.base.AlgorithmOutput`;
+4. compute the metrics (:func:`sdckit.utility.generalization.output_metrics`);
+5. verify independently from the OUTPUT ROWS: a fresh frequency set of the released labels of
+   the non-suppressed rows, every model re-evaluated on it, the suppressed share within the
+   limit; a failure raises :class:`~sdckit.errors.VerificationError` (a bug; nothing is
+   returned or written);
+6. analyze the re-identification risk before and after (:func:`sdckit.risk.analyze`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
+from sdckit.core.encoding import EncodedColumn, encode
+from sdckit.core.frequency import build_frequency_set, encode_ordered
+from sdckit.core.schema import Schema
+from sdckit.errors import ConfigError, DataError, HierarchyError, VerificationError
+from sdckit.models.base import PrivacyModel
+from sdckit.models.check import _validate as validate_models
+from sdckit.models.kanonymity import KAnonymity
+from sdckit.utility.generalization import output_metrics, parse_metric
+
+__all__ = ["ALGORITHMS", "AnonymizationResult", "anonymize", "verify_output"]
+
+#: Algorithm name -> "module:function"; imported only when used.
+ALGORITHMS: dict[str, str] = {
+    "optimal": "sdckit.algorithms.optimal:optimal",
+    "mondrian": "sdckit.algorithms.mondrian:mondrian",
+    "datafly": "sdckit.algorithms.datafly:datafly",
+    "tds": "sdckit.algorithms.tds:tds",
+    "anatomy": "sdckit.algorithms.anatomy:anatomy",
+}
+#: Algorithms that recode whole columns along a hierarchy (every QI needs one).
+NEEDS_HIERARCHY = ("optimal", "datafly")
+#: The metric keys of :attr:`AnonymizationResult.metrics` (and of the JSON ``metrics``).
+METRIC_KEYS = ("loss", "precision", "discernibility", "aecs", "non_uniform_entropy", "height")
+#: The keys of :meth:`AnonymizationResult.to_dict` (the CLI's JSON), in order.
+JSON_KEYS = (
+    "transformation",
+    "suppressed_records",
+    "metrics",
+    "models_satisfied",
+    "verified",
+    "nodes_checked",
+    "elapsed_seconds",
+    "risk_before",
+    "risk_after",
+)
+
+
+@dataclass
+class AnonymizationResult:
+    """A verified anonymization: the released rows plus what the report and JSON show."""
+
+    data: pd.DataFrame
+    transformation: dict[str, int] | None
+    suppressed_records: int
+    metrics: dict[str, float | None]
+    models_satisfied: list[str]
+    verified: bool
+    nodes_checked: int
+    elapsed_seconds: float
+    risk_before: dict[str, Any]
+    risk_after: dict[str, Any]
+    details: dict[str, Any] = field(default_factory=dict)
+    extra_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    algorithm: str = "optimal"
+    models: list[dict] = field(default_factory=list)
+    suppression_limit: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document (keys exactly :data:`JSON_KEYS`)."""
+        from sdckit.report.writer import to_jsonable
+
+        return to_jsonable(
+            {
+                "transformation": self.transformation,
+                "suppressed_records": self.suppressed_records,
+                "metrics": self.metrics,
+                "models_satisfied": self.models_satisfied,
+                "verified": self.verified,
+                "nodes_checked": self.nodes_checked,
+                "elapsed_seconds": self.elapsed_seconds,
+                "risk_before": self.risk_before,
+                "risk_after": self.risk_after,
+            }
+        )
+
+    def report(self, path: str | Path) -> Path:
+        """Write the HTML page (atomically) and return its path."""
+        from sdckit.algorithms._report import anonymization_report
+
+        return anonymization_report(self).write_html(path)
+
+
+def _resolve(algorithm: str) -> Callable[..., AlgorithmOutput]:
+    """Import the algorithm function named in :data:`ALGORITHMS`."""
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    module, func = ALGORITHMS[algorithm].split(":")
+    try:
+        return getattr(importlib.import_module(module), func)
+    except ImportError as exc:  # pragma: no cover - depends on which algorithms are installed
+        raise ConfigError(
+            f"algorithm {algorithm!r} is not available in this installation ({exc})"
+        ) from None
+
+
+def _builder_hint(schema: Schema, name: str) -> str:
+    attr = schema.attributes[name]
+    if attr.type.numeric:
+        builder = "interval_hierarchy (numbers)"
+    elif attr.type.value == "date":
+        builder = "date_hierarchy (dates)"
+    elif attr.type.value == "ordinal":
+        builder = "order_hierarchy (ordered categories)"
+    else:
+        builder = "order_hierarchy (groups of categories) or masking_hierarchy (codes, ZIPs)"
+    return (
+        f"quasi-identifier {name!r} has no generalization hierarchy, which this algorithm "
+        f"needs; read one with sdckit.core.hierarchy.read_hierarchy (ARX CSV format) or build "
+        f"one with sdckit.core.hierarchy_builders.{builder}"
+    )
+
+
+def _validate(
+    data: pd.DataFrame,
+    schema: Schema,
+    models: Sequence[PrivacyModel],
+    suppression_limit: float,
+    algorithm: str,
+) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"anonymize: data must be a pandas DataFrame, got {type(data).__name__}")
+    if not isinstance(schema, Schema):
+        raise ConfigError(f"anonymize: schema must be a sdckit Schema, got {type(schema).__name__}")
+    if len(data) == 0:
+        raise DataError("the data has no records; nothing to anonymize")
+    schema.check_columns(data)
+    if not schema.quasi_identifiers:
+        raise ConfigError(
+            "the schema has no quasi-identifying attribute; mark the columns an intruder could "
+            "know as quasi_identifying"
+        )
+    ok = isinstance(suppression_limit, (int, float, np.integer, np.floating)) and not isinstance(
+        suppression_limit, bool
+    )
+    if not ok or not 0.0 <= float(suppression_limit) <= 1.0:
+        raise ConfigError(
+            f"suppression_limit must be a share of the records between 0 and 1 (e.g. 0.05 for "
+            f"5%), got {suppression_limit!r}"
+        )
+    if isinstance(models, PrivacyModel):
+        models = [models]
+    validate_models(data, schema, models)
+    for m in models:
+        for a in m.sensitive_attributes:
+            if a in schema.identifying:
+                raise ConfigError(
+                    f"model {m.name}: attribute {a!r} is identifying and is dropped from the "
+                    "output; mark it sensitive"
+                )
+        if isinstance(m, KAnonymity) and m.k < 1:  # pragma: no cover - KAnonymity checks
+            raise ConfigError(f"model {m.name}: k must be >= 1")
+    if algorithm in NEEDS_HIERARCHY:
+        for q in schema.quasi_identifiers:
+            if schema.hierarchy(q) is None:
+                raise HierarchyError(_builder_hint(schema, q))
+
+
+def _identifiers(data: pd.DataFrame, schema: Schema) -> dict[str, pd.Series]:
+    """Pseudonymized identifying columns (others are dropped): name -> tokens."""
+    from sdckit.core.pseudonymize import load_key, pseudonymize
+
+    out = {}
+    for name in schema.identifying:
+        spec = schema.attributes[name].pseudonymize
+        if not spec:
+            continue
+        unknown = set(spec) - {"key_file", "key_env", "length"}
+        if unknown:
+            raise ConfigError(
+                f"attributes.{name}.pseudonymize: unknown key(s) {sorted(unknown)}; "
+                "allowed: key_file, key_env, length"
+            )
+        key = load_key(spec.get("key_file"), spec.get("key_env"))
+        out[name] = pseudonymize(data[name], key, int(spec.get("length", 16)))
+    return out
+
+
+def verify_output(
+    original: pd.DataFrame,
+    output: AlgorithmOutput,
+    schema: Schema,
+    models: Sequence[PrivacyModel],
+    suppression_limit: float,
+) -> list[str]:
+    """Independently re-check a release from its rows; return the names of the models.
+
+    Builds a fresh frequency set from the released labels (not from the algorithm's codes):
+    the key is the QI labels (or the columns in ``output.details["verification_key"]``, e.g.
+    Anatomy's group id) plus the suppression flag; models are prepared on all records (so
+    t-closeness compares with the distribution of the whole input) and evaluated on the
+    classes of the non-suppressed records. Raises :class:`VerificationError` on any failure.
+    """
+    from sdckit.algorithms.optimal import suppression_budget
+
+    n = len(original)
+    released = output.data
+    supp = np.asarray(output.suppressed, dtype=bool)
+    if len(released) != n or len(supp) != n:
+        raise VerificationError(
+            f"the algorithm released {len(released)} rows with {len(supp)} suppression flags "
+            f"for {n} input records"
+        )
+    qis = schema.quasi_identifiers
+    key_cols = list(output.details.get("verification_key") or qis)
+    missing = [c for c in key_cols if c not in released.columns]
+    if missing:
+        raise VerificationError(f"the released data lacks the key column(s) {missing}")
+    n_supp = int(supp.sum())
+    budget = suppression_budget(suppression_limit, n)
+    if n_supp > budget:
+        raise VerificationError(f"{n_supp} records were suppressed but the limit allows {budget}")
+    if n_supp and qis:
+        star = np.ones(n_supp, dtype=bool)
+        for q in qis:
+            if q in released.columns:
+                vals = released[q].to_numpy()[supp]
+                star &= vals.astype(object) == SUPPRESSED
+        if not star.all():
+            raise VerificationError("a suppressed record still shows a quasi-identifier value")
+    keys = [encode(released[c].reset_index(drop=True), c) for c in key_cols]
+    flag = EncodedColumn("__suppressed__", supp.astype(np.int32), np.array(["0", "1"], object))
+    sensitive: dict[str, EncodedColumn] = {}
+    for m in models:
+        for a in m.sensitive_attributes:
+            if a in sensitive:
+                continue
+            source = released[a] if a in released.columns else original[a]
+            order = schema.attributes[a].order if a in schema.attributes else None
+            sensitive[a] = encode_ordered(source.reset_index(drop=True), a, order)
+    from sdckit.core.frequency import QuasiIdentifier
+
+    qi_objs = [QuasiIdentifier(k.name, k.codes, k.values) for k in [*keys, flag]]
+    full = build_frequency_set(qi_objs, None, sensitive)
+    for m in models:
+        m.prepare(full)
+    kept = full.select(full.keys[:, -1] == 0)
+    names = []
+    for m in models:
+        r = m.evaluate(kept)
+        if not r.satisfied:
+            raise VerificationError(
+                f"the released data does not satisfy {r.model} ({r.n_violating_classes} "
+                f"violating classes): {r.details}. This is a bug in sdckit; nothing was written."
+            )
+        names.append(r.model)
+    return names
+
+
+def anonymize(
+    data: pd.DataFrame,
+    schema: Schema,
+    models: Sequence[PrivacyModel] | PrivacyModel,
+    *,
+    suppression_limit: float = 0.0,
+    metric: str | Mapping[str, Any] = "loss",
+    algorithm: str = "optimal",
+    seed: int | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+    risk: bool = True,
+    **algorithm_options: Any,
+) -> AnonymizationResult:
+    """Anonymize ``data`` so that it satisfies every model in ``models``; verified release.
+
+    ``schema`` gives roles (identifying columns are dropped or pseudonymized, quasi-
+    identifiers are generalized, sensitive attributes feed the models) and hierarchies;
+    ``suppression_limit`` is the share of records that may be suppressed; ``metric`` the
+    information loss to minimise (name or ``{"name", "aggregate", "weights"}``); ``algorithm``
+    one of :data:`ALGORITHMS`; ``seed`` the random seed for randomized algorithms;
+    ``progress(done, total)`` is passed to the algorithm. ``risk=False`` skips the risk
+    analyses (``risk_before``/``risk_after`` are then empty). Raises
+    :class:`~sdckit.errors.NoSolutionError` when nothing satisfies the models within the
+    limit, other :class:`~sdckit.errors.SdcInputError` subclasses for bad input and
+    :class:`~sdckit.errors.VerificationError` if the release fails the independent check.
+    """
+    t0 = time.perf_counter()
+    if isinstance(models, PrivacyModel):
+        models = [models]
+    models = list(models) if isinstance(models, Sequence) else models
+    _validate(data, schema, models, suppression_limit, algorithm)
+    spec = parse_metric(metric)
+    func = _resolve(algorithm)
+    identifiers = _identifiers(data, schema)
+    dropped = set(schema.identifying)
+    work = data[[c for c in data.columns if c not in dropped]]
+    output = func(
+        work,
+        schema,
+        models,
+        suppression_limit=float(suppression_limit),
+        metric=spec,
+        seed=seed,
+        progress=progress,
+        **algorithm_options,
+    )
+    metrics_all = output_metrics(work, output, schema, spec)
+    satisfied = verify_output(work, output, schema, models, float(suppression_limit))
+    released = output.data
+    if identifiers:
+        released = released.copy(deep=False)
+        for name, tokens in identifiers.items():
+            released[name] = tokens.to_numpy()
+        released = released[[c for c in data.columns if c in released.columns]]
+    qis = schema.quasi_identifiers
+    risk_before: dict[str, Any] = {}
+    risk_after: dict[str, Any] = {}
+    if risk:
+        from sdckit.risk.analyze import analyze
+
+        risk_before = analyze(work, qis, suda=False).summary
+        risk_after = analyze(output.data, qis, suda=False).summary
+    details = dict(output.details)
+    details["iloss"] = metrics_all.get("iloss")
+    details["metric"] = spec.name
+    return AnonymizationResult(
+        data=released,
+        transformation=output.transformation,
+        suppressed_records=output.suppressed_records,
+        metrics={k: metrics_all[k] for k in METRIC_KEYS},
+        models_satisfied=satisfied,
+        verified=True,
+        nodes_checked=int(output.nodes_checked),
+        elapsed_seconds=time.perf_counter() - t0,
+        risk_before=risk_before,
+        risk_after=risk_after,
+        details=details,
+        extra_tables=dict(output.extra_tables),
+        algorithm=algorithm,
+        models=[m.describe() for m in models],
+        suppression_limit=float(suppression_limit),
+    )

@@ -1,0 +1,473 @@
+"""Optimal full-domain generalization: best-first search over the lattice of level vectors.
+
+A *transformation* (lattice node) gives one generalization level per quasi-identifier; every
+value of a column is recoded to its hierarchy label at that level (full-domain generalization,
+Samarati 2001; Sweeney 2002; LeFevre et al. 2005 "Incognito"). Records in equivalence classes
+that still violate a privacy model are suppressed, provided at most ``suppression_limit`` of
+the records are (ARX's rule; Prasser & Kohlmayer 2015). The search returns the node with the
+minimum metric among those that satisfy every model within the limit -- the true optimum, as
+ARX's Flash (Kohlmayer et al. 2012, "Flash: efficient, stable and optimal k-anonymity") and
+OLA (El Emam et al. 2009) do.
+
+How (Flash-style, all on frequency sets):
+
+1. Encode once: the ungeneralized frequency set of the data (``base``) is the only step that
+   reads rows. Every node's frequency set is a roll-up (:meth:`FrequencySet.rollup`) of the
+   already evaluated node below it with the fewest classes (ARX's snapshots / roll-up).
+2. Lower bounds: the generalization-only part of the metric (the metric as if nothing were
+   suppressed) is computed for *all* nodes at once from per-attribute tables
+   (:meth:`LatticeMetrics.lower_bounds`); suppression only adds cost, and the bound is monotone
+   along generalization (ARX's ``getLowerBound``).
+3. Best-first: nodes are visited in increasing order of the bound; the search stops as soon as
+   the next bound exceeds the best exact cost found (branch and bound). With no suppression
+   the bound *is* the cost of a satisfying node, so the first satisfying node is optimal up to
+   ties.
+4. Predictive tagging: when every model is monotonic (with suppression when the limit is > 0:
+   k-anonymity, distinct l-diversity, ARX ``isMonotonicWithSuppression``; with generalization
+   when the limit is 0), a node that fails proves that every node below it fails; those are
+   skipped (Flash / Incognito's pruning).
+
+Tie-break (deterministic): among nodes whose metric differs by at most ``1e-12`` (relative),
+the one with the smallest sum of levels wins, then the lexicographically smallest level vector
+in schema QI order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
+from sdckit.core.frequency import (
+    FrequencySet,
+    QuasiIdentifier,
+    build_frequency_set,
+    encode_ordered,
+    encode_quasi_identifier,
+)
+from sdckit.core.schema import Schema
+from sdckit.errors import ConfigError, DataError, HierarchyError, NoSolutionError
+from sdckit.models.base import PrivacyModel
+from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metric
+
+__all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
+
+_REL_TOL = 1e-12
+TOP_RATIO = 1000
+_EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
+_CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes together)
+MAX_LATTICE = 2_000_000
+
+
+def _hierarchy_hint(name: str) -> str:
+    return (
+        f"quasi-identifier {name!r} has no generalization hierarchy, which full-domain "
+        "generalization needs; give it a hierarchy file (read_hierarchy, ARX CSV format) or "
+        "build one: sdckit.core.hierarchy_builders.interval_hierarchy for numbers, "
+        "order_hierarchy for ordered categories, masking_hierarchy for codes such as ZIPs, "
+        "date_hierarchy for dates"
+    )
+
+
+def suppression_budget(limit: float, n: int) -> int:
+    """Most records that may be suppressed: ``floor(limit * n)`` (with a rounding guard)."""
+    return int(math.floor(float(limit) * n + 1e-9))
+
+
+def prepare_base(
+    data: pd.DataFrame, schema: Schema, models: Sequence[PrivacyModel]
+) -> tuple[FrequencySet, list[str]]:
+    """Encode the QIs (hierarchy leaf codes) and sensitive columns once; prepare the models.
+
+    Returns the ungeneralized frequency set (the one row scan) and the sensitive attributes.
+    """
+    qis = schema.quasi_identifiers
+    if not qis:
+        raise ConfigError(
+            "the schema has no quasi-identifying attribute; mark the columns an intruder could "
+            "know as quasi_identifying"
+        )
+    for q in qis:
+        if schema.hierarchy(q) is None:
+            raise HierarchyError(_hierarchy_hint(q))
+    sensitive: list[str] = []
+    for m in models:
+        for a in m.sensitive_attributes:
+            if a not in sensitive:
+                sensitive.append(a)
+    encoded = [encode_quasi_identifier(data[q], q, schema.hierarchy(q)) for q in qis]
+    sens = {
+        a: encode_ordered(
+            data[a], a, schema.attributes[a].order if a in schema.attributes else None
+        )
+        for a in sensitive
+    }
+    base = build_frequency_set(encoded, None, sens)
+    for m in models:
+        m.prepare(base)
+    return base, sensitive
+
+
+@dataclass
+class NodeResult:
+    """The verdict on one lattice node."""
+
+    index: int
+    levels: tuple[int, ...]
+    satisfied: bool
+    cost: float | None
+    suppressed_records: int
+    lower_bound: float
+
+
+@dataclass
+class LatticeSearch:
+    """Best-first branch-and-bound search for the optimal full-domain generalization.
+
+    ``base`` is the ungeneralized frequency set, ``models`` are prepared, ``budget`` is the
+    largest number of records that may be suppressed.
+    """
+
+    base: FrequencySet
+    models: Sequence[PrivacyModel]
+    budget: int
+    metric: MetricSpec = field(default_factory=MetricSpec)
+    progress: Callable[[int, int], Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.metrics = LatticeMetrics(self.base, self.metric)
+        self.heights = np.array([q.height for q in self.base.quasi_identifiers], dtype=np.int64)
+        size = int(np.prod(self.heights))
+        if size > MAX_LATTICE:
+            raise ConfigError(
+                f"the generalization lattice has {size:,} nodes (levels per QI: "
+                f"{self.heights.tolist()}), more than {MAX_LATTICE:,}; use fewer "
+                "quasi-identifiers or hierarchies with fewer levels, or a heuristic algorithm "
+                "(datafly, mondrian)"
+            )
+        self.size = size
+        m = len(self.heights)
+        # mixed radix: first QI most significant, so index order = lexicographic level order
+        self.strides = np.ones(m, dtype=np.int64)
+        for i in range(m - 2, -1, -1):
+            self.strides[i] = self.strides[i + 1] * self.heights[i + 1]
+        grids = np.indices(tuple(self.heights.tolist()), dtype=np.int32).reshape(m, -1).T
+        self.nodes = np.ascontiguousarray(grids)
+        self.level_sum = self.nodes.sum(axis=1)
+        self.lower = self.metrics.lower_bounds(self.nodes)
+        local = [md for md in self.models if not md.is_global]
+        # cheap, monotonic models first: they fail early and short-circuit the rest
+        self.local_models = sorted(
+            local, key=lambda md: (not md.monotonic, md.sensitive_attributes != ())
+        )
+        self.global_models = [md for md in self.models if md.is_global]
+        if self.budget > 0:
+            self.prunable = all(md.monotonic for md in self.models)
+        else:
+            self.prunable = all(md.monotonic_with_generalization for md in self.models)
+        self.keep_base_map = self.metric.name == "entropy"
+        self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
+        self.state = np.zeros(size, dtype=np.uint8)
+        self._cache: dict[int, FrequencySet] = {}
+        self._cache_levels = np.zeros((64, m), dtype=np.int32)
+        self._cache_classes = np.zeros(64, dtype=np.int64)
+        self._cache_index: list[int] = []
+        self._cache_total = 0
+        self._store(0, self.base)
+        self.checked: list[NodeResult] = []
+
+    # -- cache of evaluated frequency sets (roll-up sources) -------------------------------
+    def _store(self, index: int, fs: FrequencySet) -> None:
+        if self._cache_total + fs.n_classes > _CACHE_BUDGET and index != 0:
+            return
+        if not self.keep_base_map:
+            fs = replace(fs, base_row_class=None, base_map=None, parent_map=None)
+        k = len(self._cache_index)
+        if k == len(self._cache_classes):
+            self._cache_levels = np.concatenate([self._cache_levels, self._cache_levels])
+            self._cache_classes = np.concatenate([self._cache_classes, self._cache_classes])
+        self._cache_levels[k] = self.nodes[index]
+        self._cache_classes[k] = fs.n_classes
+        self._cache_index.append(index)
+        self._cache[index] = fs
+        self._cache_total += fs.n_classes
+
+    def frequency_set(self, index: int) -> FrequencySet:
+        """The node's frequency set, rolled up from the cached node below with fewest classes."""
+        if index in self._cache:
+            return self._cache[index]
+        node = self.nodes[index]
+        k = len(self._cache_index)
+        below = (self._cache_levels[:k] <= node).all(axis=1)
+        cand = np.flatnonzero(below)
+        src = self._cache_index[int(cand[np.argmin(self._cache_classes[cand])])]
+        fs = self._cache[src].rollup(node.tolist())
+        return fs
+
+    # -- one node ------------------------------------------------------------------------
+    def evaluate(self, index: int) -> tuple[NodeResult, FrequencySet, np.ndarray]:
+        """Decide the node: suppress violating classes within the budget, check, cost."""
+        fs = self.frequency_set(index)
+        levels = tuple(int(x) for x in self.nodes[index])
+        violating = np.zeros(fs.n_classes, dtype=bool)
+        ok = True
+        n_supp = 0
+        for md in self.local_models:
+            violating |= md.evaluate(fs).violating
+            n_supp = int(fs.counts[violating].sum())
+            if n_supp > self.budget:
+                ok = False
+                break
+        if ok and self.global_models:
+            kept = fs.select(~violating) if violating.any() else fs
+            ok = all(md.evaluate(kept).satisfied for md in self.global_models)
+        cost = self.metrics.cost(fs, violating) if ok else None
+        res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]))
+        return res, fs, violating
+
+    def _mark_below(self, index: int) -> None:
+        """Mark every node componentwise <= ``index``'s levels: they fail too (pruned)."""
+        self.state[self._box(self.nodes[index], below=True)] |= _PRUNED
+
+    def _mark_above(self, index: int) -> None:
+        """Mark every node componentwise >= ``index``'s levels: they cannot be better."""
+        self.state[self._box(self.nodes[index], below=False)] |= _DOMINATED
+
+    def _box(self, node: np.ndarray, below: bool) -> np.ndarray:
+        idx = np.zeros(1, dtype=np.int64)
+        for i in range(len(node)):
+            lo, hi = (0, int(node[i]) + 1) if below else (int(node[i]), int(self.heights[i]))
+            idx = (idx[:, None] + np.arange(lo, hi) * self.strides[i]).ravel()
+        return idx
+
+    def _better(self, a: NodeResult, b: NodeResult | None) -> bool:
+        if b is None:
+            return True
+        tol = _REL_TOL * max(1.0, abs(a.cost), abs(b.cost))
+        if a.cost < b.cost - tol:
+            return True
+        if a.cost > b.cost + tol:
+            return False
+        return (int(self.level_sum[a.index]), a.index) < (int(self.level_sum[b.index]), b.index)
+
+    # -- the search ----------------------------------------------------------------------
+    def run(self) -> NodeResult | None:
+        """Run the search; returns the optimal node (``None`` when no node satisfies).
+
+        Two streams pick the next node: increasing lower bound (branch and bound; when its
+        next bound exceeds the best cost, every node that could still win has been decided and
+        the search ends) and, when predictive tagging applies, decreasing level sum (a failing
+        node high in the lattice proves many nodes below it failing at once, as Flash's
+        top-down checks do). They alternate; the order only affects speed, not the result.
+        """
+        size = self.size
+        by_bound = np.lexsort((np.arange(size), self.level_sum, self.lower))
+        bound_sorted = self.lower[by_bound]
+        by_height = np.lexsort((np.arange(size), self.lower, -self.level_sum))
+        state = self.state
+        lower = self.lower
+        best: NodeResult | None = None
+        best_failed: NodeResult | None = None
+        p1 = p2 = 0
+        use_top = self.prunable
+        turn = 0
+        next_report = 0
+        limit = math.inf
+        while True:
+            index = -1
+            if use_top and turn:
+                while p2 < size:
+                    j = int(by_height[p2])
+                    p2 += 1
+                    if not state[j] and lower[j] <= limit:
+                        index = j
+                        break
+                else:
+                    use_top = False
+            if index < 0:
+                while p1 < size and state[by_bound[p1]]:
+                    p1 += 1
+                if p1 == size or bound_sorted[p1] > limit:
+                    break
+                index = int(by_bound[p1])
+                p1 += 1
+            turn = (turn + 1) % (TOP_RATIO + 1)
+            if self.progress is not None and p1 >= next_report:
+                self.progress(p1, size)
+                next_report = p1 + max(1, size // 100)
+            res, fs, _ = self.evaluate(index)
+            state[index] |= _EVALUATED
+            self.checked.append(res)
+            self._store(index, fs)
+            if res.satisfied:
+                if self._better(res, best):
+                    best = res
+                    limit = best.cost + _REL_TOL * max(1.0, abs(best.cost))
+                if res.suppressed_records == 0 and self.generalization_monotone:
+                    self._mark_above(index)
+            else:
+                if best_failed is None or res.suppressed_records < best_failed.suppressed_records:
+                    best_failed = res
+                if self.prunable:
+                    self._mark_below(index)
+        if self.progress is not None:
+            self.progress(size, size)
+        self.closest_failure = best_failed
+        return best
+
+    def solution_space(self) -> list[dict]:
+        """The checked nodes: levels, metric (None when not satisfied), satisfied, bound."""
+        return [
+            {
+                "levels": list(r.levels),
+                "metric": r.cost,
+                "satisfied": r.satisfied,
+                "lower_bound": r.lower_bound,
+                "suppressed_records": r.suppressed_records,
+            }
+            for r in self.checked
+        ]
+
+
+def _validate_limit(limit: float) -> float:
+    ok = isinstance(limit, (int, float, np.integer, np.floating)) and not isinstance(limit, bool)
+    if not ok or not (0.0 <= float(limit) <= 1.0):
+        raise ConfigError(
+            f"suppression_limit must be a share of the records between 0 and 1 (e.g. 0.05 for "
+            f"5%), got {limit!r}"
+        )
+    return float(limit)
+
+
+def generalized_output(
+    data: pd.DataFrame,
+    base: FrequencySet,
+    levels: Sequence[int],
+    suppressed_classes: np.ndarray | None,
+    fs: FrequencySet,
+) -> tuple[pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
+    """Apply a full-domain transformation to the rows (one ``take`` per QI; ``*`` if suppressed).
+
+    ``fs`` is the frequency set at ``levels`` derived from ``base`` (it must map rows to
+    classes); ``suppressed_classes`` flags its suppressed classes. QI columns come back as
+    categoricals of the hierarchy labels at the chosen level (plus ``*``).
+    """
+    row_class = fs.row_class()
+    if suppressed_classes is not None and suppressed_classes.any():
+        supp = suppressed_classes[row_class]
+    else:
+        supp = np.zeros(len(row_class), dtype=bool)
+    out = data.copy(deep=False)
+    share: dict[str, np.ndarray] = {}
+    for q, level in zip(base.quasi_identifiers, levels, strict=True):
+        out[q.name], share[q.name] = _column_at(q, int(level), supp, data.index)
+    return out, share, supp
+
+
+def _column_at(
+    q: QuasiIdentifier, level: int, supp: np.ndarray, index: pd.Index
+) -> tuple[pd.Series, np.ndarray]:
+    labels = np.asarray(q.labels(level), dtype=object)
+    where_star = np.flatnonzero(labels == SUPPRESSED)
+    cats = labels if where_star.size else np.append(labels, SUPPRESSED)
+    star = int(where_star[0]) if where_star.size else len(labels)
+    codes = q.codes_at(level).astype(np.int32, copy=True)
+    h = q.hierarchy
+    under = h.leaves_under(level).astype(float) / len(h.leaves)
+    share = under[codes]
+    if supp.any():
+        codes[supp] = star
+        share[supp] = 1.0
+    col = pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object)))
+    col.index = index
+    return col, share
+
+
+def optimal(
+    data: pd.DataFrame,
+    schema: Schema,
+    models: Sequence[PrivacyModel],
+    *,
+    suppression_limit: float = 0.0,
+    metric: str | Mapping[str, Any] | MetricSpec = "loss",
+    seed: int | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+    **options: Any,
+) -> AlgorithmOutput:
+    """The optimal full-domain generalization (with suppression) of ``data``.
+
+    Every quasi-identifier of ``schema`` needs a hierarchy. ``metric`` is a name (``loss``,
+    ``precision``, ``discernibility``, ``aecs``, ``entropy``, ``height``, ``iloss``) or
+    ``{"name": ..., "aggregate": ..., "weights": {...}}``. ``seed`` is accepted for the common
+    algorithm signature; the search is deterministic. ``progress(done, total)`` is called as
+    nodes are visited. Raises :class:`NoSolutionError` when no node satisfies the models
+    within the limit (naming the node that came closest).
+
+    ``details`` holds ``solution_space`` (the checked nodes), ``lattice_size``, ``metric``,
+    ``metric_value`` (the minimised value), ``pruned_nodes`` and ``suppression_budget``.
+    """
+    if options:
+        raise ConfigError(
+            f"optimal: unknown option(s) {sorted(options)}; the optimal search takes none"
+        )
+    del seed
+    limit = _validate_limit(suppression_limit)
+    spec = parse_metric(metric)
+    if len(data) == 0:
+        raise DataError("the data has no records; nothing to anonymize")
+    base, _ = prepare_base(data, schema, models)
+    budget = suppression_budget(limit, base.n_records)
+    search = LatticeSearch(base, models, budget, spec, progress)
+    best = search.run()
+    names = [q.name for q in base.quasi_identifiers]
+    if best is None:
+        close = search.closest_failure
+        hint = ""
+        if close is not None:
+            trans = ", ".join(f"{n} {lv}" for n, lv in zip(names, close.levels, strict=True))
+            hint = (
+                f" The closest transformation ({trans}) would have to suppress "
+                f"{close.suppressed_records:,} of {base.n_records:,} records "
+                f"({close.suppressed_records / base.n_records:.2%}), the limit allows {budget:,}."
+            )
+        raise NoSolutionError(
+            f"no transformation satisfies {', '.join(m.name for m in models)} with at most "
+            f"{limit:.2%} of the records suppressed ({len(search.checked):,} of "
+            f"{search.size:,} transformations checked).{hint} Raise suppression_limit, relax "
+            "the models or use hierarchies with more levels."
+        )
+    fs = base.rollup(best.levels)
+    _, _, violating = _reevaluate(search, fs)
+    released, share, supp = generalized_output(data, base, best.levels, violating, fs)
+    details = {
+        "lattice_size": search.size,
+        "metric": spec.name,
+        "metric_aggregate": spec.aggregate,
+        "metric_value": best.cost,
+        "pruned_nodes": int(np.count_nonzero(search.state == _PRUNED)),
+        "dominated_nodes": int(np.count_nonzero(search.state == _DOMINATED)),
+        "suppression_budget": budget,
+        "quasi_identifiers": names,
+        "solution_space": search.solution_space(),
+    }
+    return AlgorithmOutput(
+        data=released,
+        share=share,
+        suppressed=supp,
+        transformation=dict(zip(names, (int(x) for x in best.levels), strict=True)),
+        nodes_checked=len(search.checked),
+        details=details,
+    )
+
+
+def _reevaluate(search: LatticeSearch, fs: FrequencySet) -> tuple[bool, int, np.ndarray]:
+    """Suppression decision on a frequency set that still maps rows (the final node)."""
+    violating = np.zeros(fs.n_classes, dtype=bool)
+    for md in search.local_models:
+        violating |= md.evaluate(fs).violating
+    return True, int(fs.counts[violating].sum()), violating

@@ -1,0 +1,94 @@
+"""``sdckit anonymize --config JOB.yaml``: generalization/suppression as a job file says."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sdckit.commands._common import err, out, run_guarded
+
+
+@contextmanager
+def progress_bar(enabled: bool, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on a terminal (``callback(done, total)``); None in scripts."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """The job's outcome as a table (transformation, suppression, metrics, risk)."""
+    t = Table(title="Anonymization", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    transformation = summary.get("transformation")
+    if transformation:
+        t.add_row("transformation", ", ".join(f"{k}={v}" for k, v in transformation.items()))
+    t.add_row("suppressed records", f"{summary['suppressed_records']:,}")
+    t.add_row("models satisfied", "; ".join(summary["models_satisfied"]))
+    t.add_row("verified", "yes" if summary["verified"] else "NO")
+    for k, v in summary["metrics"].items():
+        if v is not None:
+            t.add_row(f"metric: {k}", f"{v:.6g}" if isinstance(v, float) else f"{v:,}")
+    for label, key in (("before", "risk_before"), ("after", "risk_after")):
+        r = summary.get(key) or {}
+        if "prosecutor" in r:
+            p = r["prosecutor"]
+            t.add_row(
+                f"prosecutor risk {label} (max / avg)", f"{p['max']:.4f} / {p['average']:.4f}"
+            )
+    t.add_row("nodes checked", f"{summary['nodes_checked']:,}")
+    t.add_row("seconds", f"{summary['elapsed_seconds']:.3f}")
+    out.print(t)
+
+
+def anonymize_command(config: Path, json_out: Path | None, quiet: bool) -> dict[str, Any]:
+    """Implementation of ``sdckit anonymize`` (load, run, write, print)."""
+    from sdckit.jobs.anonymize import run_anonymize_job
+    from sdckit.jobs.config import load_job
+
+    job = load_job(config)
+    with progress_bar(not quiet, "searching") as progress:
+        outcome = run_anonymize_job(job, json_out=json_out, progress=progress)
+    if not quiet:
+        print_summary(outcome.summary)
+        for label, path in outcome.written.items():
+            out.print(f"{label}: {path}")
+    return outcome.summary
+
+
+def anonymize_cli(
+    config: Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON summary here.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+) -> None:
+    """Anonymize a data set by generalization and suppression, as a job file says."""
+    run_guarded(anonymize_command, config, json_out, quiet)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit anonymize`` to ``app``."""
+    app.command("anonymize")(anonymize_cli)

@@ -1,0 +1,61 @@
+"""``sdckit mask``: apply the masking methods of a job file, report, write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from sdckit.commands._common import out, run_guarded
+
+
+def mask_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
+    """Implementation of ``sdckit mask``: run the job, print the steps and the outputs."""
+    from sdckit.jobs.mask import run_mask_job
+
+    result = run_mask_job(config, json_path=json_out)
+    if not quiet:
+        t = Table(title=f"Masked {result.summary['input']}", show_header=True)
+        t.add_column("step", justify="right")
+        t.add_column("method")
+        t.add_column("columns")
+        for r in result.records:
+            p = r["parameters"]
+            cols = p.get("columns", p.get("column", p.get("quasi_identifiers", p.get("keys"))))
+            t.add_row(
+                str(r["step"] + 1),
+                r["method"],
+                ", ".join(cols) if isinstance(cols, list) else str(cols or ""),
+            )
+        out.print(t)
+        ev = result.summary["numeric_evaluation"]
+        for key, label in (("il1s", "IL1s"), ("il_sse_sst", "IL (100 SSE/SST)"), ("dbrl", "DBRL")):
+            if ev.get(key) is not None:
+                out.print(f"{label}: {ev[key]:.4f}")
+        out.print(
+            f"records: {result.summary['records_in']:,} in, {result.summary['records_out']:,} out"
+        )
+        for kind, path in result.written.items():
+            out.print(f"{kind}: {path}")
+    return result.summary
+
+
+def mask_cli(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="Job file (YAML or TOML) with a methods: list.")
+    ],
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write the JSON summary here (overrides output.json)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+) -> None:
+    """Mask microdata: noise, microaggregation, swapping, PRAM, recoding, suppression, ..."""
+    run_guarded(mask_command, config, json_out, quiet)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit mask`` to ``app``."""
+    app.command("mask")(mask_cli)

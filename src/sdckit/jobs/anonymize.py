@@ -1,0 +1,77 @@
+"""Run an anonymization job: job file -> :func:`sdckit.anonymize` -> verified outputs.
+
+Nothing is written unless the whole job succeeded: :func:`sdckit.anonymize` verifies the
+released rows independently (and raises otherwise); only then are the released data, the
+HTML report and the JSON summary written, each atomically (temporary file + rename).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sdckit.core.io import write_table
+from sdckit.errors import ConfigError
+from sdckit.jobs.config import Job
+from sdckit.report.writer import write_json
+
+
+@dataclass
+class AnonymizeJobOutcome:
+    """The result of a job run plus the files it wrote."""
+
+    result: Any  # sdckit.algorithms.anonymize.AnonymizationResult
+    summary: dict[str, Any]
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def run_anonymize_job(
+    job: Job,
+    *,
+    json_out: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> AnonymizeJobOutcome:
+    """Anonymize the job's input as the job says and write its outputs (only on success).
+
+    ``json_out`` overrides ``output.json``. Returns the result, the JSON summary and the
+    paths written.
+    """
+    from sdckit.algorithms.anonymize import anonymize
+
+    if not job.raw.get("models"):
+        raise ConfigError(
+            f"{job.key('models')} is missing: name at least one privacy model, e.g. "
+            "`models: [{k_anonymity: {k: 5}}]`"
+        )
+    data = job.read_input()
+    result = anonymize(
+        data,
+        job.schema,
+        job.models,
+        suppression_limit=job.suppression_limit,
+        metric=job.metric,
+        algorithm=job.algorithm,
+        seed=job.seed,
+        progress=progress,
+        **job.algorithm_options,
+    )
+    out = job.output
+    json_path = json_out or out.json
+    summary = dict(result.to_dict())
+    summary["input"] = str(job.input["path"])
+    written: dict[str, Path] = {}
+    if out.path is not None:
+        written["data"] = write_table(result.data, out.path, delimiter=out.delimiter)
+        for name, table in getattr(result, "extra_tables", {}).items():
+            extra = out.path.with_name(f"{out.path.stem}.{name}{out.path.suffix}")
+            written[name] = write_table(table, extra, delimiter=out.delimiter)
+    summary["outputs"] = {k: str(v) for k, v in written.items()}
+    if out.report is not None:
+        written["report"] = result.report(out.report)
+    if json_path is not None:
+        if out.report is not None:
+            summary["outputs"]["report"] = str(out.report)
+        written["json"] = write_json(json_path, summary)
+    return AnonymizeJobOutcome(result, summary, written)
