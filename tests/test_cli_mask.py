@@ -231,3 +231,48 @@ def test_numeric_evaluation_samples_intruders_on_large_files():
     assert ev_all["dbrl_intruder_records"] == 500 and ev["dbrl_intruder_records"] == 50
     assert ev["dbrl"] == ev_all["dbrl"] == 1.0  # unmasked: every record links to itself
     assert ev == numeric_evaluation(before, before.copy(), ["x", "y"], linkage_records=50, seed=1)
+
+
+def test_missing_cells_integers_kept_and_evaluation_on_complete_rows(tmp_path):
+    (tmp_path / "in.csv").write_text("a,b,c\n1,2.5,x\n,3.5,y\n3,,x\n4,1.0,\n5,2.0,y\n6,7.0,x\n")
+    (tmp_path / "job.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "input": "in.csv",
+                "methods": [
+                    {"rank_swapping": {"columns": ["a"], "p_percent": 50}},
+                    {"pram": {"columns": ["c"], "p_diagonal": 0.5}},
+                ],
+                "output": {"path": "out.csv"},
+                "seed": 1,
+            }
+        )
+    )
+    res = run_mask_job(tmp_path / "job.yaml")
+    text = (tmp_path / "out.csv").read_text().splitlines()
+    a = [line.split(",")[0] for line in text[1:]]
+    assert a[1] == "" and sorted(a[:1] + a[2:]) == ["1", "3", "4", "5", "6"]  # ints stay ints
+    assert res.data["c"].isna().tolist() == [False, False, False, True, False, False]
+    ev = res.summary["numeric_evaluation"]
+    assert ev["columns"] == ["a"] and ev["records"] == 5 and ev["records_left_out_missing"] == 1
+    c = next(r for r in res.summary["columns"] if r["column"] == "c")
+    assert c["missing before"] == 1 and c["missing after"] == 1  # PRAM leaves missing alone
+
+
+def test_integer_like():
+    from sdckit.masking.base import integer_like
+
+    ints = pd.Series([1, 2, 3])
+    assert integer_like(ints, np.array([3.0, 1.0, 2.0])).dtype == np.int64
+    got = integer_like(ints, np.array([3.0, np.nan, 2.0]))
+    assert str(got.dtype) == "Int64" and got.isna().tolist() == [False, True, False]
+    assert integer_like(ints, np.array([1.5, 2.0, 3.0])).dtype == np.float64
+    assert integer_like(pd.Series([1.0, 2.0]), np.array([1.0, 2.0])).dtype == np.float64
+
+
+def test_config_errors_name_the_job_file_and_suggest(tmp_path):
+    job = _job(tmp_path, [{"rank_swapping": {"columns": ["income"], "p_percnt": 5}}])
+    res = _invoke(job)
+    msg = " ".join(res.output.split())
+    assert res.exit_code == 2
+    assert "job.yaml': methods[0].rank_swapping.p_percnt: unknown parameter (did you mean" in msg

@@ -49,6 +49,7 @@ intruder undo the noise).
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -571,6 +572,11 @@ def method_names() -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
+def _did_you_mean(word: Any, choices: Any) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[str, Any]]:
     """Check one ``(name, params)`` entry; returns its spec and the parameters with defaults.
 
@@ -578,7 +584,8 @@ def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[st
     """
     if not isinstance(name, str) or name not in METHODS:
         raise ConfigError(
-            f"methods[{i}]: unknown method {name!r}; allowed: {', '.join(method_names())}"
+            f"methods[{i}]: unknown method {name!r}{_did_you_mean(name, METHODS)}; allowed: "
+            f"{', '.join(method_names())}"
         )
     spec = METHODS[name]
     if params is None:
@@ -591,8 +598,8 @@ def validate_method(i: int, name: Any, params: Any) -> tuple[MethodSpec, dict[st
     unknown = [p for p in params if p not in spec.params]
     if unknown:
         raise ConfigError(
-            f"{_key(i, name, str(unknown[0]))}: unknown parameter; allowed: "
-            f"{', '.join(spec.params)}"
+            f"{_key(i, name, str(unknown[0]))}: unknown parameter"
+            f"{_did_you_mean(unknown[0], spec.params)}; allowed: {', '.join(spec.params)}"
         )
     out: dict[str, Any] = {}
     for pname, pspec in spec.params.items():
@@ -725,7 +732,9 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
     row and value otherwise); a column declared with another type stays text; an undeclared
     text column becomes numeric when every non-missing value parses as a number and none has
     a leading zero (codes such as ZIP ``01234`` stay text). Integral columns become ``int64``
-    (``Int64`` with missing values), the others ``float64``.
+    (``Int64`` with missing values), the others ``float64``. In text columns an empty cell
+    becomes a missing value (what PRAM leaves alone and local suppression writes); other
+    tokens such as ``NA`` stay values of a text column (``NA`` may be Namibia).
     """
     from sdckit.core.io import MISSING_TOKENS, to_numeric
 
@@ -736,13 +745,16 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
             continue
         attr = schema.attributes.get(c)
         if attr is not None and not attr.type.numeric:
+            out[c] = s.mask(s.astype(str).str.strip() == "")  # empty cell = missing
             continue
         if attr is None:
             text = s.astype(str).str.strip()
             present = text[~text.isin(MISSING_TOKENS) & s.notna()]
             if present.empty or present.str.match(r"^[+-]?0\d").any():
+                out[c] = s.mask(text == "")  # empty cell = missing
                 continue
             if pd.to_numeric(present, errors="coerce").isna().any():
+                out[c] = s.mask(text == "")  # empty cell = missing
                 continue
         x = to_numeric(s, c, "the input")
         ok = ~np.isnan(x)
@@ -867,8 +879,9 @@ def numeric_evaluation(
     Domingo-Ferrer & Mateo-Sanz 2002, :func:`sdckit.masking.microaggregation.information_loss`)
     and ``dbrl`` (distance-based record linkage, :func:`sdckit.risk.linkage.distance_linkage`:
     share of original records whose nearest masked record is their own), on the rows of
-    ``after`` (matched to ``before`` by index). A measure that cannot be computed (missing
-    values, a constant column, no numeric column) is reported with the reason instead.
+    ``after`` (matched to ``before`` by index) that are complete in both (records with a
+    missing value in these columns are left out and counted). A measure that cannot be
+    computed (a constant column, too few records) is reported with the reason instead.
 
     When more than ``linkage_records`` records were released, the DBRL is estimated from a
     simple random sample of that many intruder records (``numpy.random.default_rng(seed)``),
@@ -883,6 +896,13 @@ def numeric_evaluation(
         return {"columns": [], "note": "no masked column is numeric before and after"}
     orig = before.loc[after.index, cols].reset_index(drop=True)
     prot = after[cols].reset_index(drop=True)
+    complete = np.isfinite(orig.to_numpy(dtype=np.float64, na_value=np.nan)).all(
+        axis=1
+    ) & np.isfinite(prot.to_numpy(dtype=np.float64, na_value=np.nan)).all(axis=1)
+    incomplete = int((~complete).sum())
+    if incomplete:
+        orig = orig[complete].reset_index(drop=True)
+        prot = prot[complete].reset_index(drop=True)
     n = len(prot)
     intruders = None
     if linkage_records is not None and n > linkage_records:
@@ -891,6 +911,7 @@ def numeric_evaluation(
     out: dict[str, Any] = {
         "columns": cols,
         "records": n,
+        "records_left_out_missing": incomplete,
         "dbrl_intruder_records": n if intruders is None else int(intruders.size),
     }
     measures = {
@@ -998,6 +1019,7 @@ def _build_report(summary: dict[str, Any]) -> Any:
         facts = {
             "columns": ev["columns"],
             "records": ev["records"],
+            "records left out (missing values)": ev["records_left_out_missing"],
             "intruder records linked (random sample when fewer than records)": ev[
                 "dbrl_intruder_records"
             ],
@@ -1067,13 +1089,18 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
             f"{job.key('methods')}: a mask job needs at least one method, e.g. "
             "`methods: [{microaggregation: {columns: [a, b], k: 3}}]`"
         )
-    for i, (name, params) in enumerate(methods):  # fail on the config before reading data
-        validate_method(i, name, params)
-    data = job.read_input()
-    prepared, ids = _prepare_identifiers(data, job.schema)
-    prepared = _typed(prepared, job.schema)
-    _check_identifiers_unused(methods, ids["dropped"])
-    masked, records = apply_methods(prepared, methods, seed=job.seed)
+    try:
+        for i, (name, params) in enumerate(methods):  # fail on the config before reading data
+            validate_method(i, name, params)
+        data = job.read_input()
+        prepared, ids = _prepare_identifiers(data, job.schema)
+        prepared = _typed(prepared, job.schema)
+        _check_identifiers_unused(methods, ids["dropped"])
+        masked, records = apply_methods(prepared, methods, seed=job.seed)
+    except ConfigError as exc:
+        if str(exc).startswith("methods["):
+            raise ConfigError(job.key(str(exc))) from exc
+        raise
     touched = [c for c in _touched_columns(records, list(masked.columns))]
     changes, categories = column_changes(prepared, masked, touched)
     spec = job.output

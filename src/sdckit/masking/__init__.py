@@ -3,8 +3,8 @@
 Every method is ``sdckit.masking.<method>(data, columns, ..., seed=...)`` and returns a
 :class:`~sdckit.masking.base.MaskResult` (masked copy + publishable record). The names are
 exported lazily, so importing one module does not load the others (nor numba). ``pram`` and
-``local_suppression`` are also the names of their modules: call
-``sdckit.masking.pram.pram`` and ``sdckit.masking.local_suppression.local_suppression``.
+``local_suppression`` are also the names of their modules; those modules are callable, so
+``sdckit.masking.pram(df, ["c"], seed=1)`` works as well as ``sdckit.masking.pram.pram``.
 """
 
 from __future__ import annotations
@@ -41,11 +41,13 @@ _EXPORTS = {
     "top_bottom_code": "recoding",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "pram", "local_suppression"])
 
 
 def __getattr__(name: str) -> Any:
     """Import the module defining ``name`` on first access (PEP 562)."""
+    if name in ("pram", "local_suppression"):  # callable modules (masking.base.callable_module)
+        return importlib.import_module(f"sdckit.masking.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sdckit.masking' has no attribute {name!r}")

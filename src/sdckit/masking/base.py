@@ -94,3 +94,47 @@ def standardize(
             f"standardized; leave it out of the columns"
         )
     return (x - mean) / sd, mean, sd
+
+
+def integer_like(original: pd.Series, values: np.ndarray) -> Any:
+    """``values`` (float, NaN = missing) in the integer type of ``original`` when possible.
+
+    If ``original`` has an integer dtype (numpy or pandas nullable) and every non-missing value
+    is a whole number, the result is that dtype (nullable ``Int64`` when values are missing,
+    since numpy integers cannot hold them); otherwise ``values`` unchanged (float64). Masking
+    methods that only move or round values (swapping, rounding, coding) keep integers integer.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if not pd.api.types.is_integer_dtype(original.dtype) or isinstance(
+        original.dtype, pd.CategoricalDtype
+    ):
+        return v
+    missing = np.isnan(v)
+    ok = v[~missing]
+    if not np.all(ok == np.round(ok)) or (ok.size and np.abs(ok).max() >= 2**63):
+        return v
+    if not missing.any():
+        return v.astype(
+            original.dtype.numpy_dtype if hasattr(original.dtype, "numpy_dtype") else original.dtype
+        )
+    return pd.arrays.IntegerArray(np.where(missing, 0, v).astype(np.int64), missing)
+
+
+def callable_module(module_name: str, function_name: str) -> None:
+    """Make module ``module_name`` callable as its function ``function_name``.
+
+    ``sdckit.masking.pram`` is both a module and its main function; after this, the package
+    attribute (the module) can be called directly -- ``sdckit.masking.pram(df, ["c"])`` runs
+    ``sdckit.masking.pram.pram`` -- while ``from sdckit.masking.pram import pram_estimate``
+    keeps working. Module ``__class__`` assignment is supported Python (3.5+, PEP 549 notes).
+    """
+    import sys
+    import types
+
+    module = sys.modules[module_name]
+
+    class _CallableModule(types.ModuleType):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return getattr(self, function_name)(*args, **kwargs)
+
+    module.__class__ = _CallableModule

@@ -35,7 +35,7 @@ from numba import njit
 
 from sdckit.core.encoding import encode
 from sdckit.errors import DataError, VerificationError
-from sdckit.masking.base import MaskResult, check_columns
+from sdckit.masking.base import MaskResult, callable_module, check_columns
 
 _MAX_BITS = 62
 
@@ -310,3 +310,6 @@ def local_suppression(
         "combinations_up_to": combinations_up_to,
     }
     return MaskResult(out, "local_suppression", params, details)
+
+
+callable_module(__name__, "local_suppression")

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import DataError
-from sdckit.masking.base import MaskResult, check_columns, numeric_matrix
+from sdckit.masking.base import MaskResult, check_columns, integer_like, numeric_matrix
 
 
 def _positive(value: float, name: str, method: str, example: str) -> float:
@@ -56,15 +56,7 @@ def round_to_base(
     for j, c in enumerate(cols):
         col = y[:, j]
         changed[c] = int(np.sum((col != x[:, j]) & ~np.isnan(x[:, j])))
-        s = data[c]
-        if (
-            pd.api.types.is_integer_dtype(s.dtype)
-            and float(b).is_integer()
-            and not np.isnan(col).any()
-        ):
-            out[c] = col.astype(s.dtype)
-        else:
-            out[c] = col
+        out[c] = integer_like(data[c], col) if float(b).is_integer() else col
     return MaskResult(out, "round_to_base", {"columns": cols, "base": b}, {"n_changed": changed})
 
 

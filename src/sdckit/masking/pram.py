@@ -29,7 +29,7 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text
 from sdckit.errors import DataError, preview
-from sdckit.masking.base import MaskResult, check_columns
+from sdckit.masking.base import MaskResult, callable_module, check_columns
 
 _ROW_TOL = 1e-8
 
@@ -487,3 +487,6 @@ def randomized_response(
     }
     params = {"column": col, "p": pv, "categories": [str(x) for x in ct]}
     return MaskResult(res.data, "randomized_response", params, details)
+
+
+callable_module(__name__, "pram")

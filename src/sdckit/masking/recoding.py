@@ -15,7 +15,7 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text
 from sdckit.errors import DataError, preview
-from sdckit.masking.base import MaskResult, check_columns, numeric_matrix
+from sdckit.masking.base import MaskResult, check_columns, integer_like, numeric_matrix
 
 _RECODE_METHODS = ("equal_width", "equal_frequency", "log_equidistant", "breaks")
 
@@ -373,15 +373,7 @@ def top_bottom_code(
         y[hit] = value
         details[side] = {"threshold": thr, "replacement": value, "n_coded": int(hit.sum())}
     out = data.copy()
-    s = data[col]
-    if (
-        pd.api.types.is_integer_dtype(s.dtype)
-        and not np.isnan(y).any()
-        and np.all(y == np.round(y))
-    ):
-        out[col] = y.astype(s.dtype)
-    else:
-        out[col] = y
+    out[col] = integer_like(data[col], y)
 
     def opt(v: Any) -> float | None:
         return None if v is None else float(v)

@@ -28,7 +28,7 @@ from numba import njit
 
 from sdckit.core.encoding import as_text, encode
 from sdckit.errors import DataError
-from sdckit.masking.base import MaskResult, check_columns, numeric_matrix
+from sdckit.masking.base import MaskResult, check_columns, integer_like, numeric_matrix
 
 _SCAN_WINDOW = 32  # windows up to this many ranks are scanned linearly, larger ones by Fenwick
 
@@ -385,10 +385,7 @@ def _rank_apply(
             res = col.copy()
             res[ok] = new
         s = data[c]
-        if pd.api.types.is_integer_dtype(s.dtype) and not np.isnan(res).any():
-            out[c] = res.astype(s.dtype)
-        else:
-            out[c] = res
+        out[c] = integer_like(s, res)
         moved = int(np.sum(perm != np.arange(m)))
         info[c] = {"n_values": m, "n_swapped": moved, **extra}
     return out, info
