@@ -19,7 +19,9 @@ on (issue 5):
   the intruder is told the method (``known_method``).
 * ``categorical`` (changed-value share, CTBIL, EBIL) when categorical columns are compared;
   ``use_specific`` (regression CI overlap, classifier accuracy) with a ``target``;
-  ``worst_case_linkage`` (learned distances, Abril, Navarro-Arribas & Torra 2012) on request.
+  ``worst_case_linkage`` (learned distances, Abril, Navarro-Arribas & Torra 2012) on request;
+  ``generalization`` (the anonymization issue's metrics: loss, precision, discernibility, ...)
+  when hierarchies are given.
 
 Column types. CSV cells arrive as text; a column is *numeric* when every cell of both files
 parses as a number, *categorical* when the original column is not numeric or when the caller
@@ -35,7 +37,7 @@ by equality). Every intruder attribute must be in the protected file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -206,6 +208,8 @@ def evaluate(
     learned_time_limit: float = 60.0,
     intruder_rows: Sequence[int] | np.ndarray | None = None,
     intruder_share: float | None = None,
+    hierarchies: Mapping[str, Any] | None = None,
+    metric: str | Mapping[str, Any] = "loss",
     seed: int = 0,
     max_full_pairs: int = MAX_FULL_PAIRS,
 ) -> dict[str, Any]:
@@ -231,6 +235,12 @@ def evaluate(
     The intruder file B of distance-based linkage and of the transparency attack holds all
     records, or the positions ``intruder_rows``, or a random ``intruder_share`` of the records
     (drawn with ``seed``); PRL and interval disclosure always use all records.
+
+    ``hierarchies`` (column -> :class:`~sdckit.core.hierarchy.Hierarchy`) adds the
+    generalization metrics of the anonymization issue (``generalization``: loss, precision,
+    discernibility, AECS, non-uniform entropy, height; ``metric`` sets loss's aggregate and
+    weights) computed on the pair by :func:`sdckit.utility.generalization_pair.
+    generalization_metrics`; those columns are compared as categories.
 
     Returns the JSON-ready document described in the module docstring; measures that do not
     apply (e.g. numeric measures without numeric columns) are ``None`` and a line in ``notes``
@@ -263,6 +273,20 @@ def evaluate(
             f"learned_distance {preview(bad_ld)} unknown; use weighted_mean, owa or choquet"
         )
     rows = _intruder_rows(len(original), intruder_rows, intruder_share, seed)
+    generalization = None
+    if hierarchies:
+        from sdckit.utility.generalization_pair import generalization_metrics
+
+        outside = [c for c in hierarchies if c not in cols]
+        if outside:
+            raise DataError(
+                f"hierarchies are given for {preview(outside)}, which are not among the "
+                f"compared columns {preview(cols, 8)}; add them to columns or drop them"
+            )
+        generalization = generalization_metrics(
+            original, protected, hierarchies, list(hierarchies), metric
+        )
+        categorical = [*categorical, *(c for c in hierarchies if c not in categorical)]
     num, cat, o, p = split_column_types(original, protected, cols, categorical)
     o = o.reset_index(drop=True)
     p = p.reset_index(drop=True)
@@ -377,6 +401,8 @@ def evaluate(
         doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k, rows)
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
+    if generalization is not None:
+        doc["generalization"] = generalization
     if target is not None:
         doc["use_specific"] = _use_specific(o, p, target, num, cols, seed)
     if learned_distance:
@@ -759,6 +785,20 @@ def evaluation_report(
                     }
                     for c in cd["ebil"]
                 ],
+            )
+        )
+    if "generalization" in doc:
+        g = doc["generalization"]
+        rep.add(
+            Section(
+                "Generalization metrics",
+                text=(
+                    "The metrics of the anonymization algorithms on this pair: ARX's loss "
+                    "(Iyengar 2002), Sweeney's precision, discernibility (Bayardo & Agrawal "
+                    "2005), average class size (LeFevre et al. 2006), non-uniform entropy "
+                    "(Gionis & Tassa 2009), height."
+                ),
+                facts={k: _na(v) for k, v in g.items()},
             )
         )
     det = doc["details"]
