@@ -582,9 +582,9 @@ def il_dr_figure(doc: dict[str, Any]):
         ("propensity_u / 0.25", None if il["propensity_u"] is None else il["propensity_u"] / 0.25),
     ]
     dr_items = [(k, dr[k]) for k in ("dbrl", "prl", "interval_disclosure", "score_dr")]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
     for ax, items, colour, title in (
-        (axes[0], il_items, "#3d6fb6", "Information loss (0 = none, 1 = total)"),
+        (axes[0], il_items, "#3d6fb6", "Information loss (0 = none; bounded_il, U/0.25 <= 1)"),
         (axes[1], dr_items, "#c0504d", "Disclosure risk (share of records)"),
     ):
         labels = [name for name, _ in items]
@@ -598,7 +598,7 @@ def il_dr_figure(doc: dict[str, Any]):
                 va="center",
                 fontsize=8,
             )
-        ax.set_xlim(0, 1.1)
+        ax.set_xlim(0, max(1.1, 1.15 * max(vals)))
         ax.invert_yaxis()
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
