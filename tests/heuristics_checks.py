@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -62,6 +63,7 @@ def assert_contract(
     """Row order/index kept, non-QI columns unchanged, shares in [0,1], suppression rules."""
     n = len(data)
     qis = schema.quasi_identifiers
+    json.dumps(out.details)  # JSON-ready
     assert out.data.index.equals(data.index)
     supp = np.asarray(out.suppressed, dtype=bool)
     assert supp.shape == (n,)

@@ -39,6 +39,8 @@ def test_eligible_cap():
     assert eligible_cap(np.array([4, 1, 1]), 2) == 2  # 2*2 <= 2+1+1, 2*3 > 3+1+1
     assert eligible_cap(np.array([3, 2, 2, 1]), 2) == 3
     assert eligible_cap(np.array([5]), 2) == 0
+    assert eligible_cap(np.array([2, 2, 2]), 3) == 2
+    assert eligible_cap(np.array([10, 3, 3, 2]), 3) == 4  # 3*4 <= 4+3+3+2; 3*5 > 5+3+3+2
 
 
 def test_hand_traced_tables():
@@ -62,7 +64,8 @@ def test_hand_traced_tables():
         [4, "D", 1],
     ]
     np.testing.assert_allclose(out.share["age"], 0.0)
-    np.testing.assert_allclose(out.share["zip"], 1 / 8)
+    np.testing.assert_allclose(out.share["zip"], 0.0)  # no hierarchy: an unchanged value
+    assert out.details["verification_key"] == ["group_id"]
     assert out.details["groups"] == 4 and out.transformation is None
 
 
@@ -144,7 +147,7 @@ def test_property_groups_l_diverse_and_join_back(case):
 
 
 @pytest.mark.slow
-def test_adult_l5(shared_data):
+def test_adult_l5():
     from sdckit.datasets import load_adult
 
     df, hier = load_adult()

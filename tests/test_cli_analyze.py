@@ -261,7 +261,7 @@ def test_check_hierarchy_lacking_a_value():
 
 def test_check_k_larger_than_the_data():
     schema = Schema.from_roles(quasi_identifying=["zip", "age"])
-    with pytest.raises(ConfigError, match=r"'k' \(5\) is larger than the number of records \(4\)"):
+    with pytest.raises(ConfigError, match=r"'k' \(5\) is larger than .* \(4\).*choose k <= 4"):
         check(TOY, schema, [KAnonymity(5)])
 
 
@@ -272,3 +272,49 @@ def test_check_qi_with_no_values_and_unknown_column():
         check(empty, schema, [KAnonymity(2)])
     with pytest.raises(DataError, match=r"'age'.*not in the data"):
         check(TOY[["zip"]], schema, [KAnonymity(2)])
+
+
+def test_html_page_explains_each_measure(testdata_csv, tmp_path):
+    page = tmp_path / "r.html"
+    res = invoke(
+        testdata_csv,
+        "--qi",
+        "urbrur,roof,sex",
+        "--weight",
+        "sampling_weight",
+        "--household",
+        "ori_hid",
+        "--sampling-fraction",
+        "0.01",
+        "--html",
+        page,
+        "-q",
+    )
+    assert res.exit_code == 0, res.output
+    html = page.read_text()
+    for heading in (
+        "Re-identification risk",
+        "Population uniqueness (sampling fraction 0.01)",
+        "Individual risk with sampling weights (sdcMicro)",
+        "SUDA special uniques",
+        "Quasi-identifier distinction and separation",
+    ):
+        assert f"<h2>{heading}</h2>" in html
+    assert "risk is 1 / (size of its class)" in html  # the measures are explained
+    assert "Dankar et al. decision rule (uses" in html
+    assert "expected number of re-identifications" in html
+    assert "journalist risk equals prosecutor risk" in html  # no population table given
+    assert html.count("data:image/png;base64,") == 1
+
+
+def test_population_table_gives_journalist_risk(tmp_path):
+    sample, population = tmp_path / "s.csv", tmp_path / "p.csv"
+    sample.write_text("a\nx\nx\ny\nz\n")
+    population.write_text("a\n" + "x\n" * 5 + "y\ny\nz\nw\n")
+    js, page = tmp_path / "o.json", tmp_path / "o.html"
+    res = invoke(sample, "--qi", "a", "--population", population, "--json", js, "--html", page)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(js.read_text())
+    assert doc["journalist"] == {"min": 0.2, "max": 1.0, "average": (0.2 + 0.2 + 0.5 + 1) / 4}
+    assert doc["population_records"] == 9
+    assert "journalist risk equals prosecutor risk" not in page.read_text()

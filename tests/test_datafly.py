@@ -44,6 +44,12 @@ def test_hand_traced_k2_without_suppression():
     assert not out.suppressed.any()
 
 
+def test_progress():
+    calls = []
+    datafly(DF, SCHEMA, [KAnonymity(2)], progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+
+
 def test_hand_traced_k2_with_suppression():
     """With 2 of 6 records suppressible the search stops at (1,1) and suppresses the two
     records in singleton classes (rows 1 and 4)."""

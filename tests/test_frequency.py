@@ -105,7 +105,8 @@ def _levels(draw, fs, low=None):
     )
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_rollup_equals_direct_build_at_random_levels(adult, adult_base, data):
     """Rolling a finer frequency set up gives exactly the set built from the rows (Flash)."""

@@ -52,6 +52,17 @@ def test_two_dimensional_numeric_example_k2():
     assert out.data["Disease"].tolist() == PATIENTS["Disease"].tolist()
 
 
+def test_numeric_share_counts_hierarchy_leaves():
+    """A numeric QI with a hierarchy: share = leaves inside the range / all leaves (5 here)."""
+    age_h = Hierarchy([[str(a), "*"] for a in (25, 26, 27, 28, 29)], "Age")
+    schema = _schema(
+        ["Age", "Zipcode"], hier={"Age": age_h}, types={"Age": "integer", "Zipcode": "integer"}
+    )
+    out = mondrian(PATIENTS, schema, [KAnonymity(2)])
+    assert out.data["Age"].tolist() == ["[25, 26]"] * 3 + ["[27, 28]"] * 3
+    np.testing.assert_allclose(out.share["Age"], [2 / 5] * 6)
+
+
 def test_categorical_split_along_hierarchy():
     """Sex (leaves 2/2 = width 1) ties with Age (width 1) and comes first: split into Male
     {25,26,27,28} and Female {25,27}. Male: Age cut at 26 -> {25,26} | {27,28}, both >= 2.
@@ -69,6 +80,14 @@ def test_categorical_split_along_hierarchy():
     ]
     np.testing.assert_allclose(out.share["Sex"], [0.5] * 6)
     np.testing.assert_allclose(out.share["Age"], [1 / 3, 2 / 3, 1 / 3, 1 / 3, 2 / 3, 1 / 3])
+
+
+def test_progress_reports_all_records_done():
+    calls = []
+    schema = _schema(["Age", "Zipcode"], types={"Age": "integer", "Zipcode": "integer"})
+    mondrian(PATIENTS, schema, [KAnonymity(2)], progress=lambda d, t: calls.append((d, t)))
+    assert calls[0] == (0, 6) and calls[-1] == (6, 6)
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:], strict=False))
 
 
 def test_relaxed_cuts_through_equal_values():

@@ -17,6 +17,7 @@ from sdckit.risk.reidentification import (
     prosecutor_risk,
     records_at_risk_share,
 )
+from sdckit.risk.suda import suda2
 
 # Sample: x x y z (classes 2, 1, 1). Population: x x x x x, y y, z, w w w (w not in sample).
 SAMPLE = pd.DataFrame({"a": ["x", "x", "y", "z"], "b": ["1"] * 4})
@@ -91,3 +92,36 @@ def test_per_record_definitions(values):
     assert res["records_at_risk_share"] == pytest.approx((risk > 0.2).mean())
     assert np.array_equal(res.record_risk, risk)
     assert res["sample_uniques"] == int((f == 1).sum())
+
+
+# ------------------------------------------------------------------ SUDA inside analyze
+
+
+def test_analyze_suda_ignores_missing_values_in_msus():
+    """(y, missing) is unique only through the missing cell: no MSU (sdcMicro's rule).
+
+    Rows (x,1) (x,1) (y,"") (y,2): record 4 has the MSU {b} (b = 2 occurs once), weight
+    (M - 1)! = 1; record 3's only unique single is its missing b, which cannot be an MSU,
+    and {a, b} is not minimal. So one record with a score and score sum 1.
+    """
+    df = pd.DataFrame({"a": ["x", "x", "y", "y"], "b": ["1", "1", "", "2"]})
+    assert analyze(df, ["a", "b"])["suda"]["records_with_score"] == 1
+    assert analyze(df, ["a", "b"])["suda"]["score_sum"] == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=40
+    )
+)
+def test_suda_on_classes_equals_suda_on_records(rows):
+    codes = np.asarray(rows, dtype=np.int64)
+    fs_keys, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
+    per_record = suda2(codes)
+    per_class = suda2(fs_keys, counts=counts)
+    assert np.allclose(per_class.score[inverse.ravel()], per_record.score)
+    assert np.allclose(per_class.dis_score[inverse.ravel()], per_record.dis_score)
+    assert per_class.as_dict() == pytest.approx(per_record.as_dict())
+    with pytest.raises(DataError, match="one positive record count per row"):
+        suda2(fs_keys, counts=counts[:-1] if len(counts) > 1 else np.array([0]))

@@ -274,6 +274,35 @@ def range_labels(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(np.asarray(lo) == np.asarray(hi), lo_t, ranged).astype(object)
 
 
+def point_share(prep: Prepared, name: str) -> float:
+    """Share of an ungeneralized value: ``1/|D|`` with a hierarchy (one leaf), else 0.
+
+    This is the minimum share :func:`sdckit.utility.generalization.output_metrics` assumes,
+    so an unchanged attribute has loss 0.
+    """
+    h = prep.schema.hierarchy(name)
+    return 1.0 / len(h.leaves) if h is not None else 0.0
+
+
+def range_shares(prep: Prepared, name: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Share of the numeric ranges ``[lo, hi]`` of QI ``name``.
+
+    With a hierarchy: the hierarchy leaves whose number lies in the range, over all leaves
+    (ARX's "leaves under the value / |D|", the range's count of domain values); without:
+    the width ``(hi - lo) / (max - min)`` of the attribute's values (0 when they are equal).
+    """
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    h = prep.schema.hierarchy(name)
+    if h is None:
+        values = numeric_values(prep, name)
+        span = float(values.max() - values.min())
+        return (hi - lo) / span if span > 0 else np.zeros(len(lo))
+    leaves = pd.to_numeric(pd.Series(h.leaves, dtype=object), errors="coerce").to_numpy(float)
+    leaves = np.sort(leaves[np.isfinite(leaves)])
+    inside = np.searchsorted(leaves, hi, "right") - np.searchsorted(leaves, lo, "left")
+    return np.maximum(inside, 1) / float(len(h.leaves))
+
+
 def leaf_shares(hierarchy: Hierarchy, level: int) -> np.ndarray:
     """Per code at ``level``: leaves under it / number of leaves (ARX's domain share)."""
     counts = np.bincount(hierarchy.levels[level], minlength=len(hierarchy.labels[level]))

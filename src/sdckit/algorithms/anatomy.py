@@ -27,8 +27,10 @@ order drawn from ``seed`` when one is given; a residual record goes to the first
 (a random eligible one with a ``seed``). All ``models`` are checked on the QI-groups (the
 groups are Anatomy's equivalence classes).
 
-Shares: QIs are not generalized; a released value covers one leaf, share ``1/|D|`` (``|D|`` =
-hierarchy leaves, else distinct values in the data), numeric QIs ``0`` (a point).
+Shares: QIs are not generalized: share ``1/|D|`` (one of the hierarchy's ``|D|`` leaves) for a
+QI with a hierarchy, else 0 -- the minimum share, so the loss of every QI is 0.
+``details["verification_key"] = ["group_id"]`` tells the independent verification to recompute
+the classes from the group ids (the sensitive values come from the input rows).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from ._heuristics import (
     Progress,
     class_frequency_set,
     evaluate_all,
-    is_numeric,
+    point_share,
     prepare,
     reject_options,
     release,
@@ -67,10 +69,16 @@ def eligible_cap(counts: np.ndarray, l: int) -> int:  # noqa: E741 - the paper's
     making the data eligible (no value in more than ``1/l`` of the records).
     """
     counts = np.asarray(counts, dtype=np.int64)
-    t = np.arange(int(counts.max()) + 1 if counts.size else 1)
-    kept = np.minimum(counts[None, :], t[:, None]).sum(axis=1)
-    ok = l * t <= kept
-    return int(t[ok].max())
+    # f(T) = sum_v min(counts_v, T) - l*T is concave with f(0) = 0, so {T : f(T) >= 0} is an
+    # interval [0, T*]: binary search for T* (O(m log max) time, O(m) memory)
+    lo, hi = 0, int(counts.max()) if counts.size else 0
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if l * mid <= int(np.minimum(counts, mid).sum()):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _parameters(prep_models, schema: Schema, options: dict) -> tuple[int, str]:
@@ -195,12 +203,7 @@ def anatomy(
     labels, share = {}, {}
     for q in prep.qis:
         labels[q] = prep.data[q].to_numpy(dtype=object)
-        if is_numeric(prep, q):
-            share[q] = np.zeros(n)
-        else:
-            h = schema.hierarchy(q)
-            size = len(h.leaves) if h is not None else encode(prep.data[q], q).cardinality
-            share[q] = np.full(n, 1.0 / size)
+        share[q] = np.full(n, point_share(prep, q))
     out, shares = release(prep, labels, share, suppressed)
     gid = pd.array(np.where(kept, group_of + 1, 0), dtype="Int64")
     gid[suppressed] = pd.NA
@@ -223,7 +226,7 @@ def anatomy(
         "max_group_size": int(sizes.max()) if sizes.size else 0,
         "residual_records": int(left.sum()),
         "suppressed_records": int(np.count_nonzero(suppressed)),
-        "verify_by": GROUP_COLUMN,
+        "verification_key": [GROUP_COLUMN],
         "suppressed_label": SUPPRESSED,
     }
     return AlgorithmOutput(

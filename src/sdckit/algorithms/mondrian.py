@@ -25,11 +25,12 @@ Dimensions
 Released values and shares
 --------------------------
 Numeric QIs are released as the closed range of the partition's values, ``"[20, 34]"``
-(a single value ``"34"``), share ``(max - min) / (global max - global min)``. Hierarchical QIs
+(a single value ``"34"``), share ``(max - min) / (global max - global min)``, or, when the QI
+also has a hierarchy, the hierarchy leaves inside the range over all leaves. Hierarchical QIs
 are released as the LCA label, share ``leaves under it / |D|`` (``|D|`` = hierarchy leaves);
 a partition spanning several top-level labels is released as ``"*"`` (share 1). A QI without
-hierarchy is released as its value when the partition holds one value (share ``1/|D|``, ``|D|``
-= distinct values in the data), else ``"*"`` (share 1).
+hierarchy is released as its value when the partition holds one value (share 0, as an
+ungeneralized value), else ``"*"`` (share 1).
 
 Every round evaluates all candidate parts of all open partitions at once: the part of every
 record becomes the single "QI" of one frequency set (:func:`class_frequency_set`), so the
@@ -59,6 +60,7 @@ from ._heuristics import (
     numeric_values,
     prepare,
     range_labels,
+    range_shares,
     reject_options,
     release,
     report_progress,
@@ -112,25 +114,26 @@ def _dims(prep) -> list[_Dim]:
     return dims
 
 
-def _segments(part: np.ndarray, n_parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Records sorted by partition, the start of every partition and its size."""
-    order = np.argsort(part, kind="stable")
-    sizes = np.bincount(part, minlength=n_parts)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return order, starts, sizes
+def _min_max(values: np.ndarray, part: np.ndarray, n_parts: int):
+    """Per partition minimum and maximum of ``values`` (unbuffered ``ufunc.at``, no sort)."""
+    lo = np.full(n_parts, np.inf)
+    hi = np.full(n_parts, -np.inf)
+    np.minimum.at(lo, part, values)
+    np.maximum.at(hi, part, values)
+    return lo, hi
 
 
-def _lca(dim: _Dim, rows_sorted: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _lca(dim: _Dim, rows: np.ndarray, part: np.ndarray, n_parts: int):
     """Per partition: the level and code of the lowest common ancestor of its values.
 
     With leaves ranked depth-first, the LCA of a set of leaves is the LCA of its smallest and
     largest rank. Level ``height`` stands for a virtual root above several top-level labels.
     """
     height = dim.anc.shape[0]
-    c = dim.codes[rows_sorted]
-    lo, hi = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
-    level = np.full(len(starts), height, dtype=np.int64)
-    code = np.zeros(len(starts), dtype=np.int64)
+    lo, hi = _min_max(dim.codes[rows].astype(np.float64), part, n_parts)
+    lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+    level = np.full(n_parts, height, dtype=np.int64)
+    code = np.zeros(n_parts, dtype=np.int64)
     for lv in range(height - 1, -1, -1):
         a = dim.anc[lv, lo]
         same = a == dim.anc[lv, hi]
@@ -142,20 +145,15 @@ def _lca(dim: _Dim, rows_sorted: np.ndarray, starts: np.ndarray) -> tuple[np.nda
 def _describe(dims, part: np.ndarray, rows: np.ndarray, n_parts: int):
     """Per new partition (dense ids ``part`` of ``rows``) and dimension: the normalized range
     (-1 where no cut is possible) and, for hierarchical dimensions, the LCA level."""
-    order = np.argsort(part, kind="stable")
-    sizes = np.bincount(part, minlength=n_parts)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    rows_sorted = rows[order]
     widths = np.full((n_parts, len(dims)), -1.0)
     levels = np.zeros((n_parts, len(dims)), dtype=np.int64)
     for j, d in enumerate(dims):
         if d.kind == _NUMERIC:
-            v = d.values[rows_sorted]
-            lo, hi = np.minimum.reduceat(v, starts), np.maximum.reduceat(v, starts)
+            lo, hi = _min_max(d.values[rows], part, n_parts)
             w = (hi - lo) / d.span if d.span > 0 else np.zeros(n_parts)
             widths[:, j] = np.where(hi > lo, w, -1.0)
         elif d.kind == _HIERARCHY:
-            level, code = _lca(d, rows_sorted, starts)
+            level, code = _lca(d, rows, part, n_parts)
             height = d.anc.shape[0]
             shares = np.ones(n_parts)
             inside = level < height
@@ -290,17 +288,17 @@ def mondrian(
 
 def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> AlgorithmOutput:
     """Labels and shares of every partition, then the released rows."""
-    order, starts, sizes = _segments(part, n_parts)
+    sizes = np.bincount(part, minlength=n_parts)
+    rows = np.arange(len(part))
     labels: dict[str, np.ndarray] = {}
     share: dict[str, np.ndarray] = {}
     for d in dims:
         if d.kind == _NUMERIC:
-            v = d.values[order]
-            lo, hi = np.minimum.reduceat(v, starts), np.maximum.reduceat(v, starts)
+            lo, hi = _min_max(d.values, part, n_parts)
             p_lab = range_labels(lo, hi)
-            p_share = (hi - lo) / d.span if d.span > 0 else np.zeros(n_parts)
+            p_share = range_shares(prep, d.name, lo, hi)
         elif d.kind == _HIERARCHY:
-            level, code = _lca(d, order, starts)
+            level, code = _lca(d, rows, part, n_parts)
             height = d.anc.shape[0]
             p_lab = np.full(n_parts, "*", dtype=object)
             p_share = np.ones(n_parts)
@@ -309,11 +307,11 @@ def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> Al
                 p_lab[s] = d.hierarchy.labels[int(lv)][code[s]]
                 p_share[s] = leaf_shares(d.hierarchy, int(lv))[code[s]]
         else:
-            c = d.codes[order]
-            lo, hi = np.minimum.reduceat(c, starts), np.maximum.reduceat(c, starts)
+            lo, hi = _min_max(d.codes.astype(np.float64), part, n_parts)
+            lo = lo.astype(np.int64)
             one = lo == hi
             p_lab = np.where(one, d.labels[lo], "*").astype(object)
-            p_share = np.where(one, 1.0 / len(d.labels), 1.0)
+            p_share = np.where(one, 0.0, 1.0)
         labels[d.name] = p_lab[part]
         share[d.name] = p_share[part]
     data, shares = release(prep, labels, share, suppressed)

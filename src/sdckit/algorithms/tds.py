@@ -19,7 +19,8 @@ specialization is valid.
   run time: the threshold ``t`` (a data value; ``x <= t`` | ``x > t``) maximizing InfoGain
   (Fung et al. 2005, Section 4.1: the split point of a continuous attribute is the one with
   the highest information gain). Intervals are released as ``"[min, max]"`` of the domain
-  values they hold (a single value as is); share ``(max - min) / (global max - global min)``.
+  values they hold (a single value as is); share ``(max - min) / (global max - global min)``,
+  or, when the QI also has a hierarchy, its leaves inside the interval over all leaves.
 * Categorical QIs without hierarchy stay ``"*"``.
 
 Score: ``InfoGain(v) = E(T[v]) - sum_c |T[c]| / |T[v]| E(T[c])`` with ``E`` the Shannon entropy
@@ -61,6 +62,7 @@ from ._heuristics import (
     prepare,
     qi_frequency_set,
     range_labels,
+    range_shares,
     reject_options,
     release,
     report_progress,
@@ -114,6 +116,7 @@ class _Attr:
     bounds: list = field(default_factory=list)  # sorted split points (dom index, left side)
     counts: np.ndarray | None = None  # (len(dom), classes) class counts per value
     span: float = 0.0
+    prep: Prepared | None = None
 
     # -- current codes and labels ------------------------------------------------------
     def codes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -143,8 +146,7 @@ class _Attr:
         if self.kind == "numeric":
             iid, _ = self.codes(n)
             lo, hi = self._intervals()
-            w = (self.dom[hi] - self.dom[lo]) / self.span if self.span > 0 else 0.0 * lo
-            return np.asarray(w, dtype=float)[iid]
+            return range_shares(self.prep, self.name, self.dom[lo], self.dom[hi])[iid]
         return np.ones(n)
 
     # -- candidates ---------------------------------------------------------------------
@@ -263,6 +265,7 @@ def _attrs(prep: Prepared, cls: np.ndarray, n_cls: int) -> list[_Attr]:
                     vidx=vidx.astype(np.int64),
                     counts=counts.reshape(len(dom), n_cls),
                     span=float(dom[-1] - dom[0]),
+                    prep=prep,
                 )
             )
             continue

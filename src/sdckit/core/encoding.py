@@ -62,6 +62,31 @@ class EncodedColumn:
         return len(self.values)
 
 
+def _arrow_dictionary(s: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Raw codes and texts of an Arrow-backed string column (``None`` for other dtypes).
+
+    Uses Arrow's hash-based ``dictionary_encode`` directly (pandas' default string storage
+    for text read from CSV/Parquet): about twice as fast as ``pd.factorize`` on it. Nulls get
+    an extra code whose text is the missing text ``""``.
+    """
+    dtype = s.dtype
+    if not (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow") or len(s) == 0:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(s.array)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = pc.dictionary_encode(arr)
+    texts = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
+    indices = enc.indices
+    if indices.null_count:
+        indices = pc.fill_null(indices, len(texts))
+        texts = np.append(texts, MISSING_TEXT)
+    return indices.to_numpy().astype(np.int64, copy=False), texts
+
+
 def encode(values: pd.Series | np.ndarray, name: str = "", sort: bool = True) -> EncodedColumn:
     """Dictionary-encode ``values`` (in text form, see :func:`as_text`).
 
@@ -71,13 +96,17 @@ def encode(values: pd.Series | np.ndarray, name: str = "", sort: bool = True) ->
     converted to text (and merged where two raw values share a text, e.g. ``1`` and ``1.0``).
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
-    raw_codes, raw_uniques = pd.factorize(s, use_na_sentinel=True)
-    raw_codes = raw_codes.astype(np.int64, copy=False)
-    has_na = bool((raw_codes < 0).any())
-    texts = as_text(pd.Series(raw_uniques, dtype=s.dtype if len(raw_uniques) else None))
-    if has_na:
-        texts = np.append(texts, MISSING_TEXT)
-        raw_codes = np.where(raw_codes < 0, len(texts) - 1, raw_codes)
+    arrow = _arrow_dictionary(s)
+    if arrow is not None:
+        raw_codes, texts = arrow
+    else:
+        raw_codes, raw_uniques = pd.factorize(s, use_na_sentinel=True)
+        raw_codes = raw_codes.astype(np.int64, copy=False)
+        has_na = bool((raw_codes < 0).any())
+        texts = as_text(pd.Series(raw_uniques, dtype=s.dtype if len(raw_uniques) else None))
+        if has_na:
+            texts = np.append(texts, MISSING_TEXT)
+            raw_codes = np.where(raw_codes < 0, len(texts) - 1, raw_codes)
     sub_codes, uniques = pd.factorize(texts, sort=sort, use_na_sentinel=False)
     codes = sub_codes.astype(np.int32)[raw_codes] if len(raw_codes) else np.zeros(0, np.int32)
     return EncodedColumn(name=name, codes=codes, values=np.asarray(uniques, dtype=object))

@@ -39,15 +39,35 @@ _DENSE_FLOOR = 1 << 12
 _DENSE_FACTOR = 8
 
 
+def _dense_ranks(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int]:
+    """Rank of each key among the distinct keys (ascending), and the number of distinct keys.
+
+    A hash-based factorization followed by a sort of the distinct keys only (pandas'
+    ``factorize(sort=True)``): O(n + g log g) instead of sorting all n keys. With
+    ``ordered=False`` the ids follow first occurrence instead (no sort at all).
+    """
+    if len(key) == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    ranks, uniques = pd.factorize(key, sort=ordered)
+    return ranks.astype(np.int64, copy=False), len(uniques)
+
+
 def group_keys(
-    codes: Sequence[np.ndarray], cardinalities: Sequence[int]
+    codes: Sequence[np.ndarray], cardinalities: Sequence[int], ordered: bool = True
 ) -> tuple[np.ndarray, int, np.ndarray]:
     """Group items by the combination of their integer codes.
 
     ``codes[c][i]`` is item ``i``'s code in column ``c`` (``0 <= code < cardinalities[c]``).
     Returns ``(group, n_groups, representative)``: the dense group index of every item
-    (groups ordered by their combined key, so the result does not depend on item order), the
-    number of groups, and one item index per group.
+    (groups ordered by their combined key, i.e. lexicographically by the codes, so the result
+    does not depend on item order), the number of groups, and one item index per group.
+
+    The key is built in mixed radix; when it would overflow 62 bits, the partial key is first
+    replaced by the ranks of its distinct values (order kept, exact: no hash collisions).
+    The final keys become group indices through a presence table when the key space is
+    small (O(radix)), else through a hash factorization plus a sort of the distinct keys.
+    ``ordered=False`` skips that sort (group ids then follow first occurrence on that path):
+    for callers that only need the grouping, such as class sizes of projections.
     """
     n = len(codes[0]) if codes else 0
     if not codes:
@@ -57,9 +77,8 @@ def group_keys(
     for col, card in zip(codes, cardinalities, strict=True):
         card = max(int(card), 1)
         if radix * card >= _KEY_LIMIT:
-            _, key = np.unique(key, return_inverse=True)
-            key = key.astype(np.int64, copy=False)
-            radix = int(key.max()) + 1 if n else 1
+            key, radix = _dense_ranks(key)
+            radix = max(radix, 1)
         key = key * card + col.astype(np.int64, copy=False)
         radix *= card
     if radix <= _DENSE_FLOOR + _DENSE_FACTOR * n:
@@ -68,8 +87,7 @@ def group_keys(
         group = remap[key]
         n_groups = int(present.sum())
     else:
-        _, group = np.unique(key, return_inverse=True)
-        n_groups = int(group.max()) + 1 if n else 0
+        group, n_groups = _dense_ranks(key, ordered)
     group = group.astype(np.int64, copy=False)
     representative = np.empty(n_groups, dtype=np.int64)
     representative[group] = np.arange(n, dtype=np.int64)
@@ -395,27 +413,22 @@ def frequency_set(
     return build_frequency_set(qis, levels, sens, w)
 
 
-def require_values(
-    data: pd.DataFrame, columns: Sequence[str], role: str = "quasi-identifier"
-) -> None:
-    """Raise :class:`DataError` when one of ``columns`` holds no value at all.
+def require_values(fs: FrequencySet, role: str = "quasi-identifier") -> None:
+    """Raise :class:`DataError` when a QI of ``fs`` holds no value at all.
 
-    A column whose every cell is missing (empty text, None or NaN; see
-    :func:`~sdckit.core.encoding.as_text`) puts all records in one class and says nothing;
-    it is almost always a wrong column name, a wrong delimiter or an empty export.
+    A column whose every cell is missing (empty text, None or NaN, which all encode to the
+    missing text ``""``; see :func:`~sdckit.core.encoding.as_text`) puts all records in one
+    class and says nothing; it is almost always a wrong column name, a wrong delimiter or an
+    empty export. Checked on the codes, so it costs one integer comparison per row.
     """
-    if len(data) == 0:
+    if fs.base_row_class is None or len(fs.base_row_class) == 0:
         return
-    for c in columns:
-        col = data[c]
-        if pd.api.types.is_object_dtype(col.dtype) or pd.api.types.is_string_dtype(col.dtype):
-            empty = bool((col.isna() | (col.astype(str) == "")).all())
-        else:
-            empty = bool(col.isna().all())
-        if empty:
+    for q in fs.quasi_identifiers:
+        first = q.codes[0]
+        if q.values[first] == "" and bool((q.codes == first).all()):
             raise DataError(
-                f"{role} {c!r} has no values: all {len(data):,} cells are empty; remove it "
-                "from the list, or check the column name, the delimiter and the export"
+                f"{role} {q.name!r} has no values: all {len(q.codes):,} cells are empty; "
+                "remove it from the list, or check the column name, the delimiter and the export"
             )
 
 

@@ -705,24 +705,21 @@ class MaskJobResult:
 
 
 def _prepare_identifiers(
-    data: pd.DataFrame, schema: Any
+    data: pd.DataFrame, schema: Any, base_dir: Path | None = None
 ) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """Drop the identifying attributes, or replace them by keyed tokens where configured."""
-    from sdckit.core.pseudonymize import load_key, pseudonymize
+    """Drop the identifying attributes, or replace them by keyed tokens where configured.
 
-    out = data.copy()
-    dropped, pseudo = [], []
-    for name in schema.identifying:
-        attr = schema.attributes[name]
-        if attr.pseudonymize:
-            ps = attr.pseudonymize
-            key = load_key(ps.get("key_file"), ps.get("key_env"))
-            out[name] = pseudonymize(out[name], key, ps.get("length", 16))
-            pseudo.append(name)
-        else:
-            out = out.drop(columns=[name])
-            dropped.append(name)
-    return out, {"dropped": dropped, "pseudonymized": pseudo}
+    The rule is :func:`sdckit.core.pseudonymize.protect_identifiers`; this adds which columns
+    were dropped and which pseudonymized, for the report.
+    """
+    from sdckit.core.pseudonymize import protect_identifiers
+
+    out, _ = protect_identifiers(data, schema, base_dir)
+    ids = [n for n in schema.identifying if n in data.columns]
+    return out, {
+        "dropped": [n for n in ids if n not in out.columns],
+        "pseudonymized": [n for n in ids if n in out.columns],
+    }
 
 
 def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
@@ -1093,7 +1090,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         for i, (name, params) in enumerate(methods):  # fail on the config before reading data
             validate_method(i, name, params)
         data = job.read_input()
-        prepared, ids = _prepare_identifiers(data, job.schema)
+        prepared, ids = _prepare_identifiers(data, job.schema, job.base_dir)
         prepared = _typed(prepared, job.schema)
         _check_identifiers_unused(methods, ids["dropped"])
         masked, records = apply_methods(prepared, methods, seed=job.seed)

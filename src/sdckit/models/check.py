@@ -132,11 +132,12 @@ def _validate(data: pd.DataFrame, schema: Schema, models: Sequence[PrivacyModel]
         if isinstance(m, KAnonymity) and m.k > n:
             raise ConfigError(
                 f"model {m.name}: parameter 'k' ({m.k}) is larger than the "
-                f"number of records ({n}); no class can reach it"
+                f"number of records ({n}); no class can reach it: choose k <= {n}"
             )
         if isinstance(m, LKCPrivacy) and m.K > n:
             raise ConfigError(
-                f"model {m.name}: parameter 'K' ({m.K}) is larger than the number of records ({n})"
+                f"model {m.name}: parameter 'K' ({m.K}) is larger than the number of records "
+                f"({n}); choose K <= {n}"
             )
         if isinstance(m, KMap) and m.population is not None and m.k > len(m.population):
             raise ConfigError(
@@ -177,7 +178,6 @@ def check(
             f"check: quasi-identifier column(s) {', '.join(map(repr, absent))} of the schema "
             f"are not in the data; available columns: {', '.join(map(str, data.columns))}"
         )
-    require_values(data, qis)
     lv = _levels(levels, qis)
     hierarchies = {
         q: schema.hierarchy(q)
@@ -192,6 +192,7 @@ def check(
     base = frequency_set(
         data, qis, sensitive=sensitive, hierarchies=hierarchies, orders=orders or None
     )
+    require_values(base)
     for m in models:
         m.prepare(base)
     fs = base if lv is None or not any(lv) else base.rollup(lv)

@@ -44,83 +44,159 @@ def class_size_figure(summary: dict[str, Any], record_risk: np.ndarray | None = 
     return fig
 
 
+def _pct(x: float) -> str:
+    return f"{x:.2%}"
+
+
 def risk_sections(
     summary: dict[str, Any], record_risk: np.ndarray | None = None, title_prefix: str = ""
 ) -> list[Section]:
-    """Sections describing one risk analysis summary (reused by the anonymization report)."""
+    """Sections describing one risk analysis summary (reused by the anonymization report).
+
+    Every figure gets a plain-language label and each section says what its measures mean, so
+    the page reads without the JSON. Definitions: El Emam & Dankar (2008) for prosecutor,
+    journalist and marketer risk; Dankar et al. (2012) for population uniqueness; Benedetti &
+    Franconi (1998) / sdcMicro for individual risk; Elliot et al. (2002) for SUDA; Motwani & Xu
+    (2007) for distinction and separation.
+    """
     p, j = summary["prosecutor"], summary["journalist"]
+    threshold = summary.get("threshold", 0.2)
+    has_population = "population_records" in summary
     sections = [
         Section(
             f"{title_prefix}Re-identification risk",
             text=(
-                "Risk of a record = 1 / size of its equivalence class (records sharing its "
-                "quasi-identifier values). Prosecutor: the intruder knows the person is in the "
-                "data; journalist: matches against a population; marketer: share of records "
-                "re-identified when matching everyone (El Emam & Dankar 2008)."
+                "Records that share the same values of all quasi-identifiers form an "
+                "equivalence class; an intruder who knows these values of a person cannot tell "
+                "the records of the class apart, so a record's risk is 1 / (size of its class). "
+                "Prosecutor risk assumes the intruder knows the person is in the data; "
+                "journalist risk matches against a population table (without one it equals the "
+                "prosecutor risk); marketer risk is the share of records an intruder would "
+                "re-identify by matching everybody (El Emam & Dankar 2008)."
             ),
             facts={
                 "records": summary["records"],
                 "quasi-identifiers": ", ".join(summary.get("quasi_identifiers", [])),
                 "equivalence classes": summary["equivalence_classes"],
-                "sample uniques": f"{summary['sample_uniques']:,} "
-                f"({summary['sample_uniques_share']:.2%})",
-                f"records with risk > {summary.get('threshold', 0.2):g}": (
-                    f"{summary['records_at_risk_share']:.2%}"
+                "sample uniques (records alone in their class)": (
+                    f"{summary['sample_uniques']:,} ({_pct(summary['sample_uniques_share'])})"
                 ),
-                "marketer risk": summary["marketer"],
+                f"records with risk above {threshold:g}": _pct(summary["records_at_risk_share"]),
+                "marketer risk (expected share re-identified)": _pct(summary["marketer"]),
             },
             table=pd.DataFrame(
                 {
                     "attacker model": ["prosecutor", "journalist"],
-                    "lowest risk": [p["min"], j["min"]],
-                    "highest risk": [p["max"], j["max"]],
-                    "average risk": [p["average"], j["average"]],
+                    "lowest risk": [_pct(p["min"]), _pct(j["min"])],
+                    "highest risk": [_pct(p["max"]), _pct(j["max"])],
+                    "average risk": [_pct(p["average"]), _pct(j["average"])],
                 }
             ),
             figures=[class_size_figure(summary, record_risk)],
+            note=None
+            if has_population
+            else "No population table was given: journalist risk equals prosecutor risk.",
         ),
     ]
     if "population_uniques_share" in summary:
         pu = summary["population_uniques_share"]
+        model_names = {"pitman": "Pitman", "zayatz": "Zayatz", "snb": "SNB"}
+        facts = {
+            f"{model_names[k]} model": _pct(pu[k]) for k in ("pitman", "zayatz", "snb") if k in pu
+        }
+        if "dankar" in pu:
+            chosen = model_names.get(str(pu.get("dankar_model")), pu.get("dankar_model"))
+            facts["Dankar et al. decision rule" + (f" (uses {chosen})" if chosen else "")] = _pct(
+                pu["dankar"]
+            )
         sections.append(
             Section(
                 f"{title_prefix}Population uniqueness "
                 f"(sampling fraction {summary['sampling_fraction']:g})",
-                text="Estimated share of records unique in the population (Pitman, Zayatz, SNB "
-                "models; Dankar et al. 2012 choose among them).",
-                facts=pu,
+                text=(
+                    "A record unique in the sample may not be unique in the population. These "
+                    "models estimate, from the class sizes and the sampling fraction, the share "
+                    "of records that are unique in the whole population; Dankar et al. (2012) "
+                    "pick the model that is most accurate for the data at hand."
+                ),
+                facts=facts,
             )
         )
     if "individual_risk" in summary:
+        ir = summary["individual_risk"]
+        facts = {
+            "lowest individual risk": ir["min"],
+            "median individual risk": ir["median"],
+            "highest individual risk": ir["max"],
+            "global risk (average over records)": ir["global_risk"],
+            "expected number of re-identifications": ir["expected_reidentifications"],
+        }
+        hh = summary.get("household_risk", {})
+        if hh:
+            facts["household: expected number of re-identifications"] = hh[
+                "expected_reidentifications"
+            ]
+            if "global_risk" in hh:
+                facts["household: global risk"] = hh["global_risk"]
+            if "n_households" in hh:
+                facts["households"] = hh["n_households"]
         sections.append(
             Section(
                 f"{title_prefix}Individual risk with sampling weights (sdcMicro)",
-                text="Benedetti–Franconi individual risk from sample frequencies and weight sums, "
-                "as sdcMicro's measure_risk.",
-                facts={
-                    **summary["individual_risk"],
-                    **{f"household {k}": v for k, v in summary.get("household_risk", {}).items()},
-                },
+                text=(
+                    "Probability that a record is correctly re-identified when an intruder "
+                    "matches it against the population its sampling weights stand for "
+                    "(Benedetti–Franconi negative-binomial approximation, as sdcMicro's "
+                    "measure_risk). Household risk is the chance that at least one member of "
+                    "a household is re-identified (which discloses the whole household)."
+                ),
+                facts=facts,
             )
         )
     if "suda" in summary:
-        sections.append(Section(f"{title_prefix}SUDA2 special uniques", facts=summary["suda"]))
+        su = summary["suda"]
+        sections.append(
+            Section(
+                f"{title_prefix}SUDA special uniques",
+                text=(
+                    "A minimal sample unique is a smallest set of quasi-identifier values that "
+                    "only one record has. SUDA scores a record by its minimal sample uniques "
+                    "(smaller sets weigh more); DIS-SUDA turns the scores into per-record "
+                    "probabilities of a correct match (Elliot et al. 2002; sdcMicro suda2)."
+                ),
+                facts={
+                    "records with a SUDA score (some minimal sample unique)": (
+                        su["records_with_score"]
+                    ),
+                    "sum of SUDA scores": su["score_sum"],
+                    "sum of DIS-SUDA scores (expected correct matches)": su["dis_sum"],
+                },
+            )
+        )
     if "distinction" in summary:
         rows = [
             {
-                "attributes": k,
-                "size": k.count(",") + 1,
-                "distinction": v,
-                "separation": summary["separation"][k],
+                "attributes": k.replace(",", ", "),
+                "number of attributes": k.count(",") + 1,
+                "distinction": _pct(v),
+                "separation": _pct(summary["separation"][k]),
+                "_d": v,
             }
             for k, v in summary["distinction"].items()
         ]
-        rows.sort(key=lambda r: (r["size"], -r["distinction"]))
+        rows.sort(key=lambda r: (r["number of attributes"], -r["_d"]))
+        for r in rows:
+            del r["_d"]
         sections.append(
             Section(
                 f"{title_prefix}Quasi-identifier distinction and separation",
-                text="Distinction: distinct value combinations / records. Separation: share of "
-                "record pairs told apart. Values near 1 mark attributes that identify people.",
+                text=(
+                    "Distinction: the number of distinct value combinations divided by the "
+                    "number of records (100% = every record has its own combination). "
+                    "Separation: the share of pairs of records that differ on the attributes. "
+                    "Attributes or combinations near 100% single people out and are the first "
+                    "candidates for generalization (Motwani & Xu 2007; ARX's attribute risk)."
+                ),
                 table=rows,
                 table_limit=120,
             )

@@ -120,7 +120,6 @@ def analyze(
             f"quasi-identifier column(s) {', '.join(map(repr, missing))} not found; "
             f"available columns: {', '.join(map(str, data.columns))}"
         )
-    require_values(data, qi)
     fs = frequency_set(
         data,
         qi,
@@ -129,6 +128,7 @@ def analyze(
         levels=levels,
         weights=weight,
     )
+    require_values(fs)
     counts = fs.counts
     n = fs.n_records
     pop_counts = None
@@ -150,6 +150,8 @@ def analyze(
         "records_at_risk_share": records_at_risk_share(counts, threshold),
         "class_size_distribution": class_size_distribution(counts),
     }
+    if population is not None:
+        summary["population_records"] = len(population)
     if sampling_fraction is not None:
         from sdckit.risk.population import population_uniqueness
 
@@ -181,9 +183,20 @@ def analyze(
     if suda:
         from sdckit.risk.suda import suda2
 
-        summary["suda"] = suda2(_key_codes(fs)).as_dict()
+        # on the classes (distinct keys with their sizes): same scores, no regrouping of rows
+        missing = [
+            _missing_code(q.labels(lv))
+            for q, lv in zip(fs.quasi_identifiers, fs.levels, strict=True)
+        ]
+        summary["suda"] = suda2(fs.keys, missing_codes=missing, counts=fs.counts).as_dict()
     summary["elapsed_seconds"] = time.perf_counter() - t0
     return RiskAnalysis(summary=summary, frequency_set=fs, record_risk=record_risk)
+
+
+def _missing_code(labels: np.ndarray) -> int | None:
+    """Code of the missing value ``""`` among ``labels`` (None when absent)."""
+    hit = np.flatnonzero(labels == "")
+    return int(hit[0]) if len(hit) else None
 
 
 def _key_codes(fs: FrequencySet) -> np.ndarray:

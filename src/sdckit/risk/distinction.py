@@ -19,7 +19,7 @@ from itertools import combinations
 
 import numpy as np
 
-from sdckit.core.frequency import FrequencySet
+from sdckit.core.frequency import FrequencySet, group_keys
 
 
 def distinction(counts: np.ndarray) -> float:
@@ -53,22 +53,40 @@ def attribute_combinations(names: Sequence[str], max_size: int | None = None) ->
 def distinction_separation(
     fs: FrequencySet, max_size: int | None = None
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Distinction and separation for each QI combination, keyed ``"A"`` or ``"A,B"``."""
+    """Distinction and separation for each QI combination, keyed ``"A"`` or ``"A,B"``.
+
+    Combinations are visited from the largest down; each is grouped from the cached superset
+    with the fewest classes (one more attribute), on class keys, never on rows. Only class
+    sizes are needed, so the grouping skips ordering the groups.
+    """
     names = list(fs.names)
+    cards = [q.cardinality(lv) for q, lv in zip(fs.quasi_identifiers, fs.levels, strict=True)]
     combos = attribute_combinations(names, max_size)
-    cache: dict[frozenset, FrequencySet] = {frozenset(names): fs}
+    full = tuple(range(len(names)))
+    # columns (indices into ``names``) -> (class keys restricted to them, class sizes)
+    cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {full: (fs.keys, fs.counts)}
     dist: dict[str, float] = {}
     sep: dict[str, float] = {}
+    index = {n: i for i, n in enumerate(names)}
     for combo in sorted(combos, key=len, reverse=True):
-        key = frozenset(combo)
-        proj = cache.get(key)
-        if proj is None:
-            parents = [key | {n} for n in names if n not in key and (key | {n}) in cache]
-            parent = min(parents, key=lambda c: cache[c].n_classes) if parents else frozenset(names)
-            proj = cache[parent].project([n for n in cache[parent].names if n in key])
-            cache[key] = proj
-        dist[",".join(combo)] = distinction(proj.counts)
-        sep[",".join(combo)] = separation(proj.counts)
+        cols = tuple(index[n] for n in combo)
+        if cols not in cache:
+            parents = [
+                tuple(sorted((*cols, j)))
+                for j in range(len(names))
+                if j not in cols and tuple(sorted((*cols, j))) in cache
+            ]
+            parent = min(parents, key=lambda p: len(cache[p][1])) if parents else full
+            keys, counts = cache[parent]
+            pos = [parent.index(c) for c in cols]
+            group, n_groups, rep = group_keys(
+                [keys[:, p] for p in pos], [cards[c] for c in cols], ordered=False
+            )
+            sizes = np.bincount(group, weights=counts, minlength=n_groups).astype(np.int64)
+            cache[cols] = (keys[rep][:, pos], sizes)
+        sizes = cache[cols][1]
+        dist[",".join(combo)] = distinction(sizes)
+        sep[",".join(combo)] = separation(sizes)
     order = {",".join(c): i for i, c in enumerate(combos)}
     return (
         dict(sorted(dist.items(), key=lambda kv: order[kv[0]])),

@@ -62,13 +62,16 @@ class SudaResult:
     max_size: int  # largest MSU size searched
     n_sample_uniques: int  # U: records unique on all key variables
     n_pair_records: int  # P: records whose full key occurs exactly twice
+    # records per row when the rows are distinct keys (``suda2(..., counts=...)``), else None
+    records: np.ndarray | None = None
 
     def as_dict(self) -> dict[str, float | int]:
-        """Summary: ``records_with_score`` (score > 0), ``score_sum``, ``dis_sum``."""
+        """Summary over records: ``records_with_score`` (score > 0), ``score_sum``, ``dis_sum``."""
+        w = np.ones(len(self.score)) if self.records is None else self.records.astype(float)
         return {
-            "records_with_score": int(np.count_nonzero(self.score > 0)),
-            "score_sum": float(self.score.sum()),
-            "dis_sum": float(self.dis_score.sum()),
+            "records_with_score": int(w[self.score > 0].sum()),
+            "score_sum": float(self.score @ w),
+            "dis_sum": float(self.dis_score @ w),
         }
 
 
@@ -222,6 +225,7 @@ def suda2(
     dis_fraction: float = 0.01,
     *,
     missing_codes: Sequence[int | None] | None = None,
+    counts: np.ndarray | None = None,
 ) -> SudaResult:
     """SUDA and DIS-SUDA scores of every record, as sdcMicro's ``suda2`` (original scores).
 
@@ -231,13 +235,30 @@ def suda2(
     DIS measure (sdcMicro ``DisFraction``). ``missing_codes``: per key variable, the code of a
     missing value, which cannot be part of an MSU (or ``None``). All ``<= 2^M`` key-variable
     subsets are grouped with integer keys on the distinct rows; no loop over records.
+
+    ``counts`` (frequency-set form): the rows of ``key_codes`` are distinct keys and
+    ``counts[i]`` records share row ``i`` (e.g. ``fs.keys`` and ``fs.counts``); the result then
+    has one entry per row and its summary weighs rows by their counts. Same scores, without
+    regrouping the records.
     """
     codes = _check_codes(key_codes)
     n, m = codes.shape
     size = _check_parameters(max_size, dis_fraction, m)
     missing = _missing_cells(codes, missing_codes)
-    row, n_rows, representative = group_keys([codes[:, j] for j in range(m)], codes.max(axis=0) + 1)
-    mult = np.bincount(row, minlength=n_rows)
+    if counts is None:
+        row, n_rows, representative = group_keys(
+            [codes[:, j] for j in range(m)], codes.max(axis=0) + 1
+        )
+        mult = np.bincount(row, minlength=n_rows)
+    else:
+        mult = np.asarray(counts, dtype=np.int64)
+        if mult.shape != (n,) or (mult < 1).any():
+            raise DataError(
+                f"counts must hold one positive record count per row of the key codes ({n}), "
+                f"got shape {mult.shape}"
+            )
+        row = representative = np.arange(n, dtype=np.int64)
+        n_rows = n
     _check_size(m, n_rows, size)
     distinct = np.empty((n_rows, m), dtype=np.int64)
     for j in range(m):  # dense per-column codes keep the mixed-radix keys small
@@ -257,4 +278,5 @@ def suda2(
         max_size=size,
         n_sample_uniques=n_uniques,
         n_pair_records=n_pairs,
+        records=None if counts is None else mult,
     )
