@@ -186,6 +186,48 @@ def test_job_grid_and_cli(tmp_path) -> None:
     assert sdckit.evaluate  # exported
 
 
+def test_given_protected_files_join_the_grid(tmp_path) -> None:
+    x = _data(50, 9)
+    x.to_csv(tmp_path / "in.csv", index=False)
+    noisy = x + np.random.default_rng(2).normal(scale=0.3, size=x.shape)
+    noisy.to_csv(tmp_path / "made_elsewhere.csv", sep=";", index=False)
+    x.iloc[:10].to_csv(tmp_path / "short.csv", index=False)
+    job = job_from_dict(
+        {
+            "input": {"path": "in.csv"},
+            "seed": 1,
+            "grid": [
+                {"noise": {"alpha": 0.1, "columns": ["a", "b", "c"]}},
+                {
+                    "protected": {
+                        "path": "made_elsewhere.csv",
+                        "label": "other tool",
+                        "delimiter": ";",
+                    }
+                },
+                {"protected": {"path": "in.csv"}},
+            ],
+        },
+        base_dir=tmp_path,
+    )
+    from sdckit.jobs.compare import run_compare_job
+
+    res = run_compare_job(job)
+    by = {r["label"]: r for r in res["ranking"]}
+    assert set(by) == {"noise(alpha=0.1)", "other tool", "in"}
+    assert by["in"]["ru_score"] == pytest.approx(50.0)  # the original itself: IL 0, DR 100
+    expected = sdckit.evaluate(x, noisy)["score"]
+    assert by["other tool"]["ru_score"] == pytest.approx(expected)
+    bad = job_from_dict(
+        {"input": {"path": "in.csv"}, "grid": [{"protected": {"path": "short.csv"}}]},
+        base_dir=tmp_path,
+    )
+    with pytest.raises(DataError, match=r"grid\[0\] \(short\).*10 records"):
+        run_compare_job(bad)
+    with pytest.raises(ConfigError, match="protected.colour"):
+        expand_grid([{"protected": {"path": "x.csv", "colour": 1}}])
+
+
 @pytest.mark.parametrize(
     ("body", "match"),
     [

@@ -144,6 +144,32 @@ def test_microaggregation_attack_and_intruder_subset_of_columns() -> None:
     assert doc["disclosure_risk"]["dbrl"] == pytest.approx(1 / 3)
 
 
+def test_intruder_subset_of_records() -> None:
+    # seed 004 example: records 1 and 4 are the intruder's; record 1 is a certain match,
+    # record 4 has the 2-set {3, 4} and its nearest is the wrong one (see test_transparency)
+    doc = sdckit.evaluate(
+        SEED4_ORIGINAL,
+        SEED4_PROTECTED,
+        known_method="rank_swapping",
+        p_percent=20,
+        intruder_rows=[1, 4],
+    )
+    ta = doc["transparency_attack"]
+    assert ta["n_intruder"] == 2 and ta["certain_matches"] == pytest.approx(0.5)
+    assert ta["reidentified"] == pytest.approx(0.5)
+    assert doc["details"]["dbrl"]["n_intruder"] == 2
+    share = sdckit.evaluate(SEED4_ORIGINAL, SEED4_PROTECTED, intruder_share=0.3, seed=4)
+    assert share["details"]["dbrl"]["n_intruder"] == 3
+    again = sdckit.evaluate(SEED4_ORIGINAL, SEED4_PROTECTED, intruder_share=0.3, seed=4)
+    assert again["disclosure_risk"] == share["disclosure_risk"]
+    with pytest.raises(SdcInputError, match="intruder_share"):
+        sdckit.evaluate(SEED4_ORIGINAL, SEED4_PROTECTED, intruder_share=1.5)
+    with pytest.raises(SdcInputError, match="not both"):
+        sdckit.evaluate(SEED4_ORIGINAL, SEED4_PROTECTED, intruder_share=0.5, intruder_rows=[1])
+    with pytest.raises(SdcInputError, match="outside"):
+        sdckit.evaluate(SEED4_ORIGINAL, SEED4_PROTECTED, intruder_rows=[1, 99])
+
+
 def test_categorical_columns_get_categorical_measures() -> None:
     x = pd.DataFrame(
         {
@@ -333,6 +359,8 @@ def test_cli_writes_json_and_html(tmp_path) -> None:
         (SEED4_PROTECTED, ["--qi", "v1,zz"], "intruder column"),
         (SEED4_PROTECTED, ["--known-method", "microaggregation"], "needs k"),
         (SEED4_PROTECTED, ["--columns", "v1,v2,nope"], "nope"),
+        (SEED4_PROTECTED, ["--intruder-share", "2"], "intruder_share"),
+        (SEED4_PROTECTED, ["--learned-distance", "sugeno"], "sugeno"),
     ],
 )
 def test_cli_bad_input_exit_2_and_nothing_written(tmp_path, protected, extra, match) -> None:

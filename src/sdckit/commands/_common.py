@@ -15,7 +15,7 @@ from rich.console import Console
 
 from sdckit.errors import SdcInputError
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # messages never broken mid-word
 out = Console()
 
 

