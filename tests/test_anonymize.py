@@ -68,7 +68,7 @@ def test_result_and_json_keys(tmp_path):
     assert "Solution space" in page and "2-anonymity" in page and "Information loss" in page
 
 
-def test_pseudonymized_identifier_kept(monkeypatch):
+def test_pseudonymized_identifier_kept(monkeypatch, tmp_path):
     df, schema = _small()
     monkeypatch.setenv("SDCKIT_TEST_KEY", "0123456789abcdef0123")
     schema = schema.with_attribute(
@@ -79,6 +79,8 @@ def test_pseudonymized_identifier_kept(monkeypatch):
     tokens = res.data["name"].tolist()
     assert len(set(tokens)) == 6 and all(len(t) == 16 for t in tokens)
     assert not set(tokens) & set(df["name"])
+    page = res.report(tmp_path / "r.html").read_text()
+    assert "still personal data" in page and "recital 26" in page
 
 
 @pytest.mark.parametrize(

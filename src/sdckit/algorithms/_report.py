@@ -79,7 +79,15 @@ def anonymization_report(result: AnonymizationResult) -> Report:
                 ],
             }
         )
-    report.add(Section("Release", facts=facts, table=trans_table))
+    notices = result.details.get("notices") or []
+    report.add(
+        Section(
+            "Release",
+            facts=facts,
+            table=trans_table,
+            note=" ".join(notices) if notices else None,
+        )
+    )
     report.add(
         Section(
             "Information loss",

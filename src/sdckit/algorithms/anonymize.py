@@ -187,24 +187,16 @@ def _validate(
                 raise HierarchyError(_builder_hint(schema, q))
 
 
-def _identifiers(data: pd.DataFrame, schema: Schema) -> dict[str, pd.Series]:
-    """Pseudonymized identifying columns (others are dropped): name -> tokens."""
-    from sdckit.core.pseudonymize import load_key, pseudonymize
+def _identifiers(data: pd.DataFrame, schema: Schema) -> tuple[dict[str, pd.Series], list[str]]:
+    """Pseudonymized identifying columns (the others are dropped) and the report's notices.
 
-    out = {}
-    for name in schema.identifying:
-        spec = schema.attributes[name].pseudonymize
-        if not spec:
-            continue
-        unknown = set(spec) - {"key_file", "key_env", "length"}
-        if unknown:
-            raise ConfigError(
-                f"attributes.{name}.pseudonymize: unknown key(s) {sorted(unknown)}; "
-                "allowed: key_file, key_env, length"
-            )
-        key = load_key(spec.get("key_file"), spec.get("key_env"))
-        out[name] = pseudonymize(data[name], key, int(spec.get("length", 16)))
-    return out
+    The rule is :func:`sdckit.core.pseudonymize.protect_identifiers`.
+    """
+    from sdckit.core.pseudonymize import protect_identifiers
+
+    ids = [c for c in schema.identifying if c in data.columns]
+    kept, notices = protect_identifiers(data[ids], schema)
+    return {c: kept[c] for c in kept.columns}, notices
 
 
 def verify_output(
@@ -311,7 +303,7 @@ def anonymize(
     _validate(data, schema, models, suppression_limit, algorithm)
     spec = parse_metric(metric)
     func = _resolve(algorithm)
-    identifiers = _identifiers(data, schema)
+    identifiers, notices = _identifiers(data, schema)
     dropped = set(schema.identifying)
     work = data[[c for c in data.columns if c not in dropped]]
     output = func(
@@ -354,6 +346,8 @@ def anonymize(
         "risk_seconds": t4 - t3,
     }
     details["iloss"] = metrics_all.get("iloss")
+    if notices:
+        details["notices"] = notices
     details["metric"] = spec.name
     return AnonymizationResult(
         data=released,
