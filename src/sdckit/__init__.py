@@ -9,13 +9,31 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from sdckit.algorithms.anonymize import AnonymizationResult, anonymize
 from sdckit.core.frequency import FrequencySet, frequency_set
 from sdckit.core.io import read_table, write_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.errors import SdcError, SdcInputError
-from sdckit.jobs.evaluate import evaluate
-from sdckit.risk.analyze import analyze
+
+#: Public names imported on first use, so that ``import sdckit`` (and every CLI command)
+#: starts fast: name -> module.
+_LAZY = {
+    "AnonymizationResult": "sdckit.algorithms.anonymize",
+    "anonymize": "sdckit.algorithms.anonymize",
+    "evaluate": "sdckit.jobs.evaluate",
+    "analyze": "sdckit.risk.analyze",
+}
+
+
+def __getattr__(name: str):
+    """Import the lazily exported names of :data:`_LAZY` on first access."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sdckit' has no attribute {name!r}")
+
 
 __all__ = [
     "AnonymizationResult",

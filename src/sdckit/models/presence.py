@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from sdckit.core.encoding import as_text
 from sdckit.core.frequency import FrequencySet, group_keys
@@ -232,6 +231,8 @@ def derive_k(
     """
     lam = sampling_fraction * k
     threshold = 1.0 - significance_level
+    from scipy import stats  # imported here: scipy.stats takes ~0.5 s to import
+
     dist = stats.poisson(lam)
     if estimator == "poisson":
         x = 0
