@@ -24,17 +24,15 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from _timing import timed
 from sdckit.core.schema import Schema
 from sdckit.datasets import ADULT_COLUMNS, load_adult
 from sdckit.models import KAnonymity, TCloseness, check
@@ -67,20 +65,6 @@ PYCANON_SCRIPT = textwrap.dedent(
     }))
     """
 )
-
-
-def timed(run: Callable[[], Any], repeat: int = 3) -> tuple[float, float, Any]:
-    """Median wall time, median process CPU time of ``repeat`` runs, and the last result.
-
-    On a shared machine wall time includes waiting for a core; CPU time does not.
-    """
-    times, cpu, res = [], [], None
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = run()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(times), statistics.median(cpu), res
 
 
 def pycanon_in_process(df: pd.DataFrame, repeat: int, t_repeat: int) -> dict | None:

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 import sdckit
+from _timing import timed
 from sdckit.algorithms.optimal import optimal
 from sdckit.core.hierarchy import read_hierarchy
 from sdckit.core.io import read_table
@@ -33,21 +32,6 @@ from sdckit.models import KAnonymity, TCloseness
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arx"
 CUP_QIS = ["ZIP", "AGE", "GENDER", "INCOME", "STATE", "RAMNTALL", "NGIFTALL", "MINRAMNT"]
-
-
-def timed(run: Callable[[], object], repeat: int = 3) -> tuple[float, float, object]:
-    """Median wall time and median CPU time of ``repeat`` runs, and the last result.
-
-    CPU time (``time.process_time``) is shown too because the benchmark machine is shared:
-    when other processes load it, wall time grows while CPU time stays near the idle figure.
-    """
-    walls, cpus, res = [], [], None
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = run()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus), res
 
 
 def cases(big: bool) -> list[tuple[str, float | None, Callable[[], tuple]]]:

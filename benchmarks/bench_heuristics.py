@@ -10,10 +10,9 @@ Numba kernels are compiled (or loaded from cache) by a warm-up call before timin
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
+from _timing import timed_wall as timed
 from sdckit.algorithms.anatomy import anatomy
 from sdckit.algorithms.base import AlgorithmOutput
 from sdckit.algorithms.datafly import datafly
@@ -22,18 +21,6 @@ from sdckit.algorithms.tds import tds
 from sdckit.core.schema import Schema
 from sdckit.datasets import load_adult
 from sdckit.models import KAnonymity, LDiversity, LKCPrivacy, TCloseness
-
-
-def timed(run: Callable[[], AlgorithmOutput], repeat: int) -> tuple[float, AlgorithmOutput]:
-    """Median wall time of ``repeat`` runs and the last result."""
-    times = []
-    res = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        res = run()
-        times.append(time.perf_counter() - t0)
-    assert res is not None
-    return statistics.median(times), res
 
 
 def _summary(out: AlgorithmOutput) -> str:

@@ -20,7 +20,6 @@ Run ``python benchmarks/bench_linkage.py``; prints a Markdown table of the media
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 import sdckit
+from _timing import timed_wall
 from sdckit.risk.interval_disclosure import interval_disclosure
 from sdckit.risk.learned_distance import learned_distance_linkage
 from sdckit.risk.linkage import distance_linkage
@@ -38,17 +38,6 @@ from sdckit.risk.transparency import rank_swap_attack
 ROOT = Path(__file__).resolve().parents[1]
 CENSUS = ROOT.parent / "shared" / "data" / "sdcmicro" / "sdcMicro_CASCrefmicrodata.csv"
 RUNS = 3
-
-
-def timed(fn):
-    """Median wall time of RUNS calls and the last result."""
-    times = []
-    out = None
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def noisy(frame: pd.DataFrame, share: float, seed: int = 0) -> pd.DataFrame:
@@ -69,6 +58,11 @@ def swap_within_blocks(values: np.ndarray, rng, window: int) -> np.ndarray:
     return out
 
 
+def _timed(fn):
+    """Median wall time of RUNS calls and the last result."""
+    return timed_wall(fn, RUNS)
+
+
 def main() -> None:
     rows: list[tuple[str, str, float, str]] = []
 
@@ -78,16 +72,16 @@ def main() -> None:
     cols = [f"v{k}" for k in range(10)]
     xo, yo = pd.DataFrame(x, columns=cols), pd.DataFrame(y, columns=cols)
     for metric in ("euclidean", "mahalanobis"):
-        t, res = timed(lambda m=metric: distance_linkage(xo, yo, cols, metric=m))
+        t, res = _timed(lambda m=metric: distance_linkage(xo, yo, cols, metric=m))
         rows.append((f"DBRL {metric}", "100,000 x 100,000 x 10", t, f"dbrl={res.dbrl:.5f}"))
 
     if CENSUS.is_file():
         census = pd.read_csv(CENSUS)
         cn = noisy(census, 0.1)
         size = f"{len(census):,} x {len(census):,} x {census.shape[1]}"
-        t, res = timed(lambda: distance_linkage(census, cn))
+        t, res = _timed(lambda: distance_linkage(census, cn))
         rows.append(("DBRL euclidean (Census, 10% noise)", size, t, f"dbrl={res.dbrl:.4f}"))
-        t, res = timed(lambda: probabilistic_linkage(census, cn))
+        t, res = _timed(lambda: probabilistic_linkage(census, cn))
         rows.append(
             (
                 "PRL full index (Census, 10% noise)",
@@ -96,11 +90,11 @@ def main() -> None:
                 f"prl={res.prl:.4f} (EM {res.iterations} it.)",
             )
         )
-        t, res = timed(lambda: probabilistic_linkage(census, cn, blocking="sorted_neighbourhood"))
+        t, res = _timed(lambda: probabilistic_linkage(census, cn, blocking="sorted_neighbourhood"))
         rows.append(
             ("PRL sorted neighbourhood w=5", f"{res.n_pairs:,} pairs", t, f"prl={res.prl:.4f}")
         )
-        t, res = timed(
+        t, res = _timed(
             lambda: probabilistic_linkage(
                 census, cn, blocking="sorted_neighbourhood", u_estimate="random_pairs"
             )
@@ -113,14 +107,14 @@ def main() -> None:
                 f"prl={res.prl:.4f}",
             )
         )
-        t, res = timed(lambda: sdckit.evaluate(census, cn))
+        t, res = _timed(lambda: sdckit.evaluate(census, cn))
         rows.append(
             ("sdckit.evaluate (all measures, Census)", size, t, f"score={res['score']:.2f}")
         )
-        t, res = timed(lambda: interval_disclosure(census, cn))
+        t, res = _timed(lambda: interval_disclosure(census, cn))
         rows.append(("Interval disclosure p=1..10", size, t, f"id={res.interval_disclosure:.4f}"))
         sub, subn = census.iloc[:200].reset_index(drop=True), cn.iloc[:200].reset_index(drop=True)
-        t, res = timed(lambda: learned_distance_linkage(sub, subn, time_limit=60))
+        t, res = _timed(lambda: learned_distance_linkage(sub, subn, time_limit=60))
         rows.append(
             (
                 "Learned weighted-mean distance (MILP)",
@@ -136,7 +130,7 @@ def main() -> None:
     xs = rng.normal(size=(10_000, 4))
     ys = np.column_stack([swap_within_blocks(xs[:, j], rng, 50) for j in range(4)])
     xo, yo = pd.DataFrame(xs, columns=list("abcd")), pd.DataFrame(ys, columns=list("abcd"))
-    t, res = timed(lambda: rank_swap_attack(xo, yo, list("abcd"), window=50))
+    t, res = _timed(lambda: rank_swap_attack(xo, yo, list("abcd"), window=50))
     rows.append(
         (
             "Rank-swap transparency attack",
@@ -147,7 +141,7 @@ def main() -> None:
     )
 
     a, b = _peer_data()
-    t_ours, res = timed(lambda: distance_linkage(a, b, list("abc")))
+    t_ours, res = _timed(lambda: distance_linkage(a, b, list("abc")))
     rows.append(
         ("DBRL euclidean (peer data)", "10,000 x 10,000 x 3", t_ours, f"dbrl={res.dbrl:.4f}")
     )

@@ -10,28 +10,15 @@ swapping and PRAM of 10,000,000 values in <= 5 s each.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
+from _timing import timed_wall as timed
 from sdckit.masking.base import MaskResult
 from sdckit.masking.pram import pram
 from sdckit.masking.swapping import rank_swap, rank_swap_p_buckets, rank_swap_p_distribution
-
-
-def timed(run: Callable[[], MaskResult], repeat: int = 3) -> tuple[float, MaskResult]:
-    """Median wall time of ``repeat`` runs and the last result."""
-    times = []
-    res = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        res = run()
-        times.append(time.perf_counter() - t0)
-    assert res is not None
-    return statistics.median(times), res
 
 
 def main() -> None:

@@ -502,7 +502,7 @@ def ru_map_figure(ranking: Sequence[Mapping[str, Any]]):
 
 def compare_report(result: Mapping[str, Any], title: str = "Comparison of masking configurations"):
     """The HTML :class:`~sdckit.report.writer.Report`: R-U map, ranking, configurations."""
-    from sdckit.report.writer import Report, Section
+    from sdckit.report.writer import Report, Section, na
 
     ranking = result["ranking"]
     rep = Report(title, result.get("input"))
@@ -528,15 +528,15 @@ def compare_report(result: Mapping[str, Any], title: str = "Comparison of maskin
         {
             "rank": r["rank"] if r["rank"] is not None else "–",
             "configuration": r["label"],
-            "R-U score": _na(r["ru_score"]),
-            "IL (score_il)": _na(r["information_loss"]),
-            "DR (%)": _na(r["disclosure_risk"]),
-            "DBRL": _na(r["dbrl"]),
-            "PRL": _na(r["prl"]),
-            "ID": _na(r["interval_disclosure"]),
-            "IL1s": _na(r["il1s"]),
-            "bounded IL": _na(r["bounded_il"]),
-            "propensity U": _na(r["propensity_u"]),
+            "R-U score": na(r["ru_score"]),
+            "IL (score_il)": na(r["information_loss"]),
+            "DR (%)": na(r["disclosure_risk"]),
+            "DBRL": na(r["dbrl"]),
+            "PRL": na(r["prl"]),
+            "ID": na(r["interval_disclosure"]),
+            "IL1s": na(r["il1s"]),
+            "bounded IL": na(r["bounded_il"]),
+            "propensity U": na(r["propensity_u"]),
             "transparency: certain / re-identified": (
                 "–"
                 if r["certain_matches"] is None
@@ -569,10 +569,6 @@ def compare_report(result: Mapping[str, Any], title: str = "Comparison of maskin
     if notes:
         rep.add(Section("Notes", table=notes))
     return rep
-
-
-def _na(v: Any) -> Any:
-    return "n/a" if v is None else v
 
 
 def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:

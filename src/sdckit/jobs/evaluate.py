@@ -692,7 +692,7 @@ def evaluation_report(
     With the (type-converted) ``original`` and ``protected`` frames it also shows per-column
     summaries and original-vs-protected distribution plots.
     """
-    from sdckit.report.writer import Report, Section
+    from sdckit.report.writer import Report, Section, na
 
     il, dr = doc["information_loss"], doc["disclosure_risk"]
     rep = Report(title, subtitle)
@@ -710,15 +710,15 @@ def evaluation_report(
                 "numeric columns": ", ".join(doc["columns"]["numeric"]) or "–",
                 "categorical columns": ", ".join(doc["columns"]["categorical"]) or "–",
                 "intruder attributes (qi)": ", ".join(doc["columns"]["qi"]) or "–",
-                "score": _na(doc["score"]),
-                "score_il (0-100)": _na(il["score_il"]),
-                "score_dr (share)": _na(dr["score_dr"]),
-                "IL1s": _na(il["il1s"]),
-                "bounded IL [0, 1]": _na(il["bounded_il"]),
-                "propensity score U (max 0.25)": _na(il["propensity_u"]),
-                "DBRL (share linked)": _na(dr["dbrl"]),
-                "PRL (share linked)": _na(dr["prl"]),
-                "interval disclosure (share)": _na(dr["interval_disclosure"]),
+                "score": na(doc["score"]),
+                "score_il (0-100)": na(il["score_il"]),
+                "score_dr (share)": na(dr["score_dr"]),
+                "IL1s": na(il["il1s"]),
+                "bounded IL [0, 1]": na(il["bounded_il"]),
+                "propensity score U (max 0.25)": na(il["propensity_u"]),
+                "DBRL (share linked)": na(dr["dbrl"]),
+                "PRL (share linked)": na(dr["prl"]),
+                "interval disclosure (share)": na(dr["interval_disclosure"]),
             },
             figures=[il_dr_figure(doc)],
         )
@@ -744,7 +744,7 @@ def evaluation_report(
                 "matrix": name,
                 "mean square error": il[f"mse_{key}"],
                 "mean absolute error": il[f"mae_{key}"],
-                "mean variation": _na(il[f"mv_{key}"]),
+                "mean variation": na(il[f"mv_{key}"]),
             }
             for key, name in _MATRIX_NAMES.items()
         ]
@@ -759,7 +759,7 @@ def evaluation_report(
                     "Mean variation is the relative error |a − a'|/|a|."
                 ),
                 table=rows,
-                facts={k: _na(v) for k, v in bil.items()},
+                facts={k: na(v) for k, v in bil.items()},
             )
         )
     if "categorical" in doc:
@@ -798,7 +798,7 @@ def evaluation_report(
                     "2005), average class size (LeFevre et al. 2006), non-uniform entropy "
                     "(Gionis & Tassa 2009), height."
                 ),
-                facts={k: _na(v) for k, v in g.items()},
+                facts={k: na(v) for k, v in g.items()},
             )
         )
     det = doc["details"]
@@ -890,7 +890,7 @@ def evaluation_report(
                 "distance": fam,
                 "linked (learned)": r["linked_share"],
                 "Euclidean": r["euclidean_share"],
-                "Mahalanobis": _na(r["mahalanobis_share"]),
+                "Mahalanobis": na(r["mahalanobis_share"]),
                 "optimal": r["optimal"],
                 "weights": ", ".join(f"{k}: {v:.3f}" for k, v in r["weights"].items()),
             }
@@ -905,7 +905,3 @@ def evaluation_report(
     if doc["notes"]:
         rep.add(Section("Notes", table=[{"note": n} for n in doc["notes"]]))
     return rep
-
-
-def _na(v: Any) -> Any:
-    return "n/a" if v is None else v

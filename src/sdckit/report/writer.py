@@ -64,6 +64,11 @@ def figure_png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def na(value: Any) -> Any:
+    """A value for a report table: ``"n/a"`` for a measure that does not apply (None)."""
+    return "n/a" if value is None else value
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         v = float(value)
