@@ -263,3 +263,186 @@ def test_job_from_dict_with_dataframe_input() -> None:
     assert res["written"] == []
     first, second = res["ranking"]
     assert first["label"] == "noise(alpha=0.05)" and first["ru_score"] < second["ru_score"]
+
+
+# -- anonymize entries and the re-identification scale ----------------------------------------
+def _people(n: int = 120, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, n),
+            "sex": rng.choice(["m", "f"], n),
+            "zip": rng.choice(["1011", "1012", "1021", "1022"], n),
+            "disease": rng.choice(["flu", "cold", "asthma", "none"], n),
+        }
+    )
+
+
+_ATTRS = {
+    "age": {
+        "role": "quasi_identifying",
+        "type": "integer",
+        "hierarchy": {"interval": {"widths": [10, 20]}},
+    },
+    "sex": {"role": "quasi_identifying", "hierarchy": {"masking": {}}},
+    "zip": {"role": "quasi_identifying", "hierarchy": {"masking": {}}},
+    "disease": {"role": "sensitive"},
+}
+
+
+def _anon_job(grid, tmp_path=None, **extra):
+    doc = {"input": {"path": _people()}, "attributes": _ATTRS, "seed": 1, "grid": grid}
+    doc.update(extra)
+    return job_from_dict(doc, base_dir=tmp_path or ".")
+
+
+def test_anonymize_entries_expand_like_masking_entries() -> None:
+    job = _anon_job([])
+    configs = expand_grid(
+        [
+            {
+                "anonymize": {
+                    "models": [{"k_anonymity": {"k": [2, 5]}}],
+                    "suppression_limit": [0, 0.1],
+                }
+            },
+            {
+                "anonymize": {"models": [{"k_anonymity": {"k": 3}}], "algorithm": "mondrian"},
+                "label": "M",
+            },
+        ],
+        job=job,
+    )
+    assert [c.label for c in configs] == [
+        "anonymize(optimal, suppression_limit=0, k=2)",
+        "anonymize(optimal, suppression_limit=0, k=5)",
+        "anonymize(optimal, suppression_limit=0.1, k=2)",
+        "anonymize(optimal, suppression_limit=0.1, k=5)",
+        "M",
+    ]
+    assert configs[3].anonymize["suppression_limit"] == 0.1
+    assert configs[3].anonymize["models"][0].k == 5
+    assert configs[4].anonymize["algorithm"] == "mondrian"
+
+
+@pytest.mark.parametrize(
+    ("entry", "match"),
+    [
+        ({"anonymize": {"k": 5}}, r"grid\[0\]\.anonymize\.k: unknown key"),
+        ({"anonymize": {"suppression_limit": 0.1}}, r"anonymize\.models is missing"),
+        ({"anonymize": {"models": [{"k_anonymity": {"kk": 5}}]}}, "unknown parameter 'kk'"),
+        (
+            {"anonymize": {"models": [{"k_anonymity": {"k": 5}}], "algorithm": "flash"}},
+            "unknown algorithm 'flash'",
+        ),
+        (
+            {"anonymize": {"models": [{"k_anonymity": {"k": 5}}], "suppression_limit": 2}},
+            r"suppression_limit must be a share",
+        ),
+        ({"anonymize": {"models": [{"k_anonymity": {"k": []}}]}}, "empty list"),
+        ({"anonymize": {"models": [{"k_anonymity": {"k": 2}}]}, "colour": 1}, r"grid\[0\]\.colour"),
+    ],
+)
+def test_anonymize_entry_errors_name_the_key(entry, match) -> None:
+    with pytest.raises(ConfigError, match=match):
+        expand_grid([entry], job=_anon_job([]))
+
+
+def test_reidentification_scale_ranks_anonymizations_and_masking() -> None:
+    from sdckit.jobs.compare import run_compare_job
+    from sdckit.risk.matching import matching_risk
+    from sdckit.utility.categorical import relative_entropy_loss
+
+    job = _anon_job(
+        [
+            {"anonymize": {"models": [{"k_anonymity": {"k": [2, 5]}}]}},
+            {"pram": {"columns": ["sex", "zip"], "p_diagonal": 0.8}},
+            {"anonymize": {"models": [{"l_diversity": {"attribute": "disease", "l": 9}}]}},
+        ]
+    )
+    res = run_compare_job(job)
+    assert res["scale"] == "reidentification"
+    by = {r["label"]: r for r in res["ranking"]}
+    k5 = by["anonymize(optimal, k=5)"]
+    # the ranked numbers are the measures computed directly on the released file
+    from sdckit.models import KAnonymity
+
+    released = sdckit.anonymize(_people(), job.schema, [KAnonymity(5)], seed=1).data
+    qi = ["age", "sex", "zip"]
+    hs = {q: job.schema.hierarchy(q) for q in qi}
+    dr = matching_risk(_people(), released, qi, hs).average
+    assert dr == pytest.approx(released.groupby(qi).ngroups / len(released))  # J/n
+    il = relative_entropy_loss(_people(), released, qi)["relative_ebil"]
+    assert k5["disclosure_risk"] == pytest.approx(100 * dr)
+    assert k5["information_loss"] == pytest.approx(100 * il)
+    assert k5["ru_score"] == pytest.approx(50 * (il + dr))
+    assert k5["highest_risk"] <= 1 / 5 + 1e-12
+    assert k5["transformation"] is not None and k5["suppressed_records"] == 0
+    # k = 5 generalizes at least as much as k = 2: less risk, more loss
+    k2 = by["anonymize(optimal, k=2)"]
+    assert k5["disclosure_risk"] <= k2["disclosure_risk"]
+    assert k5["information_loss"] >= k2["information_loss"]
+    # 9-diversity of a 4-value attribute has no solution: ranked last, with a note
+    none = by["anonymize(optimal, attribute=disease, l=9)"]
+    assert none["rank"] is None and none["ru_score"] is None
+    assert res["ranking"][-1]["label"] == "anonymize(optimal, attribute=disease, l=9)"
+    assert (
+        "no solution"
+        in res["evaluations"]["anonymize(optimal, attribute=disease, l=9)"]["notes"][0]
+    )
+    scores = [r["ru_score"] for r in res["ranking"] if r["ru_score"] is not None]
+    assert scores == sorted(scores)
+    html = compare_report(res).render_html()
+    assert "re-identifies by matching" in html and "transformation" in html
+
+
+def test_reidentification_scale_errors() -> None:
+    from sdckit.jobs.compare import run_compare_job
+
+    grid = [{"anonymize": {"models": [{"k_anonymity": {"k": 2}}]}}]
+    with pytest.raises(ConfigError, match=r"options\.scale: anonymize entries"):
+        run_compare_job(_anon_job(grid, options={"scale": "score"}))
+    with pytest.raises(ConfigError, match=r"options\.scale: unknown scale 'risk'"):
+        run_compare_job(_anon_job(grid, options={"scale": "risk"}))
+    no_attrs = job_from_dict({"input": {"path": _people()}, "grid": grid})
+    with pytest.raises(ConfigError, match=r"attributes: anonymize entries need"):
+        run_compare_job(no_attrs)
+    # perturbed numbers of a quasi-identifier cannot be matched: the message says what to use
+    noisy = _anon_job(grid + [{"noise": {"columns": ["age"], "alpha": 0.5}}])
+    with pytest.raises(DataError, match=r"noise\(alpha=0.5\).*column 'age'.*distance-based"):
+        run_compare_job(noisy)
+
+
+def test_cli_anonymize_grid_writes_map_and_ranking(tmp_path) -> None:
+    _people().to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "grid.yaml").write_text(
+        "input: {path: people.csv}\n"
+        "attributes:\n"
+        "  age: {role: quasi_identifying, type: integer,\n"
+        "        hierarchy: {interval: {widths: [10, 20]}}}\n"
+        "  sex: {role: quasi_identifying, hierarchy: {masking: {}}}\n"
+        "  zip: {role: quasi_identifying, hierarchy: {masking: {}}}\n"
+        "  disease: {role: sensitive}\n"
+        "seed: 1\n"
+        "grid:\n"
+        "  - anonymize: {models: [{k_anonymity: {k: [2, 4]}}], algorithm: [optimal, mondrian]}\n"
+        "  - pram: {columns: [sex], p_diagonal: 0.9}\n"
+        "output: {report: out/c.html, json: out/c.json}\n"
+    )
+    res = runner.invoke(app, ["compare", "--config", str(tmp_path / "grid.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "reidentification scale" in res.output
+    doc = json.loads((tmp_path / "out" / "c.json").read_text())
+    assert doc["scale"] == "reidentification"
+    assert len(doc["ranking"]) == 5 and [r["rank"] for r in doc["ranking"]] == [1, 2, 3, 4, 5]
+    html = (tmp_path / "out" / "c.html").read_text()
+    assert "R-U map" in html and "re-identifies by matching" in html
+    # anonymize entries without attributes: exit 2, nothing written
+    (tmp_path / "bad.yaml").write_text(
+        "input: {path: people.csv}\ngrid:\n  - anonymize: {models: [{k_anonymity: {k: 2}}]}\n"
+        "output: {report: b.html, json: b.json}\n"
+    )
+    res = runner.invoke(app, ["compare", "--config", str(tmp_path / "bad.yaml")])
+    assert res.exit_code == 2, res.output
+    assert "attributes" in res.output
+    assert not (tmp_path / "b.html").exists() and not (tmp_path / "b.json").exists()

@@ -10,6 +10,16 @@ from rich.table import Table
 
 from sdckit.commands._common import out, run_guarded
 
+#: Columns shown after rank, label, score, IL and DR, per R-U scale: header -> row key.
+_EXTRA = {
+    "score": {"DBRL": "dbrl", "PRL": "prl", "ID": "interval_disclosure"},
+    "reidentification": {
+        "highest risk": "highest_risk",
+        "suppressed": "suppressed_records",
+        "ARX loss": "loss",
+    },
+}
+
 
 def _cell(v) -> str:
     return "n/a" if v is None else f"{v:.4g}"
@@ -25,8 +35,13 @@ def compare_command(
     job = load_job(config)
     result = run_compare_job(job, json_out=json_out, html_out=html_out)
     if not quiet:
-        t = Table(title="Configurations ranked by R-U score = (IL + DR) / 2", show_header=True)
-        for col in ("rank", "configuration", "R-U score", "IL", "DR (%)", "DBRL", "PRL", "ID"):
+        scale = result.get("scale", "score")
+        t = Table(
+            title=f"Configurations ranked by R-U score = (IL + DR) / 2 ({scale} scale)",
+            show_header=True,
+        )
+        extra = _EXTRA[scale]
+        for col in ("rank", "configuration", "R-U score", "IL (%)", "DR (%)", *extra):
             t.add_column(col, justify="left" if col == "configuration" else "right")
         for r in result["ranking"]:
             t.add_row(
@@ -35,9 +50,7 @@ def compare_command(
                 _cell(r["ru_score"]),
                 _cell(r["information_loss"]),
                 _cell(r["disclosure_risk"]),
-                _cell(r["dbrl"]),
-                _cell(r["prl"]),
-                _cell(r["interval_disclosure"]),
+                *(_cell(r[key]) for key in extra.values()),
             )
         out.print(t)
         for p in result["written"]:
@@ -57,7 +70,8 @@ def compare_cli(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
 ) -> None:
-    """Mask one data set with a grid of methods x parameters, evaluate each, rank by R-U score."""
+    """Protect one data set with a grid of masking methods and anonymizations x parameters,
+    evaluate each, draw the R-U map and rank by R-U score."""
     run_guarded(compare_command, config, json_out, html_out, quiet)
 
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,10 @@ __all__ = [
 
 #: Parameter kinds of :mod:`sdckit.jobs.mask` whose values are lists/mappings themselves.
 _LIST_KINDS = ("columns", "list", "mapping", "any")
-_OPTION_KEYS = ("categorical", "transparency", "prl_max_full_pairs")
+_OPTION_KEYS = ("categorical", "transparency", "prl_max_full_pairs", "scale")
+_ANONYMIZE_KEYS = ("models", "suppression_limit", "algorithm", "metric", "options")
+#: The R-U scales a comparison can use (see the module docstring).
+SCALES = ("score", "reidentification")
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class Configuration:
     source: str  # where in the grid it came from, e.g. "grid[1]"
     protected_path: Path | None = None  # a protected file given as is (no masking)
     delimiter: str | None = None
+    anonymize: Mapping[str, Any] | None = None  # an `anonymize:` entry: models and settings
 
 
 def _fmt_value(v: Any) -> str:
@@ -145,8 +149,114 @@ def _shown(name: str, params: Any) -> set[str]:
     }
 
 
+def _expand_anonymize(spec: Any, where: str, job) -> list[tuple[dict[str, Any], list[str]]]:
+    """The concrete ``anonymize`` settings of an entry (lists expanded) and their label parts.
+
+    ``suppression_limit``, ``algorithm``, ``metric`` and every model parameter given as a list
+    expand to the cartesian product, in the order written; ``options`` are taken as they are.
+    The label parts are the algorithm and every setting written (model parameters under their
+    own name, or ``model.parameter`` when two models share the name).
+    Each model is built with :func:`sdckit.jobs.config.build_model` (a ConfigError names the
+    key, e.g. ``grid[0].anonymize.models[0].k_anonymity``).
+    """
+    from sdckit.algorithms.anonymize import ALGORITHMS
+    from sdckit.jobs.config import build_model, job_from_dict
+    from sdckit.utility.generalization import parse_metric
+
+    if not isinstance(spec, Mapping):
+        raise ConfigError(
+            f"{where}.anonymize: expected `{{models: [{{k_anonymity: {{k: [2, 5]}}}}], "
+            f"suppression_limit: 0.05}}`, got {spec!r}"
+        )
+    extra = [k for k in spec if k not in _ANONYMIZE_KEYS]
+    if extra:
+        raise ConfigError(
+            f"{where}.anonymize.{extra[0]}: unknown key (known: {', '.join(_ANONYMIZE_KEYS)})"
+        )
+    if "models" not in spec:
+        raise ConfigError(
+            f"{where}.anonymize.models is missing: name at least one privacy model, e.g. "
+            "`models: [{k_anonymity: {k: [2, 5, 10]}}]`"
+        )
+    # the shape is checked by the job loader (same messages as in an anonymize job)
+    shaped = job_from_dict({"models": spec["models"]}, source=f"{where}.anonymize").raw["models"]
+    axes: list[tuple[str, str, list[Any]]] = []  # (path, shown name, values)
+    for key in ("algorithm", "suppression_limit", "metric"):
+        if key in spec:
+            values = spec[key] if isinstance(spec[key], list) else [spec[key]]
+            if not values:
+                raise ConfigError(f"{where}.anonymize.{key}: an empty list expands to nothing")
+            axes.append((key, key, values))
+    counts: dict[str, int] = {}
+    for _, params in shaped:
+        for k in params:
+            counts[k] = counts.get(k, 0) + 1
+    for j, (name, params) in enumerate(shaped):
+        for k, v in params.items():
+            if isinstance(v, list):
+                if not v:
+                    raise ConfigError(
+                        f"{where}.anonymize.models[{j}].{name}.{k}: an empty list expands to "
+                        "nothing"
+                    )
+                shown = k if counts[k] == 1 else f"{name}.{k}"
+                axes.append((f"models[{j}].{k}", shown, v))
+    out = []
+    for combo in itertools.product(*(values for _, _, values in axes)):
+        chosen = dict(zip((path for path, _, _ in axes), combo, strict=True))
+        models_spec = [
+            (name, {k: chosen.get(f"models[{j}].{k}", v) for k, v in params.items()})
+            for j, (name, params) in enumerate(shaped)
+        ]
+        alg = chosen.get("algorithm", "optimal")
+        if not isinstance(alg, str) or alg not in ALGORITHMS:
+            raise ConfigError(
+                f"{where}.anonymize.algorithm: unknown algorithm {alg!r}; use one of "
+                f"{', '.join(ALGORITHMS)}"
+            )
+        sl = chosen.get("suppression_limit", 0.0)
+        if isinstance(sl, bool) or not isinstance(sl, (int, float)) or not 0 <= sl <= 1:
+            raise ConfigError(
+                f"{where}.anonymize.suppression_limit must be a share of records in [0, 1] "
+                f"(e.g. 0.05), got {sl!r}"
+            )
+        metric = chosen.get("metric", "loss")
+        try:
+            parse_metric(metric)
+        except SdcInputError as exc:
+            raise ConfigError(f"{where}.anonymize.metric: {exc}") from None
+        options = spec.get("options") or {}
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{where}.anonymize.options must be a mapping, got {options!r}")
+        settings = {
+            "algorithm": alg,
+            "suppression_limit": float(sl),
+            "metric": metric,
+            "options": dict(options),
+            "models_spec": models_spec,
+            "models": [
+                build_model(name, p, job, f"{where}.anonymize.models[{j}].{name}")
+                for j, (name, p) in enumerate(models_spec)
+            ],
+        }
+        # the label shows every setting written in the grid (not only the expanded ones)
+        parts = [alg] + [
+            f"{key}={_fmt_value(chosen.get(key, spec[key]))}"
+            for key in ("suppression_limit", "metric")
+            if key in spec
+        ]
+        parts += [
+            f"{k if counts[k] == 1 else f'{name}.{k}'}={_fmt_value(v)}"
+            for name, params in models_spec
+            for k, v in params.items()
+            if not isinstance(v, Mapping)
+        ]
+        out.append((settings, parts))
+    return out
+
+
 def expand_grid(
-    grid: Any, columns: Sequence[str] | None = None, base_dir: str | Path = "."
+    grid: Any, columns: Sequence[str] | None = None, base_dir: str | Path = ".", job=None
 ) -> list[Configuration]:
     """The configurations of a grid (see the module docstring for the format).
 
@@ -155,9 +265,16 @@ def expand_grid(
     for unknown methods, bad shapes and duplicate labels; the parameters themselves are
     validated by :func:`sdckit.jobs.mask.validate_method` (also a ConfigError). A
     ``protected: {path, label, delimiter}`` entry is a protected file given as it is (made by
-    any tool); its path is relative to ``base_dir``.
+    any tool); its path is relative to ``base_dir``. An ``anonymize: {models,
+    suppression_limit, algorithm, metric, options}`` entry runs :func:`sdckit.anonymize`
+    (lists expand; see :func:`_expand_anonymize`); ``job`` (the grid's
+    :class:`~sdckit.jobs.config.Job`) resolves the models' population files and hierarchies.
     """
+    from sdckit.jobs.config import Job
     from sdckit.jobs.mask import validate_method
+
+    if job is None:
+        job = Job(raw={}, base_dir=Path(base_dir))
 
     if not isinstance(grid, list) or not grid:
         raise ConfigError(
@@ -186,6 +303,22 @@ def expand_grid(
             if not isinstance(label, str) or not label:
                 raise ConfigError(f"{where}.protected.label: must be a non-empty text")
             configs.append(Configuration(label, (), where, path, spec.get("delimiter")))
+            continue
+        if "anonymize" in entry:
+            extra = [k for k in entry if k not in ("anonymize", "label")]
+            if extra:
+                raise ConfigError(
+                    f"{where}.{extra[0]}: unknown key (an anonymize entry has anonymize, label)"
+                )
+            base = entry.get("label")
+            if base is not None and not isinstance(base, str):
+                raise ConfigError(f"{where}.label: must be a text, got {base!r}")
+            expanded_a = _expand_anonymize(entry["anonymize"], where, job)
+            for settings, parts in expanded_a:
+                label = f"anonymize({', '.join(parts)})"
+                if base:
+                    label = base if len(expanded_a) == 1 else f"{base}: {label}"
+                configs.append(Configuration(label, (), where, anonymize=settings))
             continue
         if "methods" in entry:
             extra = [k for k in entry if k not in ("methods", "label")]
@@ -282,7 +415,7 @@ def _row(label: str, doc: dict[str, Any], methods, seconds: float) -> dict[str, 
     score = None if il_pct is None or dr_pct is None else (il_pct + dr_pct) / 2.0
     row = {
         "label": label,
-        "methods": [{name: params} for name, params in methods],
+        "methods": list(methods),
         "information_loss": il_pct,
         "disclosure_risk": dr_pct,
         "ru_score": score,
@@ -361,16 +494,53 @@ def compare(
     seed: int | None = None,
     transparency: bool = True,
     max_full_pairs: int | None = None,
+    scale: str | None = None,
+    schema=None,
+    key: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
-    """Mask ``original`` with every configuration, evaluate and rank (see :func:`compare_frames`).
+    """Protect ``original`` with every configuration, evaluate each and rank them.
 
-    Each configuration is applied by :func:`sdckit.jobs.mask.apply_methods` with the same
-    ``seed``; the ``masking`` records of each are added to the result.
+    Masking configurations are applied by :func:`sdckit.jobs.mask.apply_methods`, anonymize
+    configurations by :func:`sdckit.anonymize` with ``schema`` (roles and hierarchies), all
+    with the same ``seed``; the ``masking`` records of each are added to the result.
+    ``scale`` is the R-U scale (:data:`SCALES`; default ``"reidentification"`` when a
+    configuration anonymizes, else ``"score"``): ``"score"`` evaluates with
+    :func:`compare_frames` (the 2001 score on numeric attributes), ``"reidentification"``
+    with :func:`compare_reidentification` on the quasi-identifiers ``qi`` (default: the
+    schema's). An anonymize configuration without a solution is ranked last with a note.
+    ``key`` formats the job keys named in errors (e.g. ``Job.key``: the file name first).
     """
     from sdckit.jobs.mask import apply_methods
 
+    key = key or str
+    has_anonymize = any(c.anonymize is not None for c in configurations)
+    scale = scale or ("reidentification" if has_anonymize else "score")
+    if scale not in SCALES:
+        raise ConfigError(
+            f"{key('options.scale')}: unknown scale {scale!r}; use one of {', '.join(SCALES)}"
+        )
+    if has_anonymize and scale == "score":
+        raise ConfigError(
+            f"{key('options.scale')}: anonymize entries generalize the quasi-identifiers, "
+            "which the 2001 score's numeric measures (DBRL, PRL, interval disclosure, "
+            "score_il) cannot compare; use `scale: reidentification` (the default with "
+            "anonymize entries)"
+        )
+    if has_anonymize and schema is None:
+        raise ConfigError(
+            f"{key('attributes')}: anonymize entries need the quasi-identifiers and their "
+            "hierarchies; add `attributes:` as in an anonymize job"
+        )
     frames, records, known, steps = {}, {}, {}, {}
+    anonymized: dict[str, dict[str, Any]] = {}
     for c in configurations:
+        if c.anonymize is not None:
+            anonymized[c.label] = _run_anonymize(original, schema, c, seed)
+            records[c.label] = [anonymized[c.label]["record"]]
+            steps[c.label] = [{"anonymize": anonymized[c.label]["record"]["parameters"]}]
+            if anonymized[c.label]["data"] is not None:
+                frames[c.label] = anonymized[c.label]["data"]
+            continue
         if c.protected_path is not None:
             from sdckit.core.io import read_table
 
@@ -401,9 +571,35 @@ def compare(
             )
         frames[c.label] = masked
         records[c.label] = recs
-        steps[c.label] = list(c.methods)
+        steps[c.label] = [{name: params} for name, params in c.methods]
         if transparency:
             known[c.label] = _known_method(c.methods)
+    if scale == "reidentification":
+        qis = list(qi) if qi else (list(schema.quasi_identifiers) if schema is not None else [])
+        if not qis:
+            raise ConfigError(
+                f"{key('qi')}: the re-identification scale needs the quasi-identifiers; list "
+                "them under qi: or give them role quasi_identifying under attributes:"
+            )
+        hierarchies = {}
+        if schema is not None:
+            hierarchies = {
+                q: schema.hierarchy(q)
+                for q in qis
+                if q in schema.attributes and schema.hierarchy(q) is not None
+            }
+        result = compare_reidentification(
+            original,
+            frames,
+            qi=qis,
+            hierarchies=hierarchies,
+            methods=steps,
+            anonymized=anonymized,
+            order=[c.label for c in configurations],
+        )
+        result["masking"] = records
+        result["scale"] = scale
+        return result
     result = compare_frames(
         original,
         frames,
@@ -416,17 +612,163 @@ def compare(
         max_full_pairs=max_full_pairs,
     )
     result["masking"] = records
+    result["scale"] = scale
     return result
+
+
+def _run_anonymize(original: pd.DataFrame, schema, c: Configuration, seed) -> dict[str, Any]:
+    """Run one anonymize configuration; ``data`` is None (with ``error``) without a solution."""
+    from sdckit.algorithms.anonymize import anonymize
+    from sdckit.errors import NoSolutionError
+
+    a = c.anonymize
+    params = {
+        "algorithm": a["algorithm"],
+        "models": [{name: p} for name, p in a["models_spec"]],
+        "suppression_limit": a["suppression_limit"],
+        "metric": a["metric"],
+        "options": a["options"],
+    }
+    info: dict[str, Any] = {
+        "record": {"method": "anonymize", "parameters": params},
+        "data": None,
+        "error": None,
+    }
+    t0 = time.perf_counter()
+    try:
+        res = anonymize(
+            original,
+            schema,
+            a["models"],
+            suppression_limit=a["suppression_limit"],
+            metric=a["metric"],
+            algorithm=a["algorithm"],
+            seed=seed,
+            risk=False,
+            **a["options"],
+        )
+    except NoSolutionError as exc:
+        info["error"] = f"no solution: {exc}"
+        return info
+    except SdcInputError as exc:
+        raise type(exc)(f"{c.source} ({c.label}): {exc}") from exc
+    info.update(
+        data=res.data,
+        seconds=time.perf_counter() - t0,
+        transformation=res.transformation,
+        suppressed_records=res.suppressed_records,
+        metrics=res.metrics,
+        models_satisfied=res.models_satisfied,
+        verified=res.verified,
+    )
+    return info
+
+
+def compare_reidentification(
+    original: pd.DataFrame,
+    protected: Mapping[str, pd.DataFrame],
+    *,
+    qi: Sequence[str],
+    hierarchies: Mapping[str, Any] | None = None,
+    methods: Mapping[str, Any] | None = None,
+    anonymized: Mapping[str, Mapping[str, Any]] | None = None,
+    order: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Rank protected files on the re-identification R-U scale of their quasi-identifiers.
+
+    For each ``label -> protected frame``: disclosure risk = 100 x the expected share of
+    records a prosecutor re-identifies by matching ``qi`` (:func:`sdckit.risk.matching.
+    matching_risk`), information loss = 100 x the relative entropy-based loss of ``qi``, R-U
+    score = their mean (:func:`sdckit.risk.matching.reidentification_scale`). ``anonymized``
+    adds each anonymize configuration's transformation, suppressed records and ARX metrics to
+    its row; one whose ``data`` is None (no solution) is ranked last with its ``error``.
+    Returns ``{"ranking", "evaluations", "ru_score"}`` like :func:`compare_frames`.
+    """
+    from sdckit.risk.matching import reidentification_scale
+
+    anonymized = anonymized or {}
+    labels = list(order) if order is not None else list(protected)
+    rows, docs = [], {}
+    for label in labels:
+        a = anonymized.get(label, {})
+        steps = (methods or {}).get(label, [])
+        row: dict[str, Any] = {
+            "label": label,
+            "methods": steps,
+            "information_loss": None,
+            "disclosure_risk": None,
+            "ru_score": None,
+            "highest_risk": None,
+            "certain_share": None,
+            "records_at_risk": None,
+            "algorithm": a["record"]["parameters"]["algorithm"] if a else None,
+            "transformation": a.get("transformation"),
+            "suppressed_records": a.get("suppressed_records"),
+            "loss": (a.get("metrics") or {}).get("loss"),
+            "seconds": a.get("seconds"),
+        }
+        if label not in protected:
+            docs[label] = {"notes": [a.get("error") or "not evaluated"]}
+            rows.append(row)
+            continue
+        t0 = time.perf_counter()
+        try:
+            doc = reidentification_scale(
+                original.reset_index(drop=True),
+                protected[label].reset_index(drop=True),
+                qi,
+                hierarchies,
+            )
+        except SdcInputError as exc:
+            raise type(exc)(f"configuration {label!r}: {exc}") from exc
+        m = doc["matching"]
+        row.update(
+            information_loss=100.0 * doc["information_loss"],
+            disclosure_risk=100.0 * doc["disclosure_risk"],
+            ru_score=doc["score"],
+            highest_risk=m["highest_risk"],
+            certain_share=m["certain_share"],
+            records_at_risk=m["records_at_risk_0.2"],
+        )
+        row["seconds"] = (row["seconds"] or 0.0) + time.perf_counter() - t0
+        doc["notes"] = []
+        docs[label] = doc
+        rows.append(row)
+    return {
+        "ru_score": "(information_loss + disclosure_risk) / 2 with information_loss = 100 * "
+        "relative entropy loss of the quasi-identifiers and disclosure_risk = 100 * expected "
+        "share of records re-identified by matching them (percent); lower is better",
+        "ranking": rank_configurations(rows),
+        "evaluations": docs,
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # R-U map and report
 # --------------------------------------------------------------------------------------------
-def ru_map_figure(ranking: Sequence[Mapping[str, Any]]):
+#: Axis labels of the R-U map per scale: (x = disclosure risk, y = information loss).
+AXES = {
+    "score": ("disclosure risk DR = 100 × score_dr (%)", "information loss IL = score_il (%)"),
+    "reidentification": (
+        "disclosure risk: records re-identified by matching the QIs (%)",
+        "information loss: relative entropy loss of the QIs (%)",
+    ),
+}
+
+
+def _kind(row: Mapping[str, Any]) -> str:
+    """What a point is coloured by: the first masking method, the algorithm, or a given file."""
+    if row.get("algorithm"):
+        return f"anonymize ({row['algorithm']})"
+    return next(iter(row["methods"][0])) if row["methods"] else "given file"
+
+
+def ru_map_figure(ranking: Sequence[Mapping[str, Any]], scale: str = "score"):
     """The R-U map: disclosure risk (x, %) vs information loss (y, %), labelled points.
 
     Dashed lines are iso-score lines ``(IL + DR) / 2 = s``; the best configuration (lowest
-    R-U score) is circled. Points are coloured by the first masking method.
+    R-U score) is circled. Points are coloured by the first masking method (anonymize
+    configurations by their algorithm). ``scale`` picks the axis labels (:data:`AXES`).
     """
     import matplotlib
 
@@ -441,7 +783,7 @@ def ru_map_figure(ranking: Sequence[Mapping[str, Any]]):
         return fig
     x = np.array([r["disclosure_risk"] for r in pts], dtype=float)
     y = np.array([r["information_loss"] for r in pts], dtype=float)
-    first = [next(iter(r["methods"][0])) if r["methods"] else "given file" for r in pts]
+    first = [_kind(r) for r in pts]
     kinds = list(dict.fromkeys(first))
     cmap = plt.get_cmap("tab10")
     for i, kind in enumerate(kinds):
@@ -491,8 +833,8 @@ def ru_map_figure(ranking: Sequence[Mapping[str, Any]]):
             ax.text(0.5, 2 * s, f"score {s:g}", fontsize=6, color="0.45", va="bottom")
     ax.set_xlim(0, xmax)
     ax.set_ylim(0, ymax)
-    ax.set_xlabel("disclosure risk DR = 100 × score_dr (%)")
-    ax.set_ylabel("information loss IL = score_il (%)")
+    ax.set_xlabel(AXES[scale][0])
+    ax.set_ylabel(AXES[scale][1])
     ax.set_title("R-U map (lower left is better; dashed: equal R-U score)")
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3)
@@ -500,31 +842,48 @@ def ru_map_figure(ranking: Sequence[Mapping[str, Any]]):
     return fig
 
 
-def compare_report(result: Mapping[str, Any], title: str = "Comparison of masking configurations"):
-    """The HTML :class:`~sdckit.report.writer.Report`: R-U map, ranking, configurations."""
-    from sdckit.report.writer import Report, Section, na
+_MAP_TEXT = {
+    "score": (
+        "Each point is one configuration: disclosure risk on x (DR = 100 × (0.25 DBRL + 0.25 "
+        "PRL + 0.5 interval disclosure)), information loss on y (IL = score_il, Domingo-Ferrer "
+        "& Torra 2001). The R-U score (IL + DR) / 2 ranks them; lower is better."
+    ),
+    "reidentification": (
+        "Each point is one configuration, measured on the quasi-identifiers: disclosure risk on "
+        "x = the expected share of records a prosecutor re-identifies by matching their "
+        "original values against the released ones (a generalized label, an interval or a "
+        "suppressed value matches every value it covers; J/n for a global recoding without "
+        "suppression, ARX's prosecutor success rate); information loss on y = the entropy of "
+        "the original values left once the released ones are known, relative to the original "
+        "entropy (Kooiman et al. 1998; ARX's non-uniform entropy). The R-U score (IL + DR) / 2 "
+        "ranks them; lower is better."
+    ),
+}
 
-    ranking = result["ranking"]
-    rep = Report(title, result.get("input"))
-    best = next((r for r in ranking if r["ru_score"] is not None), None)
-    rep.add(
-        Section(
-            "R-U map",
-            text=(
-                "Each point is one masking configuration: disclosure risk on x (DR = 100 × "
-                "(0.25 DBRL + 0.25 PRL + 0.5 interval disclosure)), information loss on y "
-                "(IL = score_il, Domingo-Ferrer & Torra 2001). The R-U score (IL + DR) / 2 "
-                "ranks them; lower is better."
-            ),
-            facts={
-                "configurations": len(ranking),
-                "best configuration": best["label"] if best else "–",
-                "best R-U score": best["ru_score"] if best else "–",
-            },
-            figures=[ru_map_figure(ranking)],
-        )
-    )
-    table = [
+
+def _ranking_table(ranking: Sequence[Mapping[str, Any]], scale: str) -> list[dict[str, Any]]:
+    from sdckit.report.writer import na
+
+    if scale == "reidentification":
+        return [
+            {
+                "rank": r["rank"] if r["rank"] is not None else "–",
+                "configuration": r["label"],
+                "R-U score": na(r["ru_score"]),
+                "IL (%)": na(r["information_loss"]),
+                "DR (%)": na(r["disclosure_risk"]),
+                "highest risk": na(r["highest_risk"]),
+                "certain (share)": na(r["certain_share"]),
+                "risk > 0.2 (share)": na(r["records_at_risk"]),
+                "suppressed": na(r["suppressed_records"]),
+                "ARX loss": na(r["loss"]),
+                "transformation": "–"
+                if not r["transformation"]
+                else "[" + ", ".join(str(v) for v in r["transformation"].values()) + "]",
+            }
+            for r in ranking
+        ]
+    return [
         {
             "rank": r["rank"] if r["rank"] is not None else "–",
             "configuration": r["label"],
@@ -545,7 +904,42 @@ def compare_report(result: Mapping[str, Any], title: str = "Comparison of maskin
         }
         for r in ranking
     ]
-    rep.add(Section("Ranking", table=table))
+
+
+def compare_report(
+    result: Mapping[str, Any], title: str = "Comparison of protection configurations"
+):
+    """The HTML :class:`~sdckit.report.writer.Report`: R-U map, ranking, configurations."""
+    from sdckit.report.writer import Report, Section
+
+    ranking = result["ranking"]
+    scale = result.get("scale", "score")
+    rep = Report(title, result.get("input"))
+    best = next((r for r in ranking if r["ru_score"] is not None), None)
+    rep.add(
+        Section(
+            "R-U map",
+            text=_MAP_TEXT[scale],
+            facts={
+                "scale": scale,
+                "configurations": len(ranking),
+                "best configuration": best["label"] if best else "–",
+                "best R-U score": best["ru_score"] if best else "–",
+            },
+            figures=[ru_map_figure(ranking, scale)],
+        )
+    )
+    levels = next((r["transformation"] for r in ranking if r.get("transformation")), None)
+    rep.add(
+        Section(
+            "Ranking",
+            table=_ranking_table(ranking, scale),
+            note=None
+            if not levels
+            else "transformation = the generalization level of each quasi-identifier, in the "
+            f"order {', '.join(levels)} (a global recoding; '–' for local recodings and masking)",
+        )
+    )
     if result.get("masking"):
         rows = []
         for label, recs in result["masking"].items():
@@ -564,7 +958,7 @@ def compare_report(result: Mapping[str, Any], title: str = "Comparison of maskin
     notes = [
         {"configuration": label, "note": n}
         for label, doc in result["evaluations"].items()
-        for n in doc["notes"]
+        for n in doc.get("notes", [])
     ]
     if notes:
         rep.add(Section("Notes", table=notes))
@@ -602,11 +996,16 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
     transparency = options.get("transparency", True)
     if not isinstance(transparency, bool):
         raise ConfigError(f"{job.key('options.transparency')} must be true or false")
+    scale = options.get("scale")
+    if scale is not None and scale not in SCALES:
+        raise ConfigError(
+            f"{job.key('options.scale')}: unknown scale {scale!r}; use one of {', '.join(SCALES)}"
+        )
     mfp = options.get("prl_max_full_pairs")
     if mfp is not None and (isinstance(mfp, bool) or not isinstance(mfp, int) or mfp < 1):
         raise ConfigError(f"{job.key('options.prl_max_full_pairs')} must be a positive integer")
     columns = raw.get("columns")
-    configs = expand_grid(raw["grid"], columns, job.base_dir)
+    configs = expand_grid(raw["grid"], columns, job.base_dir, job=job)
     data = job.read_input()
     if columns is None:
         columns_used = None
@@ -628,6 +1027,9 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
             seed=job.seed,
             transparency=transparency,
             max_full_pairs=mfp,
+            scale=scale,
+            schema=job.schema if "attributes" in raw else None,
+            key=job.key,
         )
     except ConfigError:
         raise

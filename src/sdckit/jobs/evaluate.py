@@ -18,6 +18,10 @@ on (issue 5):
 * ``transparency_attack`` ``{certain_matches, reidentified}`` (Nin, Herranz & Torra 2008) when
   the intruder is told the method (``known_method``).
 * ``categorical`` (changed-value share, CTBIL, EBIL) when categorical columns are compared;
+  ``reidentification`` when some intruder attributes are categorical: the share of records a
+  prosecutor re-identifies by matching them (generalized labels, suppression, recoding, PRAM;
+  :func:`sdckit.risk.matching.matching_risk`), the relative entropy-based information loss of
+  the same attributes and their R-U score (:func:`sdckit.risk.matching.reidentification_scale`);
   ``use_specific`` (regression CI overlap, classifier accuracy) with a ``target``;
   ``worst_case_linkage`` (learned distances, Abril, Navarro-Arribas & Torra 2012) on request;
   ``generalization`` (the anonymization issue's metrics: loss, precision, discernibility, ...)
@@ -386,6 +390,19 @@ def evaluate(
             details["prl"] = prl.to_dict()
     if None not in (dr["dbrl"], dr["prl"], dr["interval_disclosure"]):
         dr["score_dr"] = score_disclosure_risk(dr["dbrl"], dr["prl"], dr["interval_disclosure"])
+    reidentification = None
+    if q_cat:
+        from sdckit.risk.matching import reidentification_scale
+
+        try:
+            reidentification = reidentification_scale(
+                original.reset_index(drop=True),
+                protected.reset_index(drop=True),
+                q_all,
+                hierarchies,
+            )
+        except DataError as exc:
+            notes.append(f"matching re-identification risk skipped: {exc}")
     score = None
     if il["score_il"] is not None and dr["score_dr"] is not None:
         score = (il["score_il"] + 100.0 * dr["score_dr"]) / 2.0
@@ -401,6 +418,8 @@ def evaluate(
         doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k, rows)
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
+    if reidentification is not None:
+        doc["reidentification"] = reidentification
     if generalization is not None:
         doc["generalization"] = generalization
     if target is not None:
@@ -799,6 +818,37 @@ def evaluation_report(
                     "(Gionis & Tassa 2009), height."
                 ),
                 facts={k: na(v) for k, v in g.items()},
+            )
+        )
+    if "reidentification" in doc:
+        r = doc["reidentification"]
+        m = r["matching"]
+        rep.add(
+            Section(
+                "Re-identification by matching the quasi-identifiers",
+                text=(
+                    "A prosecutor who knows a target's original values of the quasi-identifiers "
+                    "picks one of the released records compatible with them (same value, a "
+                    "generalization of it, an interval holding it, or suppressed); records "
+                    "suppressed in every quasi-identifier are tried only when nothing else "
+                    "matches. Information loss: the entropy of the original values left once "
+                    "the released ones are known, relative to the original entropy (Kooiman "
+                    "et al. 1998; ARX's non-uniform entropy for generalization)."
+                ),
+                facts={
+                    "quasi-identifiers": ", ".join(r["qi"]),
+                    "expected share re-identified": m["average_risk"],
+                    "highest record risk": m["highest_risk"],
+                    "re-identified with certainty (share)": m["certain_share"],
+                    "records with risk > 0.2 (share)": m["records_at_risk_0.2"],
+                    "mean compatible records": m["mean_candidates"],
+                    "relative entropy loss": r["information_loss"],
+                    "R-U score (%)": r["score"],
+                },
+                table=[
+                    {"quasi-identifier": c, "relative entropy loss": na(v)}
+                    for c, v in r["information_loss_by_column"].items()
+                ],
             )
         )
     det = doc["details"]
