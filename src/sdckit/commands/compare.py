@@ -25,6 +25,28 @@ def _cell(v) -> str:
     return "n/a" if v is None else f"{v:.4g}"
 
 
+def print_ranking(result: dict) -> None:
+    """Print the ranking of a comparison as a table (columns depend on its R-U scale)."""
+    scale = result.get("scale", "score")
+    t = Table(
+        title=f"Configurations ranked by R-U score = (IL + DR) / 2 ({scale} scale)",
+        show_header=True,
+    )
+    extra = _EXTRA[scale]
+    for col in ("rank", "configuration", "R-U score", "IL (%)", "DR (%)", *extra):
+        t.add_column(col, justify="left" if col == "configuration" else "right")
+    for r in result["ranking"]:
+        t.add_row(
+            "–" if r["rank"] is None else str(r["rank"]),
+            r["label"],
+            _cell(r["ru_score"]),
+            _cell(r["information_loss"]),
+            _cell(r["disclosure_risk"]),
+            *(_cell(r[key]) for key in extra.values()),
+        )
+    out.print(t)
+
+
 def compare_command(
     config: Path, json_out: Path | None, html_out: Path | None, quiet: bool
 ) -> dict:
@@ -35,24 +57,7 @@ def compare_command(
     job = load_job(config)
     result = run_compare_job(job, json_out=json_out, html_out=html_out)
     if not quiet:
-        scale = result.get("scale", "score")
-        t = Table(
-            title=f"Configurations ranked by R-U score = (IL + DR) / 2 ({scale} scale)",
-            show_header=True,
-        )
-        extra = _EXTRA[scale]
-        for col in ("rank", "configuration", "R-U score", "IL (%)", "DR (%)", *extra):
-            t.add_column(col, justify="left" if col == "configuration" else "right")
-        for r in result["ranking"]:
-            t.add_row(
-                "–" if r["rank"] is None else str(r["rank"]),
-                r["label"],
-                _cell(r["ru_score"]),
-                _cell(r["information_loss"]),
-                _cell(r["disclosure_risk"]),
-                *(_cell(r[key]) for key in extra.values()),
-            )
-        out.print(t)
+        print_ranking(result)
         for p in result["written"]:
             out.print(f"written: {p}")
     return result

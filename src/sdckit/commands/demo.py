@@ -15,11 +15,19 @@ def demo_cli(
         "sdckit-demo"
     ),
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="Instead: compare six protections of Adult (generalization, Mondrian, PRAM, "
+            "local suppression) on one R-U map.",
+        ),
+    ] = False,
 ) -> None:
     """Run the complete demo job on the bundled Adult data and write its report."""
-    from sdckit.jobs.demo import run_demo
+    from sdckit.jobs.demo import run_compare_demo, run_demo
 
-    run_guarded(run_demo, output, quiet=quiet, console=out)
+    run_guarded(run_compare_demo if compare else run_demo, output, quiet=quiet, console=out)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,19 +1,34 @@
-"""Compare masking configurations on one data set: evaluate each, draw the R-U map, rank them.
+"""Compare protections of one data set: evaluate each, draw the R-U map, rank them.
 
 ``sdckit compare --config GRID.yaml`` runs a grid of masking methods x parameters
-(:func:`sdckit.jobs.mask.apply_methods`) on one input, evaluates every protected file against
-the original with :func:`sdckit.jobs.evaluate.evaluate`, draws the **R-U map** (Duncan, Keller-
-McNulty & Stokes 2001; disclosure risk on x, information loss on y, one labelled point per
-configuration) and ranks the configurations by the **R-U score** ``(IL + DR) / 2`` with
-``IL = score_il`` and ``DR = 100 score_dr`` (Domingo-Ferrer & Torra 2001; Domingo-Ferrer,
-Mateo-Sanz & Torra 2001), both in percent -- i.e. the ``score`` of the evaluation. Lower is
-better.
+(:func:`sdckit.jobs.mask.apply_methods`) and of anonymizations x parameters
+(:func:`sdckit.anonymize`) on one input, evaluates every protected file against the original,
+draws the **R-U map** (Duncan, Keller-McNulty & Stokes 2001; disclosure risk on x, information
+loss on y, one numbered point per configuration) and ranks the configurations by the **R-U
+score** ``(IL + DR) / 2`` (Domingo-Ferrer & Torra 2001), both halves in percent. Lower is
+better. Two scales (``options.scale``):
+
+* ``score`` (the default for masking-only grids): the 2001 score of
+  :func:`sdckit.jobs.evaluate.evaluate` on the numeric attributes, ``IL = score_il`` and
+  ``DR = 100 score_dr = 100 (0.25 DBRL + 0.25 PRL + 0.5 interval disclosure)`` (Domingo-Ferrer,
+  Mateo-Sanz & Torra 2001);
+* ``reidentification`` (the default as soon as the grid anonymizes): measured on the
+  quasi-identifiers, which generalization turns into labels the 2001 measures cannot compare.
+  ``DR`` = 100 x the expected share of records a prosecutor re-identifies by matching their
+  original QI values against the released ones (:func:`sdckit.risk.matching.matching_risk`;
+  ``J/n``, ARX's prosecutor success rate, for a global recoding without suppression), ``IL`` =
+  100 x the relative entropy-based loss of the QIs (Kooiman et al. 1998; ARX's non-uniform
+  entropy for generalization). Generalization, suppression, recoding, PRAM and swapping of the
+  QIs share this scale; noise on a QI does not (its released numbers match nothing exactly --
+  an error says so).
 
 Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths relative to it)::
 
     input: {path: census.csv, delimiter: ","}
     columns: [AGI, FEDTAX, PTOTVAL]   # masked and compared (default `columns` of each method)
-    qi: [AGI, FEDTAX]                 # intruder attributes (default: the numeric columns)
+    qi: [AGI, FEDTAX]                 # intruder attributes (default: the numeric columns, or
+                                      # the attributes' quasi-identifiers)
+    attributes: {...}                 # as in an anonymize job; needed by anonymize entries
     seed: 1                           # one seed for every configuration (same seed, same run)
     grid:
       - microaggregation: {method: mdav, k: [3, 5, 10]}        # 3 configurations
@@ -24,7 +39,11 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
           - microaggregation: {k: 3}
           - noise: {alpha: 0.05}
       - protected: {path: census_arx.csv, label: ARX output}  # a file made by any tool
-    options: {categorical: [], transparency: true}
+      - anonymize:                                             # 3 x 2 = 6 configurations
+          models: [{k_anonymity: {k: [2, 5, 10]}}]
+          suppression_limit: [0, 0.05]
+          algorithm: optimal                                   # or a list: [optimal, mondrian]
+    options: {categorical: [], transparency: true, scale: reidentification}
     output: {report: compare.html, json: compare.json}
 
 A grid entry ``{method: {param: value, ...}}`` expands to the cartesian product of every
@@ -34,11 +53,15 @@ Method names and parameters are those of :mod:`sdckit.jobs.mask`; ``columns`` de
 top-level ``columns``. An entry with ``methods:`` (and an optional ``label``) is one
 configuration applying several methods in order (each method's lists are expanded too). A
 ``protected: {path, label, delimiter}`` entry adds a protected file made elsewhere (ARX,
-sdcMicro, ``sdckit anonymize``...; same records in the same order), evaluated as it is.
-``options``: ``categorical`` (columns to treat as categories), ``transparency`` (default
-true: rank-swapping configurations also get the transparency attack with their ``p_percent``
-and univariate microaggregation -- ``individual_ranking``/``optimal_univariate`` -- with its
-``k``; Nin, Herranz & Torra 2008), ``prl_max_full_pairs``.
+sdcMicro, ``sdckit anonymize``...; same records in the same order), evaluated as it is. An
+``anonymize: {models, suppression_limit, algorithm, metric, options}`` entry (the keys of an
+anonymize job) expands every list the same way -- model parameters, suppression limits,
+algorithms, metrics -- and runs :func:`sdckit.anonymize` with the top-level ``attributes``;
+an anonymization without a solution is ranked last with a note. ``options``: ``categorical``
+(columns to treat as categories), ``transparency`` (default true: rank-swapping configurations
+also get the transparency attack with their ``p_percent`` and univariate microaggregation --
+``individual_ranking``/``optimal_univariate`` -- with its ``k``; Nin, Herranz & Torra 2008),
+``prl_max_full_pairs``, ``scale``.
 
 Every configuration must keep the records aligned (no ``sampling``): the measures compare
 records one by one. Nothing is written unless every configuration ran and was evaluated.

@@ -3,6 +3,8 @@
 The job is the package's ``adult_demo_job.yaml`` (k-anonymity k=5, distinct 2-diversity of
 occupation, 5% suppression limit, ARX's loss metric, optimal full-domain generalization); its
 outputs -- the released CSV, ``report.html`` and ``report.json`` -- go to ``output``.
+``sdckit demo --compare`` runs the package's ``adult_compare_grid.yaml`` instead: six
+protections of Adult on one R-U map (``compare.html``, ``compare.json``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,36 @@ def demo_job_path() -> Path:
     from sdckit.datasets import data_dir
 
     return data_dir() / "adult_demo_job.yaml"
+
+
+def compare_grid_path() -> Path:
+    """Path of the bundled comparison grid (``sdckit demo --compare``)."""
+    from sdckit.datasets import data_dir
+
+    return data_dir() / "adult_compare_grid.yaml"
+
+
+def run_compare_demo(
+    output: Path, quiet: bool = False, console: Console | None = None
+) -> dict[str, Any]:
+    """Run the bundled comparison grid, writing ``compare.html`` and ``compare.json``."""
+    from sdckit.commands.compare import print_ranking
+    from sdckit.jobs.compare import run_compare_job
+    from sdckit.jobs.config import load_job
+
+    output = Path(output).resolve()
+    result = run_compare_job(
+        load_job(compare_grid_path()),
+        json_out=output / "compare.json",
+        html_out=output / "compare.html",
+    )
+    if not quiet and console is not None:
+        print_ranking(result)
+        console.print(
+            f"Comparison written to {output}/: compare.html (the R-U map; open it in a "
+            "browser), compare.json"
+        )
+    return result
 
 
 def run_demo(output: Path, quiet: bool = False, console: Console | None = None) -> dict[str, Any]:
