@@ -33,6 +33,12 @@ def _print(doc: dict) -> None:
         g = doc["generalization"]
         for key in ("loss", "precision", "discernibility", "aecs"):
             t.add_row(f"generalization: {key}", _fmt(g[key]))
+    if "reidentification" in doc:
+        r = doc["reidentification"]
+        t.add_row("matching: share re-identified (DR)", _fmt(r["disclosure_risk"]))
+        t.add_row("matching: highest record risk", _fmt(r["matching"]["highest_risk"]))
+        t.add_row("matching: relative entropy loss (IL)", _fmt(r["information_loss"]))
+        t.add_row("matching: R-U score (IL + DR) / 2, %", _fmt(r["score"]))
     if "categorical" in doc:
         t.add_row("categorical: changed values", _fmt(doc["categorical"]["changed_values_share"]))
         t.add_row("categorical: CTBIL share", _fmt(doc["categorical"]["ctbil_share"]))
