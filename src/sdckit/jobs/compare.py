@@ -885,48 +885,48 @@ _MAP_TEXT = {
 
 
 def _ranking_table(ranking: Sequence[Mapping[str, Any]], scale: str) -> list[dict[str, Any]]:
+    """The report's ranking rows: rank, configuration, score, IL, DR and the scale's measures."""
     from sdckit.report.writer import na
 
-    if scale == "reidentification":
-        return [
-            {
-                "rank": r["rank"] if r["rank"] is not None else "–",
-                "configuration": r["label"],
-                "R-U score": na(r["ru_score"]),
-                "IL (%)": na(r["information_loss"]),
-                "DR (%)": na(r["disclosure_risk"]),
-                "highest risk": na(r["highest_risk"]),
-                "certain (share)": na(r["certain_share"]),
-                "risk > 0.2 (share)": na(r["records_at_risk"]),
-                "suppressed": na(r["suppressed_records"]),
-                "ARX loss": na(r["loss"]),
-                "transformation": "–"
-                if not r["transformation"]
-                else "[" + ", ".join(str(v) for v in r["transformation"].values()) + "]",
-            }
-            for r in ranking
-        ]
-    return [
-        {
+    rows = []
+    for r in ranking:
+        row = {
             "rank": r["rank"] if r["rank"] is not None else "–",
             "configuration": r["label"],
             "R-U score": na(r["ru_score"]),
-            "IL (score_il)": na(r["information_loss"]),
+            "IL (%)" if scale == "reidentification" else "IL (score_il)": na(r["information_loss"]),
             "DR (%)": na(r["disclosure_risk"]),
-            "DBRL": na(r["dbrl"]),
-            "PRL": na(r["prl"]),
-            "ID": na(r["interval_disclosure"]),
-            "IL1s": na(r["il1s"]),
-            "bounded IL": na(r["bounded_il"]),
-            "propensity U": na(r["propensity_u"]),
-            "transparency: certain / re-identified": (
-                "–"
-                if r["certain_matches"] is None
-                else f"{r['certain_matches']:.3f} / {r['reidentified']:.3f}"
-            ),
         }
-        for r in ranking
-    ]
+        if scale == "reidentification":
+            levels = r["transformation"]
+            row.update(
+                {
+                    "highest risk": na(r["highest_risk"]),
+                    "certain (share)": na(r["certain_share"]),
+                    "risk > 0.2 (share)": na(r["records_at_risk"]),
+                    "suppressed": na(r["suppressed_records"]),
+                    "ARX loss": na(r["loss"]),
+                    "transformation": "[" + ", ".join(map(str, levels.values())) + "]"
+                    if levels
+                    else "–",
+                }
+            )
+        else:
+            row.update(
+                {
+                    "DBRL": na(r["dbrl"]),
+                    "PRL": na(r["prl"]),
+                    "ID": na(r["interval_disclosure"]),
+                    "IL1s": na(r["il1s"]),
+                    "bounded IL": na(r["bounded_il"]),
+                    "propensity U": na(r["propensity_u"]),
+                    "transparency: certain / re-identified": "–"
+                    if r["certain_matches"] is None
+                    else f"{r['certain_matches']:.3f} / {r['reidentified']:.3f}",
+                }
+            )
+        rows.append(row)
+    return rows
 
 
 def compare_report(
