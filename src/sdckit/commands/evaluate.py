@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import out, run_guarded, split_list
+from sdckit.commands._common import check_output_paths, out, run_guarded, split_list
 
 
 def _fmt(v: Any) -> str:
@@ -90,6 +90,10 @@ def evaluate_command(
     from sdckit.jobs.evaluate import evaluate, evaluation_report, split_column_types
     from sdckit.report.writer import write_json
 
+    check_output_paths(
+        {"--json": json_out, "--html": html_out},
+        {"--original": original, "--protected": protected},
+    )
     cols = columns or None
     hierarchies = _read_hierarchies(hierarchy)
     orig = read_table(original, delimiter=delimiter, encoding=encoding, columns=cols)
