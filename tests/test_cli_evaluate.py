@@ -115,3 +115,106 @@ def test_output_folder_that_is_a_file_writes_nothing(tmp_path) -> None:
     res = _run("--original", a, "--protected", b, "--html", str(out_html), "--json",
                str(Path(a) / "ev.json"))  # fmt: skip
     _assert_bad(res, "--json", "is a file", written=(out_html,))
+
+
+# --------------------------------------------------------------------------------------------
+# Mahalanobis and weighted distance-based linkage
+# --------------------------------------------------------------------------------------------
+def _collinear_pair(n: int = 300, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Three income-like columns, the third almost the sum of the others (as in the Census
+    file, where PEARNVAL, WSALVAL and ERNVAL nearly coincide), masked by independent noise."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(50, 10, n)
+    b = rng.normal(30, 5, n)
+    c = a + b + rng.normal(0, 0.01, n)
+    o = pd.DataFrame({"a": a, "b": b, "c": c})
+    p = o + rng.normal(0, 1, (n, 3)) * o.std().to_numpy() * 0.2
+    return o, p
+
+
+def test_mahalanobis_dbrl_uses_the_covariance_of_the_differences() -> None:
+    """Torra, Abowd & Domingo-Ferrer (2006): d(a, b)^2 = (a-b)' [Var(X) + Var(X') - 2 Cov(X,
+    X')]^-1 (a-b). With the original file's covariance a near-singular direction (c = a + b)
+    dominates and hardly anything links (the bug: 0.0009 on the Census file against 0.88
+    Euclidean); with the covariance of the differences the attack is at least as strong as
+    the Euclidean one here (independent noise, so Sigma is close to a scaled identity)."""
+    from sdckit.jobs.evaluate import evaluate
+    from sdckit.risk.linkage import distance_linkage
+
+    o, p = _collinear_pair()
+    doc = evaluate(o, p)
+    mah = doc["details"]["dbrl_mahalanobis"]
+    assert mah["covariance"] == "difference"
+    expected = distance_linkage(o, p, metric="mahalanobis", covariance="difference").dbrl
+    assert mah["dbrl"] == pytest.approx(expected)
+    assert distance_linkage(o, p, metric="mahalanobis", covariance="original").dbrl < 0.1
+    assert mah["dbrl"] >= 0.5 * doc["disclosure_risk"]["dbrl"] > 0.1
+
+
+def test_learned_distance_compares_with_the_same_mahalanobis() -> None:
+    from sdckit.risk.learned_distance import learned_distance_linkage
+    from sdckit.risk.linkage import distance_linkage
+
+    o, p = _collinear_pair(n=40)
+    res = learned_distance_linkage(o, p, family="weighted_mean", time_limit=20)
+    diff = distance_linkage(o, p, metric="mahalanobis", covariance="difference").dbrl
+    assert res.mahalanobis_share == pytest.approx(diff)
+
+
+def test_weighted_dbrl_from_the_cli(tmp_path) -> None:
+    """``--dbrl-weights v1=1,v2=4,v3=0,v4=0``: sqrt(sum_k w_k (z_k - z'_k)^2). Every column of
+    the seed-004 file is a permutation of 1..10, so the z-scores share one sd and the nearest
+    record is that of the brute-force weighted distance on the raw values (ties count 1/t)."""
+    a, b = _pair(tmp_path)
+    out_json, out_html = tmp_path / "ev.json", tmp_path / "ev.html"
+    res = _run("--original", a, "--protected", b, "--dbrl-weights", "v1=1,v2=4,v3=0,v4=0",
+               "--json", str(out_json), "--html", str(out_html))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out_json.read_text())
+    w = doc["details"]["dbrl_weighted"]
+    assert w["weights"] == {"v1": 1.0, "v2": 4.0, "v3": 0.0, "v4": 0.0}
+    x, y = ORIGINAL.to_numpy(float), PROTECTED.to_numpy(float)
+    d = ((x[:, None, :] - y[None, :, :]) ** 2 * np.array([1.0, 4.0, 0.0, 0.0])).sum(axis=2)
+    at_min = np.isclose(d, d.min(axis=1, keepdims=True))
+    expected = float(np.mean(np.diag(at_min) / at_min.sum(axis=1)))
+    assert 0 < expected < 1
+    assert w["dbrl"] == pytest.approx(expected)
+    html = out_html.read_text()
+    assert "DBRL weighted" in html and "DBRL Mahalanobis" in html
+    assert "DBRL weighted" in _squeeze(res.output).replace("DBRLweighted", "DBRL weighted")
+
+
+@pytest.mark.parametrize(
+    ("weights", "match"),
+    [
+        ("v1=1,zz=2", "'zz'"),
+        ("v1=1,v2=1", "'v3'"),
+        ("v1=x,v2=1,v3=1,v4=1", "'x'"),
+        ("v1=-1,v2=1,v3=1,v4=1", ">= 0"),
+        ("v1", "COLUMN=WEIGHT"),
+    ],
+)
+def test_bad_dbrl_weights_exit_2(tmp_path, weights, match) -> None:
+    a, b = _pair(tmp_path)
+    out_json = tmp_path / "ev.json"
+    res = _run("--original", a, "--protected", b, "--dbrl-weights", weights, "--json",
+               str(out_json))  # fmt: skip
+    _assert_bad(res, match, "--dbrl-weights", written=(out_json,))
+
+
+def test_mahalanobis_falls_back_to_the_original_covariance_when_a_column_is_unchanged() -> None:
+    from sdckit.jobs.evaluate import evaluate
+    from sdckit.risk.linkage import distance_linkage
+
+    o, p = _collinear_pair()
+    o["d"] = np.arange(len(o)) % 7 + 1.0
+    p["d"] = o["d"]  # unchanged: x - x' has no variance in d
+    with pytest.raises(Exception, match="'d' are unchanged"):
+        distance_linkage(o, p, metric="mahalanobis", covariance="difference")
+    doc = evaluate(o, p)
+    mah = doc["details"]["dbrl_mahalanobis"]
+    assert mah["covariance"] == "original"
+    assert mah["dbrl"] == pytest.approx(
+        distance_linkage(o, p, metric="mahalanobis", covariance="original").dbrl
+    )
+    assert any("original file's covariance" in n and "'d'" in n for n in doc["notes"])

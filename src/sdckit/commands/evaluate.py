@@ -25,6 +25,13 @@ def _print(doc: dict) -> None:
     for k in ("dbrl", "prl", "interval_disclosure", "score_dr"):
         t.add_row(f"disclosure risk: {k}", _fmt(doc["disclosure_risk"][k]))
     t.add_row("score (score_il + 100 score_dr) / 2", _fmt(doc["score"]))
+    det = doc["details"]
+    if "dbrl_mahalanobis" in det:
+        t.add_row("DBRL Mahalanobis", _fmt(det["dbrl_mahalanobis"]["dbrl"]))
+    if "dbrl_weighted" in det:
+        t.add_row("DBRL weighted", _fmt(det["dbrl_weighted"]["dbrl"]))
+    if "sdcmicro_drisk" in det:
+        t.add_row("sdcMicro dRisk", _fmt(det["sdcmicro_drisk"]))
     if "transparency_attack" in doc:
         ta = doc["transparency_attack"]
         t.add_row("transparency attack: certain matches", _fmt(ta["certain_matches"]))
@@ -39,6 +46,32 @@ def _print(doc: dict) -> None:
     out.print(t)
     for note in doc["notes"]:
         out.print(f"note: {note}", highlight=False)
+
+
+def _parse_weights(spec: str) -> dict[str, float] | None:
+    """``"a=1,b=0.5"`` -> ``{"a": 1.0, "b": 0.5}`` (empty -> None; ConfigError otherwise)."""
+    from sdckit.errors import ConfigError
+
+    if not spec.strip():
+        return None
+    weights: dict[str, float] = {}
+    for item in split_list(spec):
+        col, sep, val = item.partition("=")
+        col, val = col.strip(), val.strip()
+        if not sep or not col or not val:
+            raise ConfigError(
+                f"--dbrl-weights {item!r}: expected COLUMN=WEIGHT pairs, e.g. "
+                "--dbrl-weights AGI=2,FICA=1"
+            )
+        if col in weights:
+            raise ConfigError(f"--dbrl-weights: column {col!r} is given twice")
+        try:
+            weights[col] = float(val)
+        except ValueError:
+            raise ConfigError(
+                f"--dbrl-weights: the weight {val!r} of column {col!r} is not a number"
+            ) from None
+    return weights
 
 
 def _read_hierarchies(specs: list[str]) -> dict:
@@ -76,6 +109,7 @@ def evaluate_command(
     learned_distance: list[str],
     learned_time_limit: float,
     intruder_share: float | None,
+    dbrl_weights: str,
     hierarchy: list[str],
     delimiter: str | None,
     encoding: str,
@@ -95,6 +129,7 @@ def evaluate_command(
         {"--original": original, "--protected": protected},
     )
     cols = columns or None
+    weights = _parse_weights(dbrl_weights)
     hierarchies = _read_hierarchies(hierarchy)
     orig = read_table(original, delimiter=delimiter, encoding=encoding, columns=cols)
     prot = read_table(protected, delimiter=delimiter, encoding=encoding)
@@ -111,6 +146,7 @@ def evaluate_command(
         learned_distance=learned_distance,
         learned_time_limit=learned_time_limit,
         intruder_share=intruder_share,
+        dbrl_weights=weights,
         hierarchies=hierarchies or None,
         seed=seed,
     )
@@ -196,6 +232,15 @@ def evaluate_cli(
             help="The intruder knows a random share of the records (DBRL, transparency).",
         ),
     ] = None,
+    dbrl_weights: Annotated[
+        str,
+        typer.Option(
+            "--dbrl-weights",
+            help="COLUMN=WEIGHT,...: adds weighted-distance DBRL, sqrt(sum w_k (z_k - z'_k)^2), "
+            "beside the Euclidean and Mahalanobis ones; weigh every numeric --qi column "
+            "(0 leaves it out).",
+        ),
+    ] = "",
     hierarchy: Annotated[
         list[str] | None,
         typer.Option(
@@ -228,6 +273,7 @@ def evaluate_cli(
         split_list(learned_distance),
         learned_time_limit,
         intruder_share,
+        dbrl_weights,
         list(hierarchy or []),
         delimiter,
         encoding,

@@ -65,7 +65,9 @@ class LearnedDistanceResult:
     ``linked_share``: share of records whose nearest protected record under the learned
     distance is their own (exact evaluation over all pairs, ties ``1/t``);
     ``milp_linked_share``: ``(n - sum K) / n`` from the MILP; ``euclidean_share`` and
-    ``mahalanobis_share``: plain DBRL for comparison (None if the covariance is singular).
+    ``mahalanobis_share``: plain DBRL for comparison (None if the covariance is singular);
+    Mahalanobis uses the covariance of the differences ``x - x'`` (Torra, Abowd &
+    Domingo-Ferrer 2006), the Mahalanobis record linkage of the disclosure-risk literature.
     ``weights``: per column (weighted mean), per rank position (OWA, largest difference
     first) or per subset ``"a+b"`` (Choquet measure, all ``2^d - 1`` non-empty subsets).
     """
@@ -372,7 +374,9 @@ def learned_distance_linkage(
     _check_params(family, params, d)
     euclid = distance_linkage(original, protected, cols, metric="euclidean").dbrl
     try:
-        mahal: float | None = distance_linkage(original, protected, cols, metric="mahalanobis").dbrl
+        mahal: float | None = distance_linkage(
+            original, protected, cols, metric="mahalanobis", covariance="difference"
+        ).dbrl
     except DataError:
         mahal = None
     return LearnedDistanceResult(
