@@ -893,7 +893,8 @@ def evaluation_report(
                 text=(
                     "DBRL: each intruder record linked to its nearest protected record "
                     "(z-scores; ties count 1/t); Mahalanobis with the covariance of the "
-                    "differences (Torra, Abowd & Domingo-Ferrer 2006). PRL: Fellegi-Sunter with EM-estimated m/u. "
+                    "differences (Torra, Abowd & Domingo-Ferrer 2006). "
+                    "PRL: Fellegi-Sunter with EM-estimated m/u. "
                     "Interval disclosure: a record is disclosed when every original value lies "
                     "in the rank interval of p % around its protected value. "
                     "score_dr = 0.25 DBRL + 0.25 PRL + 0.5 ID."
