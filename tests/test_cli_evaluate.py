@@ -218,3 +218,45 @@ def test_mahalanobis_falls_back_to_the_original_covariance_when_a_column_is_unch
         distance_linkage(o, p, metric="mahalanobis", covariance="original").dbrl
     )
     assert any("original file's covariance" in n and "'d'" in n for n in doc["notes"])
+
+
+# --------------------------------------------------------------------------------------------
+# bad data and bad flags not covered by tests/test_evaluate.py: exit 2, one line, no output
+# --------------------------------------------------------------------------------------------
+def _gap() -> pd.DataFrame:
+    p = PROTECTED.astype(float)
+    p.loc[4, "v3"] = np.nan
+    return p
+
+
+@pytest.mark.parametrize(
+    ("original", "protected", "extra", "fragments"),
+    [
+        # a missing value in a numeric column: names the column and the row
+        (ORIGINAL, _gap(), [], ["'v3'", "row 5", "missing"]),
+        # zero variance in the protected file only (e.g. a column top-coded to one value)
+        (ORIGINAL, PROTECTED.assign(v2=3), [], ["'v2'", "zero variance", "--columns"]),
+        # zero variance in the original file only
+        (ORIGINAL.assign(v4=1), PROTECTED, [], ["'v4'", "zero variance", "--columns"]),
+        # a number with a thousands separator in the protected file
+        (ORIGINAL, PROTECTED.astype(str).assign(v1=["1,5"] + ["2"] * 9), [], ["'v1'", "'1,5'"]),
+        # columns that differ only in case
+        (ORIGINAL, PROTECTED.rename(columns=str.upper), [], ["'v1'", "not in the protected"]),
+        # an intruder attribute in the original file only
+        (ORIGINAL.assign(zz=1.0), PROTECTED, ["--qi", "v1,zz"], ["'zz'", "protected file"]),
+        (ORIGINAL, PROTECTED, ["--target", "nope"], ["'nope'", "--columns"]),
+        (ORIGINAL, PROTECTED, ["--hierarchy", "v1"], ["COLUMN=FILE"]),
+        (ORIGINAL, PROTECTED, ["--hierarchy", "v1=nope.csv"], ["'nope.csv'", "does not exist"]),
+        (ORIGINAL, PROTECTED, ["--k", "3"], ["--known-method"]),
+        (ORIGINAL, PROTECTED, ["--known-method", "rank_swapping", "--p-percent", "150"], ["150"]),
+        (ORIGINAL, PROTECTED, ["--intruder-share", "0"], ["intruder_share"]),
+        (ORIGINAL, PROTECTED, ["--learned-time-limit", "0", "--learned-distance", "owa"], ["0"]),
+    ],
+)
+def test_bad_input_exit_2_and_nothing_written(tmp_path, original, protected, extra, fragments):
+    a, b = _pair(tmp_path, original, protected)
+    out_json, out_html = tmp_path / "ev.json", tmp_path / "ev.html"
+    res = _run("--original", a, "--protected", b, "--json", str(out_json), "--html",
+               str(out_html), *extra)  # fmt: skip
+    _assert_bad(res, *fragments, written=(out_json, out_html))
+    assert len(res.output.strip().splitlines()) <= 3, res.output  # one message (wrapped)

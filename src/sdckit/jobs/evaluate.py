@@ -554,7 +554,8 @@ def _use_specific(
 
     if target not in cols:
         raise DataError(
-            f"target {target!r} is not among the compared columns {preview(cols, 8)}; add it"
+            f"target {target!r} is not among the compared columns {preview(cols, 8)}; add it "
+            "to columns (--columns) or fix --target"
         )
     out: dict[str, Any] = {"target": target}
     if target in num:
