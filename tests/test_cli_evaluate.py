@@ -260,3 +260,34 @@ def test_bad_input_exit_2_and_nothing_written(tmp_path, original, protected, ext
                str(out_html), *extra)  # fmt: skip
     _assert_bad(res, *fragments, written=(out_json, out_html))
     assert len(res.output.strip().splitlines()) <= 3, res.output  # one message (wrapped)
+
+
+# --------------------------------------------------------------------------------------------
+# worst-case linkage: HiGHS must not write to the terminal
+# --------------------------------------------------------------------------------------------
+def test_learned_distance_keeps_stdout_clean(shared_data, capfd) -> None:
+    """HiGHS 1.12 (SciPy 1.17) prints a stray debug line to the C-level stdout even with
+    ``disp=False`` (ERGO-Code/HiGHS#2783): 3 lines on this 40-record Tarragona pair, which
+    broke ``sdckit evaluate --quiet`` and anything reading the command's output."""
+    from sdckit.masking.noise import additive_noise
+    from sdckit.risk.learned_distance import learned_distance_linkage
+
+    cols = ["FIXED.ASSETS", "CURRENT.ASSETS", "TREASURY", "SALES"]
+    path = shared_data / "sdcmicro" / "sdcMicro_Tarragona.csv"
+    o = pd.read_csv(path).iloc[:150][cols].reset_index(drop=True)
+    p = additive_noise(o, cols, 0.05, seed=3).data
+    capfd.readouterr()
+    res = learned_distance_linkage(o.iloc[:40], p.iloc[:40], family="owa", time_limit=20)
+    assert res.optimal
+    captured = capfd.readouterr()
+    assert "Highs" not in captured.out and "Highs" not in captured.err
+
+
+def test_terminal_summary_shows_every_requested_measure(tmp_path) -> None:
+    a, b = _pair(tmp_path)
+    res = _run("--original", a, "--protected", b, "--target", "v1", "--learned-distance", "owa",
+               "--learned-time-limit", "5")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    for label in ("DBRL Mahalanobis", "sdcMicro dRisk", "worst-case linkage (owa)",
+                  "regression of v1: mean CI overlap"):  # fmt: skip
+        assert _squeeze(label) in _squeeze(res.output), label

@@ -36,6 +36,20 @@ def _print(doc: dict) -> None:
         ta = doc["transparency_attack"]
         t.add_row("transparency attack: certain matches", _fmt(ta["certain_matches"]))
         t.add_row("transparency attack: re-identified", _fmt(ta["reidentified"]))
+    for fam, r in doc.get("worst_case_linkage", {}).items():
+        t.add_row(f"worst-case linkage ({fam}): linked", _fmt(r["linked_share"]))
+    if "use_specific" in doc:
+        u = doc["use_specific"]
+        if "regression" in u:
+            t.add_row(
+                f"regression of {u['target']}: mean CI overlap",
+                _fmt(u["regression"]["mean_ci_overlap"]),
+            )
+        else:
+            t.add_row(
+                f"classifier for {u['target']}: accuracy loss",
+                _fmt(u["classifier"]["accuracy_loss"]),
+            )
     if "generalization" in doc:
         g = doc["generalization"]
         for key in ("loss", "precision", "discernibility", "aecs"):
