@@ -291,3 +291,19 @@ def test_terminal_summary_shows_every_requested_measure(tmp_path) -> None:
     for label in ("DBRL Mahalanobis", "sdcMicro dRisk", "worst-case linkage (owa)",
                   "regression of v1: mean CI overlap"):  # fmt: skip
         assert _squeeze(label) in _squeeze(res.output), label
+
+
+def test_wrong_known_method_is_flagged() -> None:
+    """Noise is not rank swapping: some records fall outside their own candidate set, and
+    the document says so instead of silently reporting a low re-identification share."""
+    from sdckit.jobs.evaluate import evaluate, evaluation_report
+
+    o, p = _collinear_pair(n=100)
+    doc = evaluate(o, p, known_method="rank_swapping", p_percent=2)
+    assert doc["transparency_attack"]["contains_true"] < 1
+    assert any("not in their own candidate set" in n for n in doc["notes"])
+    html = evaluation_report(doc).render_html()
+    assert "own record in its set" in html
+    ok = evaluate(ORIGINAL, PROTECTED, known_method="rank_swapping", p_percent=20)
+    assert ok["transparency_attack"]["contains_true"] == 1.0
+    assert not any("candidate set" in n for n in ok["notes"])

@@ -417,7 +417,15 @@ def evaluate(
         "score": score,
     }
     if known_method is not None:
-        doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k, rows)
+        ta = _transparency(o, p, q_num, known_method, p_percent, k, rows)
+        doc["transparency_attack"] = ta
+        if ta["contains_true"] < 1.0:
+            notes.append(
+                f"transparency attack: {1.0 - ta['contains_true']:.1%} of the intruder's "
+                f"records are not in their own candidate set ({ta['n_empty']:,} sets are "
+                f"empty), so the protected file is not what {known_method} with "
+                f"{ta['parameter']} produces; check --known-method and its parameter"
+            )
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
     if generalization is not None:
@@ -920,6 +928,8 @@ def evaluation_report(
                     "certain matches (share)": t["certain_matches"],
                     "re-identified (share)": t["reidentified"],
                     "mean candidate-set size": t["mean_set_size"],
+                    "own record in its set (share; 1 if the method is right)": t["contains_true"],
+                    "empty sets": t["n_empty"],
                 },
             )
         )
@@ -955,6 +965,13 @@ def evaluation_report(
         rep.add(
             Section(
                 "Worst-case linkage with learned distances (Abril et al. 2012)",
+                text=(
+                    "The parameters of each distance that link the most records, found by a "
+                    "mixed-integer program (HiGHS): an upper bound on what an intruder who "
+                    "tunes the distance can achieve, beside plain Euclidean and Mahalanobis "
+                    "linkage. optimal = False: --learned-time-limit stopped HiGHS first; the "
+                    "weights are the best it found."
+                ),
                 table=rows,
             )
         )
