@@ -251,6 +251,25 @@ def _gap() -> pd.DataFrame:
         (ORIGINAL, PROTECTED, ["--known-method", "rank_swapping", "--p-percent", "150"], ["150"]),
         (ORIGINAL, PROTECTED, ["--intruder-share", "0"], ["intruder_share"]),
         (ORIGINAL, PROTECTED, ["--learned-time-limit", "0", "--learned-distance", "owa"], ["0"]),
+        # numeric-only measures with only categorical intruder attributes
+        (
+            ORIGINAL,
+            PROTECTED,
+            ["--categorical", "v1", "--qi", "v1", "--known-method", "microaggregation", "--k", "1"],
+            ["none of --qi is numeric"],
+        ),
+        (
+            ORIGINAL,
+            PROTECTED,
+            ["--categorical", "v1", "--qi", "v1", "--learned-distance", "owa"],
+            ["none of --qi is numeric"],
+        ),
+        (
+            ORIGINAL,
+            PROTECTED,
+            ["--categorical", "v1", "--qi", "v1", "--dbrl-weights", "v1=1"],
+            ["not numeric intruder attributes"],
+        ),
     ],
 )
 def test_bad_input_exit_2_and_nothing_written(tmp_path, original, protected, extra, fragments):

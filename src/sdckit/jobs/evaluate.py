@@ -521,7 +521,8 @@ def _transparency(
 
     if not q_num:
         raise DataError(
-            "the transparency attack links on numeric intruder attributes; none of --qi is numeric"
+            "the transparency attack links on numeric intruder attributes; none of --qi is "
+            "numeric: add the masked numeric columns to --qi (and --columns)"
         )
     if method == "rank_swapping":
         res = rank_swap_attack(
@@ -589,7 +590,10 @@ def _worst_case(
     from sdckit.risk.learned_distance import learned_distance_linkage
 
     if not q_num:
-        raise DataError("learned-distance linkage needs numeric intruder attributes")
+        raise DataError(
+            "learned-distance linkage needs numeric intruder attributes; none of --qi is "
+            "numeric: add numeric columns to --qi (and --columns)"
+        )
     return {
         fam: learned_distance_linkage(
             o,
