@@ -302,6 +302,10 @@ def evaluate(
     q_cat = [c for c in q_all if c in cat]
     if dbrl_weights is not None:
         _check_dbrl_weights(dbrl_weights, q_num)
+    if known_method is not None:
+        _need_numeric_qi(q_num, "the transparency attack")
+    if learned_distance:
+        _need_numeric_qi(q_num, "learned-distance linkage")
 
     # ---------------- information loss ----------------
     il: dict[str, Any] = {"il1s": None, "propensity_u": None, "bounded_il": None}
@@ -482,6 +486,15 @@ def _check_known_method(method: str, p_percent: float | None, k: int | None) -> 
         )
 
 
+def _need_numeric_qi(q_num: list[str], what: str) -> None:
+    """DataError (before any measure is computed) when ``what`` has no numeric attribute."""
+    if not q_num:
+        raise DataError(
+            f"{what} links on numeric intruder attributes; none of --qi is numeric: add the "
+            "masked numeric columns to --qi (and --columns)"
+        )
+
+
 def _check_dbrl_weights(weights: Mapping[str, Any], q_num: list[str]) -> None:
     """DataError unless ``weights`` gives every numeric intruder attribute a weight >= 0."""
     flag = "dbrl_weights (--dbrl-weights)"
@@ -519,11 +532,7 @@ def _transparency(
 ) -> dict[str, Any]:
     from sdckit.risk.transparency import microaggregation_attack, rank_swap_attack
 
-    if not q_num:
-        raise DataError(
-            "the transparency attack links on numeric intruder attributes; none of --qi is "
-            "numeric: add the masked numeric columns to --qi (and --columns)"
-        )
+    _need_numeric_qi(q_num, "the transparency attack")
     if method == "rank_swapping":
         res = rank_swap_attack(
             o,
@@ -589,11 +598,7 @@ def _worst_case(
 ) -> dict[str, Any]:
     from sdckit.risk.learned_distance import learned_distance_linkage
 
-    if not q_num:
-        raise DataError(
-            "learned-distance linkage needs numeric intruder attributes; none of --qi is "
-            "numeric: add numeric columns to --qi (and --columns)"
-        )
+    _need_numeric_qi(q_num, "learned-distance linkage")
     return {
         fam: learned_distance_linkage(
             o,
