@@ -326,3 +326,31 @@ def test_wrong_known_method_is_flagged() -> None:
     ok = evaluate(ORIGINAL, PROTECTED, known_method="rank_swapping", p_percent=20)
     assert ok["transparency_attack"]["contains_true"] == 1.0
     assert not any("candidate set" in n for n in ok["notes"])
+
+
+# --------------------------------------------------------------------------------------------
+# hand-computed values through the command line (CSV text -> numbers -> JSON)
+# --------------------------------------------------------------------------------------------
+def test_three_by_two_hand_values_through_the_cli(tmp_path) -> None:
+    """a = 1, 2, 3 -> 1, 2, 4 and b = 2, 4, 9 -> 2, 5, 9 (sd_a = 1, sd_b = sqrt(13)).
+
+    IL1s = (1/6) (1 / (sqrt2 * 1) + 1 / (sqrt2 * sqrt13)) (Yancey, Winkler & Creecy 2002).
+    Interval disclosure: n = 3, so for p = 1..10 % the half-width p*3/200 < 0.5 holds no rank
+    but the protected value's own: 4 (between ranks 2 and 3 of a) and 5 (between ranks 1 and
+    2 of b) get the empty interval [4, 4] and [5, 5], which miss 3 and 4; records 1 and 2 are
+    safe, record 0 (unchanged) disclosed: 1/3 at every p. DBRL: every record's nearest
+    protected record (z-scores) is its own: 1."""
+    o = pd.DataFrame({"a": [1, 2, 3], "b": [2, 4, 9]})
+    p = pd.DataFrame({"a": [1, 2, 4], "b": [2, 5, 9]})
+    a, b = _pair(tmp_path, o, p)
+    out_json = tmp_path / "ev.json"
+    res = _run("--original", a, "--protected", b, "--json", str(out_json), "-q")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out_json.read_text())
+    il1s = (1 / np.sqrt(2) + 1 / (np.sqrt(2) * np.sqrt(13))) / 6
+    assert doc["information_loss"]["il1s"] == pytest.approx(il1s)
+    assert doc["disclosure_risk"]["interval_disclosure"] == pytest.approx(1 / 3)
+    assert list(doc["details"]["interval_disclosure"]["by_percent"].values()) == pytest.approx(
+        [1 / 3] * 10
+    )
+    assert doc["disclosure_risk"]["dbrl"] == 1.0
