@@ -354,3 +354,12 @@ def test_three_by_two_hand_values_through_the_cli(tmp_path) -> None:
         [1 / 3] * 10
     )
     assert doc["disclosure_risk"]["dbrl"] == 1.0
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc (not writable)")
+def test_output_in_an_unwritable_folder_writes_nothing(tmp_path) -> None:
+    a, b = _pair(tmp_path)
+    out_json = tmp_path / "ev.json"
+    res = _run("--original", a, "--protected", b, "--json", str(out_json), "--html",
+               "/proc/ev.html")  # fmt: skip
+    _assert_bad(res, "--html", "/proc", "cannot write", written=(out_json,))

@@ -6,6 +6,7 @@ to fix it); 1 internal error (a bug: please report it).
 
 from __future__ import annotations
 
+import os
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -49,7 +50,8 @@ def check_output_paths(
     ``outputs`` and ``inputs`` map a flag (``"--json"``, ``"--original"``) to its path (``None``
     = not given). Raises :class:`~sdckit.errors.ConfigError` naming the flag and the path when
     an output is an input file, two outputs are the same file, an output is an existing
-    directory, or a parent of an output is a file. Commands call this before any work, so a
+    directory, a parent of an output is a file, or its folder cannot be written (probed by
+    creating and removing a temporary file). Commands call this before any work, so a
     bad output path costs nothing and writes nothing.
     """
     from sdckit.errors import ConfigError
@@ -85,4 +87,22 @@ def check_output_paths(
                         f"{flag} {str(raw)!r}: {str(parent)!r} is a file, not a folder; "
                         "choose another output path"
                     )
+                _probe_writable(flag, raw, parent)
                 break
+
+
+def _probe_writable(flag: str, raw: str | Path, folder: Path) -> None:
+    """ConfigError unless a file can be created in ``folder`` (a probe, removed at once)."""
+    import tempfile
+
+    from sdckit.errors import ConfigError
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".sdckit-probe.", dir=folder)
+    except OSError as exc:
+        raise ConfigError(
+            f"{flag} {str(raw)!r}: cannot write in {str(folder)!r} "
+            f"({exc.strerror or exc}); choose a folder you can write to"
+        ) from None
+    os.close(fd)
+    os.unlink(tmp)
