@@ -363,3 +363,13 @@ def test_output_in_an_unwritable_folder_writes_nothing(tmp_path) -> None:
     res = _run("--original", a, "--protected", b, "--json", str(out_json), "--html",
                "/proc/ev.html")  # fmt: skip
     _assert_bad(res, "--html", "/proc", "cannot write", written=(out_json,))
+
+
+def test_ragged_csv_is_one_line(tmp_path) -> None:
+    """pandas' tokenizer message ends in a newline; the error must stay one line."""
+    a, _ = _pair(tmp_path)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("v1,v2,v3,v4\n1,2,3,4\n5,6,7,8,9\n")
+    res = _run("--original", a, "--protected", str(ragged))
+    _assert_bad(res, "ragged.csv", "--delimiter")
+    assert "\n;" not in res.output and "saw 5;" in res.output.replace("\n", " ").replace("  ", " ")
