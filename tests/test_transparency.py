@@ -200,3 +200,36 @@ def test_transparency_input_errors():
         rank_swap_attack(ORIGINAL, PROTECTED.iloc[:5], COLS, window=2)
     with pytest.raises(DataError, match="constant"):
         rank_swap_attack(ORIGINAL.assign(z=1.0), PROTECTED.assign(z=1.0), ["v1", "z"], window=2)
+
+
+def test_microaggregation_attack_with_a_tie_across_a_cluster_boundary():
+    """Original 0,0,0,0,1,2 with k=3: the optimal clusters are {0,0,0} -> 0 and {0,1,2} -> 1, so
+    one of the tied zeros (record 2 here) is published as 1. The rule "x = c_g -> cluster g
+    only" would exclude record 2 from its own set (B = {0, 1, 3}); for a tied x the clusters
+    with centroid just below and just above x are allowed too: B = [0, 1] = every record."""
+    x = pd.DataFrame({"a": [0.0, 0, 0, 0, 1, 2]})
+    y = pd.DataFrame({"a": [0.0, 0, 1, 0, 1, 1]})
+    res = microaggregation_attack(x, y, ["a"], k=3)
+    assert [res.candidates(i).tolist() for i in range(6)] == [
+        [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5],
+        [2, 4, 5], [2, 4, 5],
+    ]  # fmt: skip
+    assert res.contains_true == 1.0 and res.n_empty == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_groups=st.integers(2, 15), k=st.integers(2, 5), seed=st.integers(0, 10_000))
+def test_microaggregation_sets_contain_truth_with_ties(n_groups, k, seed):
+    """Few distinct values (many ties), tied values ordered at random before grouping."""
+    rng = np.random.default_rng(seed)
+    n = n_groups * k
+    x = rng.integers(0, max(2, n // 3), size=(n, 3)).astype(float)
+    y = np.empty_like(x)
+    for j in range(3):
+        order = np.lexsort((rng.random(n), x[:, j]))
+        groups = order.reshape(n_groups, k)
+        y[groups, j] = x[groups, j].mean(axis=1, keepdims=True)
+    cols = ["a", "b", "c"]
+    res = microaggregation_attack(pd.DataFrame(x, columns=cols), pd.DataFrame(y, columns=cols),
+                                  cols, k=k)  # fmt: skip
+    assert res.contains_true == 1.0

@@ -122,7 +122,8 @@ def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) 
         )
     except pd.errors.ParserError as exc:
         raise DataError(
-            f"cannot parse {str(path)!r} with delimiter {sep!r}: {exc}; check the delimiter "
+            f"cannot parse {str(path)!r} with delimiter {sep!r}: "
+            f"{' '.join(str(exc).split())}; check the delimiter "
             "(--delimiter) and the quoting"
         ) from exc
     except pd.errors.EmptyDataError as exc:

@@ -212,6 +212,7 @@ def evaluate(
     learned_time_limit: float = 60.0,
     intruder_rows: Sequence[int] | np.ndarray | None = None,
     intruder_share: float | None = None,
+    dbrl_weights: Mapping[str, float] | None = None,
     hierarchies: Mapping[str, Any] | None = None,
     metric: str | Mapping[str, Any] = "loss",
     seed: int = 0,
@@ -238,7 +239,12 @@ def evaluate(
 
     The intruder file B of distance-based linkage and of the transparency attack holds all
     records, or the positions ``intruder_rows``, or a random ``intruder_share`` of the records
-    (drawn with ``seed``); PRL and interval disclosure always use all records.
+    (drawn with ``seed``); PRL and interval disclosure always use all records. Beside the
+    Euclidean DBRL, ``details`` holds Mahalanobis DBRL with the covariance of the differences
+    ``x - x'`` (Torra, Abowd & Domingo-Ferrer 2006; the original file's covariance, with a
+    note, when that one is singular because a column is unchanged) and, with
+    ``dbrl_weights`` (numeric intruder attribute -> weight >= 0, every one of them),
+    weighted-distance DBRL ``sqrt(sum_k w_k (z_k - z'_k)^2)``.
 
     ``hierarchies`` (column -> :class:`~sdckit.core.hierarchy.Hierarchy`) adds the
     generalization metrics of the anonymization issue (``generalization``: loss, precision,
@@ -298,6 +304,12 @@ def evaluate(
     q_all = list(q) if q is not None else list(num)
     q_num = [c for c in q_all if c in num]
     q_cat = [c for c in q_all if c in cat]
+    if dbrl_weights is not None:
+        _check_dbrl_weights(dbrl_weights, q_num)
+    if known_method is not None:
+        _need_numeric_qi(q_num, "the transparency attack")
+    if learned_distance:
+        _need_numeric_qi(q_num, "learned-distance linkage")
 
     # ---------------- information loss ----------------
     il: dict[str, Any] = {"il1s": None, "propensity_u": None, "bounded_il": None}
@@ -348,12 +360,23 @@ def evaluate(
         dr["dbrl"] = link.dbrl
         details["dbrl"] = link.to_dict()
         if len(q_num) > 1:
-            try:
-                details["dbrl_mahalanobis"] = distance_linkage(
-                    o, p, q_num, intruder_rows=rows, metric="mahalanobis"
-                ).to_dict()
-            except DataError as exc:
-                notes.append(f"Mahalanobis linkage skipped: {exc}")
+            why: list[str] = []
+            for cov in ("difference", "original"):
+                try:
+                    details["dbrl_mahalanobis"] = distance_linkage(
+                        o, p, q_num, intruder_rows=rows, metric="mahalanobis", covariance=cov
+                    ).to_dict()
+                    break
+                except DataError as exc:
+                    why.append(str(exc))
+            if "dbrl_mahalanobis" not in details:
+                notes.append(f"Mahalanobis linkage skipped: {'; '.join(why)}")
+            elif why:
+                notes.append(f"Mahalanobis linkage uses the original file's covariance: {why[0]}")
+        if dbrl_weights is not None:
+            details["dbrl_weighted"] = distance_linkage(
+                o, p, q_num, intruder_rows=rows, metric="weighted", weights=dict(dbrl_weights)
+            ).to_dict()
         idr = interval_disclosure(o, p, q_num)
         dr["interval_disclosure"] = idr.interval_disclosure
         details["interval_disclosure"] = idr.to_dict()
@@ -415,7 +438,15 @@ def evaluate(
         "score": score,
     }
     if known_method is not None:
-        doc["transparency_attack"] = _transparency(o, p, q_num, known_method, p_percent, k, rows)
+        ta = _transparency(o, p, q_num, known_method, p_percent, k, rows)
+        doc["transparency_attack"] = ta
+        if ta["contains_true"] < 1.0:
+            notes.append(
+                f"transparency attack: {1.0 - ta['contains_true']:.1%} of the intruder's "
+                f"records are not in their own candidate set ({ta['n_empty']:,} sets are "
+                f"empty), so the protected file is not what {known_method} with "
+                f"{ta['parameter']} produces; check --known-method and its parameter"
+            )
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
     if reidentification is not None:
@@ -474,6 +505,41 @@ def _check_known_method(method: str, p_percent: float | None, k: int | None) -> 
         )
 
 
+def _need_numeric_qi(q_num: list[str], what: str) -> None:
+    """DataError (before any measure is computed) when ``what`` has no numeric attribute."""
+    if not q_num:
+        raise DataError(
+            f"{what} links on numeric intruder attributes; none of --qi is numeric: add the "
+            "masked numeric columns to --qi (and --columns)"
+        )
+
+
+def _check_dbrl_weights(weights: Mapping[str, Any], q_num: list[str]) -> None:
+    """DataError unless ``weights`` gives every numeric intruder attribute a weight >= 0."""
+    flag = "dbrl_weights (--dbrl-weights)"
+    if not isinstance(weights, Mapping):
+        raise SdcInputError(f"{flag} must map column -> weight, got {type(weights).__name__}")
+    unknown = [c for c in weights if c not in q_num]
+    if unknown:
+        raise DataError(
+            f"{flag} name(s) {preview(unknown)}, which are not numeric intruder attributes "
+            f"({preview(q_num, 8) if q_num else 'none'}); fix the names or add them to --qi"
+        )
+    missing = [c for c in q_num if c not in weights]
+    if missing:
+        raise DataError(
+            f"{flag} give no weight for {preview(missing)}; give every numeric intruder "
+            "attribute a weight (0 leaves it out), e.g. --dbrl-weights "
+            + ",".join(f"{c}=1" for c in q_num[:4])
+        )
+    for c, w in weights.items():
+        ok = isinstance(w, int | float | np.integer | np.floating) and not isinstance(w, bool)
+        if not ok or not np.isfinite(w) or w < 0:
+            raise DataError(f"{flag}: the weight of {c!r} is {w!r}; weights must be numbers >= 0")
+    if not any(float(w) > 0 for w in weights.values()):
+        raise DataError(f"{flag}: every weight is 0; give at least one attribute a weight > 0")
+
+
 def _transparency(
     o: pd.DataFrame,
     p: pd.DataFrame,
@@ -485,10 +551,7 @@ def _transparency(
 ) -> dict[str, Any]:
     from sdckit.risk.transparency import microaggregation_attack, rank_swap_attack
 
-    if not q_num:
-        raise DataError(
-            "the transparency attack links on numeric intruder attributes; none of --qi is numeric"
-        )
+    _need_numeric_qi(q_num, "the transparency attack")
     if method == "rank_swapping":
         res = rank_swap_attack(
             o,
@@ -528,7 +591,8 @@ def _use_specific(
 
     if target not in cols:
         raise DataError(
-            f"target {target!r} is not among the compared columns {preview(cols, 8)}; add it"
+            f"target {target!r} is not among the compared columns {preview(cols, 8)}; add it "
+            "to columns (--columns) or fix --target"
         )
     out: dict[str, Any] = {"target": target}
     if target in num:
@@ -553,8 +617,7 @@ def _worst_case(
 ) -> dict[str, Any]:
     from sdckit.risk.learned_distance import learned_distance_linkage
 
-    if not q_num:
-        raise DataError("learned-distance linkage needs numeric intruder attributes")
+    _need_numeric_qi(q_num, "learned-distance linkage")
     return {
         fam: learned_distance_linkage(
             o,
@@ -857,7 +920,15 @@ def evaluation_report(
         d = det["dbrl"]
         facts["DBRL Euclidean"] = f"{d['dbrl']:.4f} ({d['correct']:g} of {d['n_intruder']})"
     if "dbrl_mahalanobis" in det:
-        facts["DBRL Mahalanobis"] = f"{det['dbrl_mahalanobis']['dbrl']:.4f}"
+        m = det["dbrl_mahalanobis"]
+        sigma = {"difference": "Σ of x − x′", "original": "Σ of the original"}.get(
+            m.get("covariance", ""), str(m.get("covariance"))
+        )
+        facts[f"DBRL Mahalanobis ({sigma})"] = f"{m['dbrl']:.4f}"
+    if "dbrl_weighted" in det:
+        w = det["dbrl_weighted"]
+        ws = ", ".join(f"{c} {v:g}" for c, v in w["weights"].items())
+        facts[f"DBRL weighted ({ws})"] = f"{w['dbrl']:.4f}"
     if "prl" in det:
         c = det["prl"]["counts"]
         facts["PRL"] = f"{det['prl']['prl']:.4f} ({c['correct_links']} correct links)"
@@ -889,7 +960,9 @@ def evaluation_report(
                 "Disclosure risk",
                 text=(
                     "DBRL: each intruder record linked to its nearest protected record "
-                    "(z-scores; ties count 1/t). PRL: Fellegi-Sunter with EM-estimated m/u. "
+                    "(z-scores; ties count 1/t); Mahalanobis with the covariance of the "
+                    "differences (Torra, Abowd & Domingo-Ferrer 2006). "
+                    "PRL: Fellegi-Sunter with EM-estimated m/u. "
                     "Interval disclosure: a record is disclosed when every original value lies "
                     "in the rank interval of p % around its protected value. "
                     "score_dr = 0.25 DBRL + 0.25 PRL + 0.5 ID."
@@ -914,6 +987,8 @@ def evaluation_report(
                     "certain matches (share)": t["certain_matches"],
                     "re-identified (share)": t["reidentified"],
                     "mean candidate-set size": t["mean_set_size"],
+                    "own record in its set (share; 1 if the method is right)": t["contains_true"],
+                    "empty sets": t["n_empty"],
                 },
             )
         )
@@ -949,6 +1024,13 @@ def evaluation_report(
         rep.add(
             Section(
                 "Worst-case linkage with learned distances (Abril et al. 2012)",
+                text=(
+                    "The parameters of each distance that link the most records, found by a "
+                    "mixed-integer program (HiGHS): an upper bound on what an intruder who "
+                    "tunes the distance can achieve, beside plain Euclidean and Mahalanobis "
+                    "linkage. optimal = False: --learned-time-limit stopped HiGHS first; the "
+                    "weights are the best it found."
+                ),
                 table=rows,
             )
         )

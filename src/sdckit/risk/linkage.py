@@ -216,6 +216,8 @@ class LinkageResult:
     nearest: np.ndarray = field(repr=False)
     n_at_min: np.ndarray = field(repr=False)
     credit: np.ndarray = field(repr=False)
+    #: the metric's own parameters: ``covariance`` (Mahalanobis), ``weights`` (weighted)
+    parameters: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready summary (plain Python scalars and lists)."""
@@ -228,6 +230,7 @@ class LinkageResult:
             "n_tied": int(self.n_tied),
             "metric": self.metric,
             "columns": list(self.columns),
+            **self.parameters,
         }
 
 
@@ -281,6 +284,15 @@ def whitening_factor(
             f"covariance={covariance!r} is unknown; use 'original', 'pooled' or 'difference'"
         )
     cov = np.atleast_2d(cov)
+    if covariance == "difference":
+        unchanged = [c for c, v in zip(columns, np.diag(cov), strict=True) if not v > 0]
+        if unchanged:
+            raise DataError(
+                f"the covariance of the differences x - x' is singular: column(s) "
+                f"{preview(unchanged)} are unchanged (or shifted by a constant) in the "
+                "protected file; leave them out of the intruder's columns or use "
+                "covariance='original'"
+            )
     try:
         chol = np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
@@ -367,6 +379,12 @@ def distance_linkage(
     queries = np.ascontiguousarray(zx[rows])
     nearest, n_at_min, credit = nearest_with_ties(tree, queries, rows, zy)
     correct = float(credit.sum())
+    parameters: dict = {}
+    if metric == "mahalanobis":
+        parameters["covariance"] = covariance
+    elif metric == "weighted":
+        w = _weights_vector(weights, cols)
+        parameters["weights"] = {c: float(v) for c, v in zip(cols, w, strict=True)}
     return LinkageResult(
         dbrl=correct / rows.size,
         correct=correct,
@@ -380,6 +398,7 @@ def distance_linkage(
         nearest=nearest,
         n_at_min=n_at_min,
         credit=credit,
+        parameters=parameters,
     )
 
 

@@ -104,7 +104,7 @@ def rank_swap_bounds(sorted_col: np.ndarray, x: np.ndarray, window: int):
     return lo, hi
 
 
-def microaggregation_bounds(sorted_col: np.ndarray, x: np.ndarray):
+def microaggregation_bounds(sorted_col: np.ndarray, x: np.ndarray, tied: np.ndarray | None = None):
     """Value interval of the (at most two) univariate-microaggregation clusters that can
     contain ``x``.
 
@@ -112,17 +112,35 @@ def microaggregation_bounds(sorted_col: np.ndarray, x: np.ndarray):
     form clusters of consecutive sorted values, each published as its mean ``c_g`` with
     ``c_1 < c_2 < ...``. Since the value ranges of the clusters are ordered and each contains
     its mean, ``c_g < x < c_{g+1}`` allows only clusters ``g`` and ``g + 1``, ``x = c_g``
-    only ``g``, ``x < c_1`` only the first and ``x > c_G`` only the last (for distinct
-    original values; a tie split across a cluster boundary can hide the true cluster). The
-    interval is ``[largest c <= x, smallest c >= x]``.
+    only ``g``, ``x < c_1`` only the first and ``x > c_G`` only the last: the interval is
+    ``[largest c <= x, smallest c >= x]`` (Nin, Herranz & Torra 2008).
+
+    That holds for distinct original values. A value tied with others (``tied`` true) can be
+    split across a cluster boundary: with 0, 0, 0, 0, 1, 2 and ``k = 3`` the clusters are
+    {0, 0, 0} -> 0 and {0, 1, 2} -> 1, so a 0 can be published as 1 although a centroid equals
+    0. For tied ``x`` the interval is ``[largest c < x, smallest c > x]`` (the first/last
+    centroid when there is none), which still contains the true centroid ``c*``: a cluster
+    before the true one ends where the true one starts, so its mean is ``<= min(c*, x)``; one
+    after it starts where the true one ends, so its mean is ``>= max(c*, x)``. Hence no
+    centroid lies strictly between ``c*`` and ``x``.
     """
     cents = np.unique(sorted_col)
     g = cents.size
     below = np.searchsorted(cents, x, side="right") - 1  # largest centroid <= x
     above = np.searchsorted(cents, x, side="left")  # smallest centroid >= x
+    if tied is not None:
+        below = np.where(tied, np.searchsorted(cents, x, side="left") - 1, below)  # < x
+        above = np.where(tied, np.searchsorted(cents, x, side="right"), above)  # > x
     lo = cents[np.clip(below, 0, g - 1)]
     hi = cents[np.clip(above, 0, g - 1)]
     return lo, hi
+
+
+def _tie_aware_microaggregation_bounds(sorted_col: np.ndarray, x: np.ndarray):
+    """:func:`microaggregation_bounds` with ``tied`` = the intruder's value occurs more than
+    once among the intruder's own values of the column."""
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    return microaggregation_bounds(sorted_col, x, tied=counts[inverse.ravel()] > 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,6 +334,10 @@ def microaggregation_attack(
     ``B_j(x)`` is the union of the at most two clusters whose value range can contain ``x_j``
     (:func:`microaggregation_bounds`), ``B(x)`` their intersection. ``k`` is checked against
     the protected file: every published value must be shared by at least ``k`` records.
+    Values the intruder holds more than once in a column get the wider tie-aware interval, so
+    ``B(x)`` holds the true record whenever the file is such a microaggregation and every tie
+    of an intruder value lies among the intruder's records (always when the intruder holds
+    the whole original file, the data protector's worst case).
     """
     if not (isinstance(k, int | np.integer) and k >= 1):
         raise SdcInputError(f"k={k!r} must be an integer >= 1 (minimum cluster size)")
@@ -337,5 +359,5 @@ def microaggregation_attack(
         protected,
         cols,
         intruder_rows,
-        microaggregation_bounds,
+        _tie_aware_microaggregation_bounds,
     )

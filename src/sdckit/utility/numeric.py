@@ -173,7 +173,8 @@ def _check_variance(
         raise DataError(
             f"{measure}: column {c!r} of the {which} data has zero variance (every value is "
             f"{float(x[0, int(bad[0])])!r}), so {why} is undefined; leave this column out of "
-            "the comparison"
+            "the comparison (the columns argument; --columns on the command line) or, if it "
+            "is a code, compare it as a category (--categorical)"
         )
     return sd
 
