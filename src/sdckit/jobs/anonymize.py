@@ -45,6 +45,7 @@ def run_anonymize_job(
             f"{job.key('models')} is missing: name at least one privacy model, e.g. "
             "`models: [{k_anonymity: {k: 5}}]`"
         )
+    job.check_outputs({"--json": json_out})
     data = job.read_input()
     result = anonymize(
         data,

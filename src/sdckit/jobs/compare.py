@@ -1029,6 +1029,10 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
         raise ConfigError(f"{job.key('options.prl_max_full_pairs')} must be a positive integer")
     columns = raw.get("columns")
     configs = expand_grid(raw["grid"], columns, job.base_dir, job=job)
+    job.check_outputs(
+        {"--json": json_out, "--html": html_out},
+        {f"{c.source}.protected.path": c.protected_path for c in configs if c.protected_path},
+    )
     data = job.read_input()
     if columns is None:
         columns_used = None

@@ -48,7 +48,7 @@ import pandas as pd
 import yaml
 
 from sdckit.core.hierarchy import Hierarchy, read_hierarchy
-from sdckit.core.io import read_table
+from sdckit.core.io import check_output_paths, read_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.errors import ConfigError, SdcInputError
 
@@ -155,6 +155,33 @@ class Job:
             json=self._path(spec.get("json")),
             delimiter=spec.get("delimiter", ","),
         )
+
+    def check_outputs(
+        self,
+        overrides: Mapping[str, str | Path | None] | None = None,
+        inputs: Mapping[str, str | Path | None] | None = None,
+    ) -> None:
+        """Refuse output paths that would overwrite an input or one another, before any work.
+
+        ``overrides`` maps a command-line flag (``"--json"``) to the path that replaces the
+        job's own (``None`` = not given); ``inputs`` adds input files beyond ``input.path``
+        (named as they should appear in messages). See :func:`sdckit.core.io.check_output_paths`.
+        """
+        out = self.output
+        outputs: dict[str, str | Path | None] = {
+            self.key("output.path"): out.path,
+            self.key("output.report"): out.report,
+            self.key("output.json"): out.json,
+        }
+        own = {"--json": self.key("output.json"), "--html": self.key("output.report")}
+        for flag, path in (overrides or {}).items():
+            if path is not None:
+                outputs.pop(own.get(flag, ""), None)
+                outputs[flag] = path
+        src = self.raw.get("input", {}).get("path")
+        given = {self.key("input.path"): self._path(src)} if isinstance(src, str) else {}
+        given.update({k: v for k, v in (inputs or {}).items() if v is not None})
+        check_output_paths(outputs, given)
 
     def _path(self, value: str | None) -> Path | None:
         if value is None:

@@ -1089,6 +1089,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     try:
         for i, (name, params) in enumerate(methods):  # fail on the config before reading data
             validate_method(i, name, params)
+        job.check_outputs({"--json": json_path})
         data = job.read_input()
         prepared, ids = _prepare_identifiers(data, job.schema, job.base_dir)
         prepared = _typed(prepared, job.schema)
