@@ -56,7 +56,7 @@ def analyze_command(
     quiet: bool,
 ) -> dict:
     """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
-    from sdckit.core.io import read_table, write_text
+    from sdckit.core.io import check_output_paths, read_table, write_text
     from sdckit.errors import DataError
     from sdckit.report.risk_report import risk_report
     from sdckit.report.writer import write_json
@@ -64,12 +64,9 @@ def analyze_command(
 
     if not qi:
         raise DataError("name the quasi-identifiers with --qi A,B,C")
-    for flag, path in (("--json", json_out), ("--html", html_out)):
-        if path is not None and Path(path).resolve() == Path(input).resolve():
-            raise DataError(
-                f"{flag} {str(path)!r} is the input file; the input is never overwritten: "
-                "choose another output path"
-            )
+    check_output_paths(
+        {"--json": json_out, "--html": html_out}, {"input": input, "--population": population}
+    )
     df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
     pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
     result = analyze(
