@@ -67,13 +67,19 @@ def main() -> None:
     ap.add_argument("--big", action="store_true", help="add the 10,000,000-row Adult resample")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--case",
+        default="",
+        help="run only the cases whose name contains this text (case-insensitive), e.g. t=0.2",
+    )
     args = ap.parse_args()
     if args.big_only:
         run_cases(cases(big=True), args.repeat)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
         print(f"peak memory of the 10M-row process (ru_maxrss): {peak:.2f} GiB")
         return
-    run_cases(cases(big=False), args.repeat, header=True)
+    todo = [c for c in cases(big=False) if args.case.lower() in c[0].lower()]
+    run_cases(todo, args.repeat, header=True)
     if args.big:  # own process, so that its peak memory is its own
         subprocess.run([sys.executable, __file__, "--big-only"], check=True)
 

@@ -59,6 +59,7 @@ from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metr
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
 _REL_TOL = 1e-12
+_COUNT_SLACK = 1e-6  # a real-valued bound on a record count must exceed the budget by this
 SNAPSHOT_CLASSES = 2000  # sources larger than this get an intermediate snapshot
 TOP_RATIO = 1000  # top-down picks per bound-ordered pick (speed only)
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
@@ -133,6 +134,7 @@ class NodeResult:
     cost: float | None
     suppressed_records: int
     lower_bound: float
+    finer_violations: float = 0.0  # lower bound on suppressed records at every finer node
 
 
 @dataclass
@@ -183,6 +185,9 @@ class LatticeSearch:
             self.prunable = all(md.monotonic and not md.is_global for md in self.models)
         else:
             self.prunable = all(md.monotonic_with_generalization for md in self.models)
+        # a failing node whose bound on the suppressed records at every finer node exceeds
+        # the budget proves that those nodes fail too, whatever the other models say
+        self.bound_prunable = any(md.monotonic or md.bounds_finer_violations for md in local)
         self.keep_base_map = self.metric.name == "entropy"
         self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
         self.state = np.zeros(size, dtype=np.uint8)
@@ -295,9 +300,15 @@ class LatticeSearch:
         violating = np.zeros(fs.n_classes, dtype=bool)
         ok = True
         n_supp = 0
+        floor = 0.0
         for md in self.local_models:
-            violating |= md.evaluate(fs).violating
+            r = md.evaluate(fs)
+            violating |= r.violating
             n_supp = int(fs.counts[violating].sum())
+            if md.monotonic:  # its violating records never decrease towards finer nodes
+                floor = max(floor, float(fs.counts[r.violating].sum()))
+            else:
+                floor = max(floor, r.finer_violations)
             if n_supp > self.budget:
                 ok = False
                 break
@@ -305,7 +316,7 @@ class LatticeSearch:
             kept = fs.select(~violating) if violating.any() else fs
             ok = all(md.evaluate(kept).satisfied for md in self.global_models)
         cost = self.metrics.cost(fs, violating) if ok else None
-        res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]))
+        res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]), floor)
         return res, fs, violating
 
     def _mark_below(self, index: int) -> None:
@@ -357,7 +368,7 @@ class LatticeSearch:
         best: NodeResult | None = None
         best_failed: NodeResult | None = None
         p1 = p2 = 0
-        use_top = self.prunable
+        use_top = self.prunable or self.bound_prunable
         turn = 0
         next_report = 0
         limit = math.inf
@@ -398,7 +409,7 @@ class LatticeSearch:
             else:
                 if best_failed is None or res.suppressed_records < best_failed.suppressed_records:
                     best_failed = res
-                if self.prunable:
+                if self.prunable or res.finer_violations > self.budget + _COUNT_SLACK:
                     self._mark_below(index)
         if self.progress is not None:
             self.progress(size, size)

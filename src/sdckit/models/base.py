@@ -59,12 +59,19 @@ class ModelResult:
     ``violating`` has one entry per class of the evaluated frequency set (all ``False`` for a
     global model, whose failure is reported by ``satisfied`` alone). ``details`` holds
     JSON-ready facts (minimum class size, worst distance, ...).
+
+    ``finer_violations`` is a lower bound on the number of records that violate the model at
+    the evaluated transformation *and at every finer one* (every transformation whose classes
+    are subsets of the evaluated classes), or 0 where the model gives none. A lattice search
+    may skip every node below a transformation whose bound exceeds the suppression budget
+    (see :attr:`PrivacyModel.bounds_finer_violations`).
     """
 
     model: str
     satisfied: bool
     violating: np.ndarray
     details: dict = field(default_factory=dict)
+    finer_violations: float = 0.0
 
     @property
     def n_violating_classes(self) -> int:
@@ -86,11 +93,15 @@ class PrivacyModel(ABC):
       classes of a transformation satisfy the model, all classes of every coarser
       transformation do (ARX's default: ``True``).
     * ``is_global`` -- the model is a property of the whole release, not of single classes.
+    * ``bounds_finer_violations`` -- :meth:`evaluate` fills ``ModelResult.finer_violations``
+      (a lower bound on the violating records at every finer transformation), which lets a
+      lattice search prune below a failing node even when the model is not monotonic.
     """
 
     monotonic: bool = False
     monotonic_with_generalization: bool = True
     is_global: bool = False
+    bounds_finer_violations: bool = False
 
     @property
     @abstractmethod
@@ -125,12 +136,16 @@ class PrivacyModel(ABC):
 
     # -- helpers for subclasses ---------------------------------------------------------
     def _result(
-        self, violating: np.ndarray, details: dict, satisfied: bool | None = None
+        self,
+        violating: np.ndarray,
+        details: dict,
+        satisfied: bool | None = None,
+        finer_violations: float = 0.0,
     ) -> ModelResult:
         """Build a result; ``satisfied`` defaults to "no class violates"."""
         violating = np.asarray(violating, dtype=bool)
         ok = (not violating.any()) if satisfied is None else bool(satisfied)
-        return ModelResult(self.name, ok, violating, json_ready(details))
+        return ModelResult(self.name, ok, violating, json_ready(details), float(finer_violations))
 
 
 # -- parameter validation shared by the models ---------------------------------------------
