@@ -305,7 +305,9 @@ class LatticeSearch:
             r = md.evaluate(fs)
             violating |= r.violating
             n_supp = int(fs.counts[violating].sum())
-            if md.monotonic:  # its violating records never decrease towards finer nodes
+            if self.prunable:  # every failure prunes below anyway
+                pass
+            elif md.monotonic:  # its violating records never decrease towards finer nodes
                 floor = max(floor, float(fs.counts[r.violating].sum()))
             else:
                 floor = max(floor, r.finer_violations)

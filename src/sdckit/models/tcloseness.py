@@ -123,6 +123,13 @@ class TCloseness(PrivacyModel):
             self._prefix_cum_q = np.concatenate([[0.0], np.cumsum(cum)])  # sum_{j<i} Q(j)
         elif self.distance == "hierarchical":
             self._prepare_tree()
+        # the largest distance any class can have: D is convex in p, so its maximum over the
+        # distributions is at a point mass (one value only)
+        point = sparse.csr_matrix(
+            (np.ones(len(present)), (np.arange(len(present)), present)),
+            shape=(len(present), len(counts)),
+        )
+        self._max_distance = float(self._distances(point).max()) if len(present) else 0.0
 
     def _prepare_tree(self) -> None:
         """Per level, map each node to its parent (compact node ids, present values only)."""
@@ -172,6 +179,9 @@ class TCloseness(PrivacyModel):
         h = self._check_prepared(fs)
         if fs.n_classes == 0:
             return np.zeros(0)
+        return self._distances(h)
+
+    def _distances(self, h: sparse.csr_matrix) -> np.ndarray:
         if self.distance == "equal":
             return self._equal(h)
         if self.distance == "ordered":
@@ -259,17 +269,19 @@ class TCloseness(PrivacyModel):
         equal, ordered and hierarchical closed forms of Li et al. 2007, Section 4.3, are that
         optimum). A class ``C`` of size ``|C|`` is the union of its parts ``C_j`` at any finer
         transformation, and ``p_C = sum_j w_j p_j`` with ``w_j = |C_j| / |C|``, so
-        ``D(C) <= sum_j w_j D(C_j) <= V + (1 - V) t`` where ``V`` is the weight of the
-        violating parts (``D <= 1`` always, ``D <= t`` for the others). Hence the violating
-        parts hold at least ``|C| (D(C) - t) / (1 - t)`` records, and summing over the classes
-        bounds the violating records of every finer transformation (the same argument gives
-        Li et al.'s monotonicity with generalization: no violating part, no violation).
-        ``counts`` and ``d`` are the class sizes and distances; 0 when ``t >= 1``.
+        ``D(C) <= sum_j w_j D(C_j) <= V D_max + (1 - V) t`` where ``V`` is the weight of the
+        violating parts, ``D <= t`` for the others and ``D_max`` is the largest distance of
+        any distribution (by convexity, that of a point mass, computed in :meth:`prepare`;
+        at most 1). Hence the violating parts hold at least
+        ``|C| (D(C) - t) / (D_max - t)`` records, and summing over the classes bounds the
+        violating records of every finer transformation (the same argument gives Li et al.'s
+        monotonicity with generalization: no violating part, no violation). ``counts`` and
+        ``d`` are the class sizes and distances; 0 when no class exceeds ``t``.
         """
-        if self.t >= 1.0 or d.size == 0:
+        if d.size == 0 or self._max_distance <= self.t:
             return 0.0
         excess = np.maximum(d - (self.t + _BOUND_SLACK), 0.0)
-        return float(counts @ excess) / (1.0 - self.t)
+        return float(counts @ excess) / (self._max_distance + _BOUND_SLACK - self.t)
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag the classes whose EMD to the overall distribution exceeds ``t``.
@@ -286,7 +298,8 @@ class TCloseness(PrivacyModel):
             "violating_classes": int(np.count_nonzero(violating)),
             "violating_records": int(fs.counts[violating].sum()),
         }
-        return self._result(violating, details, finer_violations=self.finer_violations(fs.counts, d))
+        bound = self.finer_violations(fs.counts, d)
+        return self._result(violating, details, finer_violations=bound)
 
     def describe(self) -> dict:
         out = {
