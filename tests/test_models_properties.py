@@ -165,6 +165,64 @@ def test_t_closeness_keeps_the_overall_distribution_after_select(df, data):
         )
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    df=tables(min_rows=2),
+    qa=qa_hierarchies(),
+    s_h=s_hierarchies(),
+    distance=st.sampled_from(["equal", "ordered", "hierarchical"]),
+    t=st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5]),
+)
+def test_t_closeness_finer_violation_bound_is_sound(df, qa, s_h, distance, t):
+    """At every finer node, the violating records are at least the coarser node's bound.
+
+    Checked on all pairs (fine <= coarse) of the 3 x 2 lattice of qa x qb, with the EMD's
+    convexity as the only argument (TCloseness.finer_violations). Also: the largest distance
+    prepared is that of the worst single-value class (by the LP reference), at most 1.
+    """
+    qb = Hierarchy([[f"b{i}", "*"] for i in range(3)], "qb")
+    base = frequency_set(df, ["qa", "qb"], sensitive=["s"], hierarchies={"qa": qa, "qb": qb})
+    model = TCloseness("s", t, distance, s_h if distance == "hierarchical" else None)
+    model.prepare(base)
+    values = sorted(set(df["s"]))
+    q = np.array([np.mean(df["s"] == v) for v in values])
+    dist = ground_distances(values, distance, s_h)
+    worst = max(emd_lp(np.eye(len(values))[i], q, dist) for i in range(len(values)))
+    assert model._max_distance == pytest.approx(worst, abs=1e-9)
+    assert model._max_distance <= 1.0 + 1e-12
+    nodes = [(a, b) for a in range(3) for b in range(2)]
+    results = {}
+    for node in nodes:
+        fs = base.rollup(node)
+        res = model.evaluate(fs)
+        results[node] = (int(fs.counts[res.violating].sum()), res.finer_violations)
+        # the bound holds at the node itself
+        assert res.finer_violations <= results[node][0] + 1e-9
+    for coarse in nodes:
+        for fine in nodes:
+            if fine[0] <= coarse[0] and fine[1] <= coarse[1]:
+                assert results[fine][0] >= results[coarse][1] - 1e-9, (fine, coarse)
+
+
+def test_t_closeness_finer_violation_bound_by_hand():
+    """Classes {x, x}, {x, y}, {y, y}; q = (1/2, 1/2); equal distance; t = 0.2.
+
+    D = 1/2 (|p_x - 1/2| + |p_y - 1/2|): 1/2, 0, 1/2. D_max = 1/2 (a point mass).
+    Bound = (2 (1/2 - 0.2) + 2 (1/2 - 0.2)) / (1/2 - 0.2) = 4 records: the two violating
+    classes, which every finer node (single records, D = 1/2 each) still violates.
+    """
+    df = pd.DataFrame({"g": ["a", "a", "b", "b", "c", "c"], "s": ["x", "x", "x", "y", "y", "y"]})
+    fs = frequency_set(df, ["g"], sensitive=["s"])
+    model = TCloseness("s", 0.2)
+    model.prepare(fs)
+    np.testing.assert_allclose(model.distances(fs), [0.5, 0.0, 0.5], atol=1e-15)
+    assert model._max_distance == pytest.approx(0.5, abs=1e-15)
+    res = model.evaluate(fs)
+    assert res.violating.tolist() == [True, False, True]
+    assert res.finer_violations == pytest.approx(4.0, rel=1e-6)
+    assert res.finer_violations <= 4.0  # the slack only ever lowers the bound
+
+
 # ------------------------------------------------------------------ monotonicity, selection
 
 

@@ -26,6 +26,12 @@ How (Flash-style, all on frequency sets):
    k-anonymity, distinct l-diversity, ARX ``isMonotonicWithSuppression``; with generalization
    when the limit is 0), a node that fails proves that every node below it fails; those are
    skipped (Flash / Incognito's pruning).
+5. Pruning by a bound on finer violations: for models that are not monotonic with
+   suppression, a model may bound the records that violate it at every finer node
+   (:attr:`~sdckit.models.base.ModelResult.finer_violations`; t-closeness does, from the
+   convexity of the EMD, :meth:`~sdckit.models.tcloseness.TCloseness.finer_violations`; a
+   monotonic model's own violating records are such a bound). A failing node whose bound
+   exceeds the budget proves every node below it failing, so it prunes like 4.
 
 Tie-break (deterministic): among nodes whose metric differs by at most ``1e-12`` (relative),
 the one with the smallest sum of levels wins, then the lexicographically smallest level vector
@@ -359,7 +365,8 @@ class LatticeSearch:
         next bound exceeds the best cost, every node that could still win has been decided and
         the search ends) and, when predictive tagging applies, decreasing level sum (a failing
         node high in the lattice proves many nodes below it failing at once, as Flash's
-        top-down checks do). They alternate; the order only affects speed, not the result.
+        top-down checks do; also used when models bound their finer violations). They
+        alternate; the order only affects speed, not the result.
         """
         size = self.size
         by_bound = np.lexsort((np.arange(size), self.level_sum, self.lower))
