@@ -177,8 +177,8 @@ def test_t_closeness_finer_violation_bound_is_sound(df, qa, s_h, distance, t):
     """At every finer node, the violating records are at least the coarser node's bound.
 
     Checked on all pairs (fine <= coarse) of the 3 x 2 lattice of qa x qb, with the EMD's
-    convexity as the only argument (TCloseness.finer_violations). Also: the largest distance
-    prepared is that of the worst single-value class (by the LP reference), at most 1.
+    convexity as the only argument (TCloseness.finer_violations). Also: the distance of each
+    single-value class (used for D_max(C)) equals the LP reference, and is at most 1.
     """
     qb = Hierarchy([[f"b{i}", "*"] for i in range(3)], "qb")
     base = frequency_set(df, ["qa", "qb"], sensitive=["s"], hierarchies={"qa": qa, "qb": qb})
@@ -187,8 +187,11 @@ def test_t_closeness_finer_violation_bound_is_sound(df, qa, s_h, distance, t):
     values = sorted(set(df["s"]))
     q = np.array([np.mean(df["s"] == v) for v in values])
     dist = ground_distances(values, distance, s_h)
-    worst = max(emd_lp(np.eye(len(values))[i], q, dist) for i in range(len(values)))
-    assert model._max_distance == pytest.approx(worst, abs=1e-9)
+    point = [emd_lp(np.eye(len(values))[i], q, dist) for i in range(len(values))]
+    present = np.asarray(base.sensitive_values["s"], dtype=object)
+    order = [values.index(type(values[0])(v)) for v in present]
+    np.testing.assert_allclose(model._point_distance, np.asarray(point)[order], atol=1e-9)
+    assert model._max_distance == pytest.approx(max(point), abs=1e-9)
     assert model._max_distance <= 1.0 + 1e-12
     nodes = [(a, b) for a in range(3) for b in range(2)]
     results = {}
@@ -207,8 +210,8 @@ def test_t_closeness_finer_violation_bound_is_sound(df, qa, s_h, distance, t):
 def test_t_closeness_finer_violation_bound_by_hand():
     """Classes {x, x}, {x, y}, {y, y}; q = (1/2, 1/2); equal distance; t = 0.2.
 
-    D = 1/2 (|p_x - 1/2| + |p_y - 1/2|): 1/2, 0, 1/2. D_max = 1/2 (a point mass).
-    Bound = (2 (1/2 - 0.2) + 2 (1/2 - 0.2)) / (1/2 - 0.2) = 4 records: the two violating
+    D = 1/2 (|p_x - 1/2| + |p_y - 1/2|): 1/2, 0, 1/2. D_max(C) = 1/2 (the point mass of
+    x or y). Bound = 2 (1/2 - 0.2) / (1/2 - 0.2) + the same = 4 records: the two violating
     classes, which every finer node (single records, D = 1/2 each) still violates.
     """
     df = pd.DataFrame({"g": ["a", "a", "b", "b", "c", "c"], "s": ["x", "x", "x", "y", "y", "y"]})

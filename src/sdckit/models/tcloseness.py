@@ -123,13 +123,16 @@ class TCloseness(PrivacyModel):
             self._prefix_cum_q = np.concatenate([[0.0], np.cumsum(cum)])  # sum_{j<i} Q(j)
         elif self.distance == "hierarchical":
             self._prepare_tree()
-        # the largest distance any class can have: D is convex in p, so its maximum over the
-        # distributions is at a point mass (one value only)
+        # the distance of a class holding one value only (a point mass), per value: D is
+        # convex in p, so no class over a set of values is farther than its farthest value
         point = sparse.csr_matrix(
             (np.ones(len(present)), (np.arange(len(present)), present)),
             shape=(len(present), len(counts)),
         )
-        self._max_distance = float(self._distances(point).max()) if len(present) else 0.0
+        self._point_distance = np.zeros(len(counts))
+        if len(present):
+            self._point_distance[present] = self._distances(point)
+        self._max_distance = float(self._point_distance.max()) if len(present) else 0.0
 
     def _prepare_tree(self) -> None:
         """Per level, map each node to its parent (compact node ids, present values only)."""
@@ -260,7 +263,7 @@ class TCloseness(PrivacyModel):
         return out
 
     # -- evaluation ----------------------------------------------------------------------
-    def finer_violations(self, counts: np.ndarray, d: np.ndarray) -> float:
+    def finer_violations(self, h: sparse.csr_matrix, counts: np.ndarray, d: np.ndarray) -> float:
         """Lower bound on the violating records at every finer transformation.
 
         The EMD to a fixed ``q`` is convex in the class distribution ``p``: it is the optimum
@@ -269,26 +272,35 @@ class TCloseness(PrivacyModel):
         equal, ordered and hierarchical closed forms of Li et al. 2007, Section 4.3, are that
         optimum). A class ``C`` of size ``|C|`` is the union of its parts ``C_j`` at any finer
         transformation, and ``p_C = sum_j w_j p_j`` with ``w_j = |C_j| / |C|``, so
-        ``D(C) <= sum_j w_j D(C_j) <= V D_max + (1 - V) t`` where ``V`` is the weight of the
-        violating parts, ``D <= t`` for the others and ``D_max`` is the largest distance of
-        any distribution (by convexity, that of a point mass, computed in :meth:`prepare`;
-        at most 1). Hence the violating parts hold at least
-        ``|C| (D(C) - t) / (D_max - t)`` records, and summing over the classes bounds the
-        violating records of every finer transformation (the same argument gives Li et al.'s
-        monotonicity with generalization: no violating part, no violation). ``counts`` and
-        ``d`` are the class sizes and distances; 0 when no class exceeds ``t``.
+        ``D(C) <= sum_j w_j D(C_j) <= V D_max(C) + (1 - V) t`` where ``V`` is the weight of
+        the violating parts, ``D <= t`` for the others, and ``D_max(C)`` bounds the distance
+        of every part: a part holds only values of ``C``, so by convexity its distance is at
+        most that of the farthest single value of ``C`` (a point mass; at most 1). Hence the
+        violating parts hold at least ``|C| (D(C) - t) / (D_max(C) - t)`` records, and summing
+        over the classes bounds the violating records of every finer transformation (the same
+        argument gives Li et al.'s monotonicity with generalization: no violating part, no
+        violation). ``h``, ``counts`` and ``d`` are the classes' histogram, sizes and
+        distances; rounding can only lower the bound (a slack of 1e-9 on both sides).
         """
-        if d.size == 0 or self._max_distance <= self.t:
+        over = d > self.t + _BOUND_SLACK
+        if not over.any():
             return 0.0
-        excess = np.maximum(d - (self.t + _BOUND_SLACK), 0.0)
-        return float(counts @ excess) / (self._max_distance + _BOUND_SLACK - self.t)
+        nonempty = np.diff(h.indptr) > 0
+        farthest = np.zeros(h.shape[0])
+        farthest[nonempty] = np.maximum.reduceat(
+            self._point_distance[h.indices], h.indptr[:-1][nonempty]
+        )
+        excess = d[over] - (self.t + _BOUND_SLACK)
+        room = np.maximum(farthest[over] + _BOUND_SLACK - self.t, excess)  # room >= excess > 0
+        return float(np.dot(counts[over].astype(np.float64), excess / room))
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag the classes whose EMD to the overall distribution exceeds ``t``.
 
         The result's ``finer_violations`` is :meth:`finer_violations` of the classes.
         """
-        d = self.distances(fs)
+        h = self._check_prepared(fs)
+        d = self._distances(h) if fs.n_classes else np.zeros(0)
         violating = d > self.t + _TOLERANCE
         details = {
             "attribute": self.attribute,
@@ -298,7 +310,7 @@ class TCloseness(PrivacyModel):
             "violating_classes": int(np.count_nonzero(violating)),
             "violating_records": int(fs.counts[violating].sum()),
         }
-        bound = self.finer_violations(fs.counts, d)
+        bound = self.finer_violations(h, fs.counts, d)
         return self._result(violating, details, finer_violations=bound)
 
     def describe(self) -> dict:
