@@ -28,7 +28,7 @@ How (Flash-style, all on frequency sets):
    skipped (Flash / Incognito's pruning).
 5. Pruning by a bound on finer violations: for models that are not monotonic with
    suppression, a model may bound the records that violate it at every finer node
-   (:attr:`~sdckit.models.base.ModelResult.finer_violations`; t-closeness does, from the
+   (:meth:`~sdckit.models.base.PrivacyModel.finer_violations`; t-closeness does, from the
    convexity of the EMD, :meth:`~sdckit.models.tcloseness.TCloseness.finer_violations`; a
    monotonic model's own violating records are such a bound). A failing node whose bound
    exceeds the budget proves every node below it failing, so it prunes like 4.
@@ -307,18 +307,16 @@ class LatticeSearch:
         ok = True
         n_supp = 0
         floor = 0.0
+        results = []
         for md in self.local_models:
             r = md.evaluate(fs)
+            results.append((md, r))
             violating |= r.violating
             n_supp = int(fs.counts[violating].sum())
-            if self.prunable:  # every failure prunes below anyway
-                pass
-            elif md.monotonic:  # its violating records never decrease towards finer nodes
-                floor = max(floor, float(fs.counts[r.violating].sum()))
-            else:
-                floor = max(floor, r.finer_violations)
             if n_supp > self.budget:
                 ok = False
+                if not self.prunable and self.bound_prunable:  # (prunable: pruned anyway)
+                    floor = max(m.finer_violations(fs, res) for m, res in results)
                 break
         if ok and self.global_models:
             kept = fs.select(~violating) if violating.any() else fs

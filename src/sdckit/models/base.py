@@ -60,18 +60,16 @@ class ModelResult:
     global model, whose failure is reported by ``satisfied`` alone). ``details`` holds
     JSON-ready facts (minimum class size, worst distance, ...).
 
-    ``finer_violations`` is a lower bound on the number of records that violate the model at
-    the evaluated transformation *and at every finer one* (every transformation whose classes
-    are subsets of the evaluated classes), or 0 where the model gives none. A lattice search
-    may skip every node below a transformation whose bound exceeds the suppression budget
-    (see :attr:`PrivacyModel.bounds_finer_violations`).
+    ``class_values`` is, where the model has one, the per-class quantity the verdict was
+    taken on (t-closeness: each class's distance), for algorithms (e.g.
+    :meth:`PrivacyModel.finer_violations`); it is not part of the JSON facts.
     """
 
     model: str
     satisfied: bool
     violating: np.ndarray
     details: dict = field(default_factory=dict)
-    finer_violations: float = 0.0
+    class_values: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_violating_classes(self) -> int:
@@ -93,9 +91,9 @@ class PrivacyModel(ABC):
       classes of a transformation satisfy the model, all classes of every coarser
       transformation do (ARX's default: ``True``).
     * ``is_global`` -- the model is a property of the whole release, not of single classes.
-    * ``bounds_finer_violations`` -- :meth:`evaluate` fills ``ModelResult.finer_violations``
-      (a lower bound on the violating records at every finer transformation), which lets a
-      lattice search prune below a failing node even when the model is not monotonic.
+    * ``bounds_finer_violations`` -- :meth:`finer_violations` gives a nonzero lower bound on
+      the violating records at every finer transformation although the model is not
+      monotonic, which lets a lattice search prune below a failing node.
     """
 
     monotonic: bool = False
@@ -120,6 +118,19 @@ class PrivacyModel(ABC):
         """
         return 1
 
+    def finer_violations(self, fs: FrequencySet, result: ModelResult) -> float:
+        """Lower bound on the records violating the model at every finer transformation.
+
+        ``result`` is :meth:`evaluate` of ``fs``; "finer" means every transformation whose
+        classes are subsets of the classes of ``fs`` (``fs`` itself included). A lattice
+        search may skip every node below a failing node whose bound exceeds the suppression
+        budget. Default: a monotonic model's own violating records (they never decrease
+        towards finer transformations; ARX ``isMonotonicWithSuppression``), else 0 (no bound).
+        """
+        if self.monotonic:
+            return float(fs.counts[np.asarray(result.violating, dtype=bool)].sum())
+        return 0.0
+
     def prepare(self, base: FrequencySet) -> None:  # noqa: B027 - optional hook
         """Called once with the ungeneralized frequency set of all records (default: nothing)."""
 
@@ -140,12 +151,12 @@ class PrivacyModel(ABC):
         violating: np.ndarray,
         details: dict,
         satisfied: bool | None = None,
-        finer_violations: float = 0.0,
+        class_values: np.ndarray | None = None,
     ) -> ModelResult:
         """Build a result; ``satisfied`` defaults to "no class violates"."""
         violating = np.asarray(violating, dtype=bool)
         ok = (not violating.any()) if satisfied is None else bool(satisfied)
-        return ModelResult(self.name, ok, violating, json_ready(details), float(finer_violations))
+        return ModelResult(self.name, ok, violating, json_ready(details), class_values)
 
 
 # -- parameter validation shared by the models ---------------------------------------------

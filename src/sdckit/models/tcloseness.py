@@ -263,7 +263,7 @@ class TCloseness(PrivacyModel):
         return out
 
     # -- evaluation ----------------------------------------------------------------------
-    def finer_violations(self, h: sparse.csr_matrix, counts: np.ndarray, d: np.ndarray) -> float:
+    def finer_violations(self, fs: FrequencySet, result: ModelResult | None = None) -> float:
         """Lower bound on the violating records at every finer transformation.
 
         The EMD to a fixed ``q`` is convex in the class distribution ``p``: it is the optimum
@@ -279,9 +279,15 @@ class TCloseness(PrivacyModel):
         violating parts hold at least ``|C| (D(C) - t) / (D_max(C) - t)`` records, and summing
         over the classes bounds the violating records of every finer transformation (the same
         argument gives Li et al.'s monotonicity with generalization: no violating part, no
-        violation). ``h``, ``counts`` and ``d`` are the classes' histogram, sizes and
-        distances; rounding can only lower the bound (a slack of 1e-9 on both sides).
+        violation). ``result`` is :meth:`evaluate` of ``fs`` (its distances are reused; they
+        are computed when it is not given). Rounding can only lower the bound (a slack of
+        1e-9 on both sides).
         """
+        h = self._check_prepared(fs)
+        d = result.class_values if result is not None else None
+        if d is None or len(d) != fs.n_classes:
+            d = self._distances(h) if fs.n_classes else np.zeros(0)
+        counts = fs.counts
         over = d > self.t + _BOUND_SLACK
         if not over.any():
             return 0.0
@@ -297,7 +303,7 @@ class TCloseness(PrivacyModel):
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag the classes whose EMD to the overall distribution exceeds ``t``.
 
-        The result's ``finer_violations`` is :meth:`finer_violations` of the classes.
+        The result's ``class_values`` are the distances.
         """
         h = self._check_prepared(fs)
         d = self._distances(h) if fs.n_classes else np.zeros(0)
@@ -310,8 +316,7 @@ class TCloseness(PrivacyModel):
             "violating_classes": int(np.count_nonzero(violating)),
             "violating_records": int(fs.counts[violating].sum()),
         }
-        bound = self.finer_violations(h, fs.counts, d)
-        return self._result(violating, details, finer_violations=bound)
+        return self._result(violating, details, class_values=d)
 
     def describe(self) -> dict:
         out = {
