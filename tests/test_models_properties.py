@@ -209,6 +209,58 @@ def test_t_closeness_finer_violation_bound_is_sound(df, qa, s_h, distance, t):
                 assert results[fine][0] >= results[coarse][1] - 1e-9, (fine, coarse)
 
 
+def largest_t_close_share_lp(p: np.ndarray, q: np.ndarray, t: float) -> float:
+    """Reference: max w s.t. some a with w a <= p, sum a = 1 has 1/2 |a - q|_1 <= t (an LP).
+
+    Variables u = w a (0 <= u <= p), w, and s_i >= q_i w - u_i, s_i >= 0 with
+    sum s <= t w: since sum u = w, sum_i max(0, q_i w - u_i) = w * D(a, q).
+    """
+    m = len(p)
+    # x = [u (m), s (m), w]
+    c = np.zeros(2 * m + 1)
+    c[-1] = -1.0
+    a_ub = np.zeros((m + 1, 2 * m + 1))
+    for i in range(m):  # q_i w - u_i - s_i <= 0
+        a_ub[i, i], a_ub[i, m + i], a_ub[i, -1] = -1.0, -1.0, q[i]
+    a_ub[m, m : 2 * m] = 1.0  # sum s - t w <= 0
+    a_ub[m, -1] = -t
+    a_eq = np.zeros((1, 2 * m + 1))
+    a_eq[0, :m] = 1.0  # sum u = w
+    a_eq[0, -1] = -1.0
+    bounds = [(0, pi) for pi in p] + [(0, None)] * m + [(0, 1)]
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(m + 1), A_eq=a_eq, b_eq=[0.0], bounds=bounds)
+    assert res.status == 0
+    return float(res.x[-1])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    classes=st.lists(
+        st.lists(st.integers(0, 6), min_size=4, max_size=4).filter(lambda r: sum(r) > 0),
+        min_size=1,
+        max_size=6,
+    ),
+    t=st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5]),
+)
+def test_t_close_share_equals_lp(classes, t):
+    """The equal-distance share (TCloseness._t_close_share) is the LP optimum, class by class."""
+    rows = [
+        (f"g{c}", f"v{v}")
+        for c, row in enumerate(classes)
+        for v, k in enumerate(row)
+        for _ in range(k)
+    ]
+    df = pd.DataFrame(rows, columns=["g", "s"])
+    fs = frequency_set(df, ["g"], sensitive=["s"])
+    model = TCloseness("s", t)
+    model.prepare(fs)
+    h = fs.sensitive["s"].toarray().astype(float)
+    got = model._t_close_share(fs.sensitive["s"])
+    for c in range(fs.n_classes):
+        expected = largest_t_close_share_lp(h[c] / h[c].sum(), model._overall, t)
+        assert got[c] == pytest.approx(expected, abs=1e-6)
+
+
 def test_t_closeness_finer_violation_bound_by_hand():
     """Classes {x, x}, {x, y}, {y, y}; q = (1/2, 1/2); equal distance; t = 0.2.
 

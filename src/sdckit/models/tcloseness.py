@@ -298,7 +298,51 @@ class TCloseness(PrivacyModel):
         )
         excess = d[over] - (self.t + _BOUND_SLACK)
         room = np.maximum(farthest[over] + _BOUND_SLACK - self.t, excess)  # room >= excess > 0
-        return float(np.dot(counts[over].astype(np.float64), excess / room))
+        share = excess / room
+        if self.distance == "equal":
+            share = np.maximum(share, 1.0 - self._t_close_share(h)[over])
+        return float(np.dot(counts[over].astype(np.float64), share))
+
+    def _t_close_share(self, h: sparse.csr_matrix) -> np.ndarray:
+        """Per class, the largest share of it that can be t-close (equal distance).
+
+        With the equal distance, ``D(a, q) = sum_i max(0, q_i - a_i)``. The t-close parts of
+        a class (at any finer transformation) together hold a share ``w`` of its records whose
+        distribution ``a`` satisfies ``w a <= p`` (they are a sub-multiset of the class) and,
+        by convexity, ``D(a) <= t``; so ``f(w) = sum_i max(0, q_i - p_i / w) <= D(a) <= t``.
+        ``f(w)`` is the largest, over value sets ``S``, of ``sum_{i in S} (q_i - p_i / w)``,
+        so ``w <= P_S / (Q_S - t)`` for every ``S`` with ``Q_S > t`` (sums of ``p`` and ``q``
+        over ``S``). The tightest ``S`` are the values absent from the class plus the values
+        with the smallest ``p_i / q_i`` (prefixes in that order); the minimum over them (and
+        1) is the largest possible share, and ``1 - w`` of the class must violate. This is
+        exact for the equal distance and at least the convexity bound of
+        :meth:`finer_violations` (derived here from the closed form of Li et al. 2007).
+        """
+        n = h.shape[0]
+        indptr = h.indptr
+        rows = row_ids(indptr)
+        totals = row_sums(h.data.astype(np.int64), indptr)
+        p = h.data / totals[rows]
+        q = self._overall[h.indices]
+        t = self.t + _BOUND_SLACK
+        order = np.lexsort((p / q, rows))  # by class, then by p_i / q_i
+        p_sorted, q_sorted = p[order], q[order]
+        starts = indptr[:-1]
+        nonempty = np.diff(indptr) > 0
+        cum_p, cum_q = np.cumsum(p_sorted), np.cumsum(q_sorted)
+        first = np.maximum(starts - 1, 0)
+        before_p = np.where(starts > 0, cum_p[first], 0.0)
+        before_q = np.where(starts > 0, cum_q[first], 0.0)
+        absent = np.maximum(1.0 - row_sums(q, indptr), 0.0)  # q of the values not in the class
+        big_q = absent[rows] + cum_q - before_q[rows]
+        big_p = cum_p - before_p[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cand = np.where(big_q > t, big_p / (big_q - t), np.inf)
+        share = np.ones(n)
+        if len(cand):
+            share[nonempty] = np.minimum(1.0, np.minimum.reduceat(cand, starts[nonempty]))
+        share[absent > t] = 0.0  # S = the absent values alone: P_S = 0
+        return share
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag the classes whose EMD to the overall distribution exceeds ``t``.
