@@ -1,7 +1,8 @@
 """Benchmark of ``sdckit.anonymize`` (optimal lattice search): median of 3 runs, with ARX's.
 
 Run ``python benchmarks/bench_anonymize.py`` (``--big`` adds a 10,000,000-row resample of
-Adult, ``np.random.default_rng(0)``, k=5, 5%, with peak memory). Cases as in issue 3,
+Adult, ``np.random.default_rng(0)``, k=5, 5%, with peak memory; ``--case TEXT`` runs only the
+cases whose name contains TEXT, e.g. ``--case t=0.2``). Cases as in issue 3,
 section 5; ARX 3.9.2's in-process ``anonymize()`` medians on the same machine class are
 printed beside ours. Two figures per case: ``search`` is the optimal search alone
 (:func:`sdckit.algorithms.optimal.optimal`: encoding, lattice search, applying the
