@@ -110,6 +110,8 @@ class TCloseness(PrivacyModel):
         if total <= 0:
             raise ConfigError(f"{self.name}: the data has no records; nothing to compare")
         self._overall = counts / total
+        self._overall_counts = np.rint(counts).astype(np.int64)  # exact sums for the bound
+        self._total = int(self._overall_counts.sum())
         self._values = np.asarray(base.sensitive_values.get(self.attribute, []), dtype=object)
         present = np.flatnonzero(counts > 0)
         self._m = len(present)
@@ -321,27 +323,27 @@ class TCloseness(PrivacyModel):
         n = h.shape[0]
         indptr = h.indptr
         rows = row_ids(indptr)
-        totals = row_sums(h.data.astype(np.int64), indptr)
-        p = h.data / totals[rows]
-        q = self._overall[h.indices]
+        # the sums over S are taken on integer counts (exact), not on the shares
+        c = h.data.astype(np.int64)
+        o = self._overall_counts[h.indices]
+        size = row_sums(c, indptr)
         t = self.t + _BOUND_SLACK
-        order = np.lexsort((p / q, rows))  # by class, then by p_i / q_i
-        p_sorted, q_sorted = p[order], q[order]
+        order = np.lexsort((c / (size[rows] * o.astype(np.float64)), rows))  # p_i / q_i
         starts = indptr[:-1]
         nonempty = np.diff(indptr) > 0
-        cum_p, cum_q = np.cumsum(p_sorted), np.cumsum(q_sorted)
+        cum_c, cum_o = np.cumsum(c[order]), np.cumsum(o[order])
         first = np.maximum(starts - 1, 0)
-        before_p = np.where(starts > 0, cum_p[first], 0.0)
-        before_q = np.where(starts > 0, cum_q[first], 0.0)
-        absent = np.maximum(1.0 - row_sums(q, indptr), 0.0)  # q of the values not in the class
-        big_q = absent[rows] + cum_q - before_q[rows]
-        big_p = cum_p - before_p[rows]
+        before_c = np.where(starts > 0, cum_c[first], 0)
+        before_o = np.where(starts > 0, cum_o[first], 0)
+        absent = self._total - row_sums(o, indptr)  # records (overall) of values not in C
+        big_q = (absent[rows] + cum_o - before_o[rows]) / self._total
+        big_p = (cum_c - before_c[rows]) / size[rows]
         with np.errstate(divide="ignore", invalid="ignore"):
             cand = np.where(big_q > t, big_p / (big_q - t), np.inf)
         share = np.ones(n)
         if len(cand):
             share[nonempty] = np.minimum(1.0, np.minimum.reduceat(cand, starts[nonempty]))
-        share[absent > t] = 0.0  # S = the absent values alone: P_S = 0
+        share[absent / self._total > t] = 0.0  # S = the absent values alone: P_S = 0
         return share
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
