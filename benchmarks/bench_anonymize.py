@@ -1,7 +1,8 @@
 """Benchmark of ``sdckit.anonymize`` (optimal lattice search): median of 3 runs, with ARX's.
 
 Run ``python benchmarks/bench_anonymize.py`` (``--big`` adds a 10,000,000-row resample of
-Adult, ``np.random.default_rng(0)``, k=5, 5%, with peak memory). Cases as in issue 3,
+Adult, ``np.random.default_rng(0)``, k=5, 5%, with peak memory; ``--case TEXT`` runs only the
+cases whose name contains TEXT, e.g. ``--case t=0.2``). Cases as in issue 3,
 section 5; ARX 3.9.2's in-process ``anonymize()`` medians on the same machine class are
 printed beside ours. Two figures per case: ``search`` is the optimal search alone
 (:func:`sdckit.algorithms.optimal.optimal`: encoding, lattice search, applying the
@@ -67,13 +68,19 @@ def main() -> None:
     ap.add_argument("--big", action="store_true", help="add the 10,000,000-row Adult resample")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--case",
+        default="",
+        help="run only the cases whose name contains this text (case-insensitive), e.g. t=0.2",
+    )
     args = ap.parse_args()
     if args.big_only:
         run_cases(cases(big=True), args.repeat)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
         print(f"peak memory of the 10M-row process (ru_maxrss): {peak:.2f} GiB")
         return
-    run_cases(cases(big=False), args.repeat, header=True)
+    todo = [c for c in cases(big=False) if args.case.lower() in c[0].lower()]
+    run_cases(todo, args.repeat, header=True)
     if args.big:  # own process, so that its peak memory is its own
         subprocess.run([sys.executable, __file__, "--big-only"], check=True)
 

@@ -165,6 +165,127 @@ def test_t_closeness_keeps_the_overall_distribution_after_select(df, data):
         )
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    df=tables(min_rows=2),
+    qa=qa_hierarchies(),
+    s_h=s_hierarchies(),
+    distance=st.sampled_from(["equal", "ordered", "hierarchical"]),
+    t=st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5]),
+)
+def test_t_closeness_finer_violation_bound_is_sound(df, qa, s_h, distance, t):
+    """At every finer node, the violating records are at least the coarser node's bound.
+
+    Checked on all pairs (fine <= coarse) of the 3 x 2 lattice of qa x qb, with the EMD's
+    convexity as the only argument (TCloseness.finer_violations). Also: the distance of each
+    single-value class (used for D_max(C)) equals the LP reference, and is at most 1.
+    """
+    qb = Hierarchy([[f"b{i}", "*"] for i in range(3)], "qb")
+    base = frequency_set(df, ["qa", "qb"], sensitive=["s"], hierarchies={"qa": qa, "qb": qb})
+    model = TCloseness("s", t, distance, s_h if distance == "hierarchical" else None)
+    model.prepare(base)
+    values = sorted(set(df["s"]))
+    q = np.array([np.mean(df["s"] == v) for v in values])
+    dist = ground_distances(values, distance, s_h)
+    point = [emd_lp(np.eye(len(values))[i], q, dist) for i in range(len(values))]
+    present = np.asarray(base.sensitive_values["s"], dtype=object)
+    order = [values.index(type(values[0])(v)) for v in present]
+    np.testing.assert_allclose(model._point_distance, np.asarray(point)[order], atol=1e-9)
+    assert model._max_distance == pytest.approx(max(point), abs=1e-9)
+    assert model._max_distance <= 1.0 + 1e-12
+    nodes = [(a, b) for a in range(3) for b in range(2)]
+    results = {}
+    for node in nodes:
+        fs = base.rollup(node)
+        res = model.evaluate(fs)
+        bound = model.finer_violations(fs, res)
+        assert bound == model.finer_violations(fs)  # reusing the distances changes nothing
+        results[node] = (int(fs.counts[res.violating].sum()), bound)
+        # the bound holds at the node itself
+        assert bound <= results[node][0] + 1e-9
+    for coarse in nodes:
+        for fine in nodes:
+            if fine[0] <= coarse[0] and fine[1] <= coarse[1]:
+                assert results[fine][0] >= results[coarse][1] - 1e-9, (fine, coarse)
+
+
+def largest_t_close_share_lp(p: np.ndarray, q: np.ndarray, t: float) -> float:
+    """Reference: max w s.t. some a with w a <= p, sum a = 1 has 1/2 |a - q|_1 <= t (an LP).
+
+    Variables u = w a (0 <= u <= p), w, and s_i >= q_i w - u_i, s_i >= 0 with
+    sum s <= t w: since sum u = w, sum_i max(0, q_i w - u_i) = w * D(a, q).
+    """
+    m = len(p)
+    # x = [u (m), s (m), w]
+    c = np.zeros(2 * m + 1)
+    c[-1] = -1.0
+    a_ub = np.zeros((m + 1, 2 * m + 1))
+    for i in range(m):  # q_i w - u_i - s_i <= 0
+        a_ub[i, i], a_ub[i, m + i], a_ub[i, -1] = -1.0, -1.0, q[i]
+    a_ub[m, m : 2 * m] = 1.0  # sum s - t w <= 0
+    a_ub[m, -1] = -t
+    a_eq = np.zeros((1, 2 * m + 1))
+    a_eq[0, :m] = 1.0  # sum u = w
+    a_eq[0, -1] = -1.0
+    bounds = [(0, pi) for pi in p] + [(0, None)] * m + [(0, 1)]
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(m + 1), A_eq=a_eq, b_eq=[0.0], bounds=bounds)
+    assert res.status == 0
+    return float(res.x[-1])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    classes=st.lists(
+        st.lists(st.integers(0, 6), min_size=4, max_size=4).filter(lambda r: sum(r) > 0),
+        min_size=1,
+        max_size=6,
+    ),
+    t=st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5]),
+)
+def test_t_close_share_equals_lp(classes, t):
+    """The equal-distance share (TCloseness._t_close_share) is the LP optimum, class by class."""
+    rows = [
+        (f"g{c}", f"v{v}")
+        for c, row in enumerate(classes)
+        for v, k in enumerate(row)
+        for _ in range(k)
+    ]
+    df = pd.DataFrame(rows, columns=["g", "s"])
+    fs = frequency_set(df, ["g"], sensitive=["s"])
+    model = TCloseness("s", t)
+    model.prepare(fs)
+    h = fs.sensitive["s"].toarray().astype(float)
+    got = model._t_close_share(fs.sensitive["s"])
+    for c in range(fs.n_classes):
+        expected = largest_t_close_share_lp(h[c] / h[c].sum(), model._overall, t)
+        assert got[c] == pytest.approx(expected, abs=1e-6)
+
+
+def test_t_closeness_finer_violation_bound_by_hand():
+    """Classes {x, x}, {x, y}, {y, y}; q = (1/2, 1/2); equal distance; t = 0.2.
+
+    D = 1/2 (|p_x - 1/2| + |p_y - 1/2|): 1/2, 0, 1/2. D_max(C) = 1/2 (the point mass of
+    x or y). Bound = 2 (1/2 - 0.2) / (1/2 - 0.2) + the same = 4 records: the two violating
+    classes, which every finer node (single records, D = 1/2 each) still violates.
+    """
+    df = pd.DataFrame({"g": ["a", "a", "b", "b", "c", "c"], "s": ["x", "x", "x", "y", "y", "y"]})
+    fs = frequency_set(df, ["g"], sensitive=["s"])
+    model = TCloseness("s", 0.2)
+    model.prepare(fs)
+    np.testing.assert_allclose(model.distances(fs), [0.5, 0.0, 0.5], atol=1e-15)
+    assert model._max_distance == pytest.approx(0.5, abs=1e-15)
+    res = model.evaluate(fs)
+    assert res.violating.tolist() == [True, False, True]
+    bound = model.finer_violations(fs, res)
+    assert bound == pytest.approx(4.0, rel=1e-6)
+    assert bound <= 4.0  # the slack only ever lowers the bound
+    # a monotonic model's bound is its own violating records (2-anonymity: none here)
+    k2 = KAnonymity(2)
+    assert k2.finer_violations(fs, k2.evaluate(fs)) == 0.0
+    k3 = KAnonymity(3)
+    assert k3.finer_violations(fs, k3.evaluate(fs)) == 6.0
+
+
 # ------------------------------------------------------------------ monotonicity, selection
 
 

@@ -26,6 +26,12 @@ How (Flash-style, all on frequency sets):
    k-anonymity, distinct l-diversity, ARX ``isMonotonicWithSuppression``; with generalization
    when the limit is 0), a node that fails proves that every node below it fails; those are
    skipped (Flash / Incognito's pruning).
+5. Pruning by a bound on finer violations: for models that are not monotonic with
+   suppression, a model may bound the records that violate it at every finer node
+   (:meth:`~sdckit.models.base.PrivacyModel.finer_violations`; t-closeness does, from the
+   convexity of the EMD, :meth:`~sdckit.models.tcloseness.TCloseness.finer_violations`; a
+   monotonic model's own violating records are such a bound). A failing node whose bound
+   exceeds the budget proves every node below it failing, so it prunes like 4.
 
 Tie-break (deterministic): among nodes whose metric differs by at most ``1e-12`` (relative),
 the one with the smallest sum of levels wins, then the lexicographically smallest level vector
@@ -59,6 +65,7 @@ from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metr
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
 _REL_TOL = 1e-12
+_COUNT_SLACK = 1e-6  # a real-valued bound on a record count must exceed the budget by this
 SNAPSHOT_CLASSES = 2000  # sources larger than this get an intermediate snapshot
 TOP_RATIO = 1000  # top-down picks per bound-ordered pick (speed only)
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
@@ -133,6 +140,7 @@ class NodeResult:
     cost: float | None
     suppressed_records: int
     lower_bound: float
+    finer_violations: float = 0.0  # lower bound on suppressed records at every finer node
 
 
 @dataclass
@@ -183,6 +191,9 @@ class LatticeSearch:
             self.prunable = all(md.monotonic and not md.is_global for md in self.models)
         else:
             self.prunable = all(md.monotonic_with_generalization for md in self.models)
+        # a failing node whose bound on the suppressed records at every finer node exceeds
+        # the budget proves that those nodes fail too, whatever the other models say
+        self.bound_prunable = any(md.monotonic or md.bounds_finer_violations for md in local)
         self.keep_base_map = self.metric.name == "entropy"
         self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
         self.state = np.zeros(size, dtype=np.uint8)
@@ -295,17 +306,23 @@ class LatticeSearch:
         violating = np.zeros(fs.n_classes, dtype=bool)
         ok = True
         n_supp = 0
+        floor = 0.0
+        results = []
         for md in self.local_models:
-            violating |= md.evaluate(fs).violating
+            r = md.evaluate(fs)
+            results.append((md, r))
+            violating |= r.violating
             n_supp = int(fs.counts[violating].sum())
             if n_supp > self.budget:
                 ok = False
+                if not self.prunable and self.bound_prunable:  # (prunable: pruned anyway)
+                    floor = max(m.finer_violations(fs, res) for m, res in results)
                 break
         if ok and self.global_models:
             kept = fs.select(~violating) if violating.any() else fs
             ok = all(md.evaluate(kept).satisfied for md in self.global_models)
         cost = self.metrics.cost(fs, violating) if ok else None
-        res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]))
+        res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]), floor)
         return res, fs, violating
 
     def _mark_below(self, index: int) -> None:
@@ -346,7 +363,8 @@ class LatticeSearch:
         next bound exceeds the best cost, every node that could still win has been decided and
         the search ends) and, when predictive tagging applies, decreasing level sum (a failing
         node high in the lattice proves many nodes below it failing at once, as Flash's
-        top-down checks do). They alternate; the order only affects speed, not the result.
+        top-down checks do; also used when models bound their finer violations). They
+        alternate; the order only affects speed, not the result.
         """
         size = self.size
         by_bound = np.lexsort((np.arange(size), self.level_sum, self.lower))
@@ -357,7 +375,7 @@ class LatticeSearch:
         best: NodeResult | None = None
         best_failed: NodeResult | None = None
         p1 = p2 = 0
-        use_top = self.prunable
+        use_top = self.prunable or self.bound_prunable
         turn = 0
         next_report = 0
         limit = math.inf
@@ -398,7 +416,7 @@ class LatticeSearch:
             else:
                 if best_failed is None or res.suppressed_records < best_failed.suppressed_records:
                     best_failed = res
-                if self.prunable:
+                if self.prunable or res.finer_violations > self.budget + _COUNT_SLACK:
                     self._mark_below(index)
         if self.progress is not None:
             self.progress(size, size)

@@ -59,12 +59,17 @@ class ModelResult:
     ``violating`` has one entry per class of the evaluated frequency set (all ``False`` for a
     global model, whose failure is reported by ``satisfied`` alone). ``details`` holds
     JSON-ready facts (minimum class size, worst distance, ...).
+
+    ``class_values`` is, where the model has one, the per-class quantity the verdict was
+    taken on (t-closeness: each class's distance), for algorithms (e.g.
+    :meth:`PrivacyModel.finer_violations`); it is not part of the JSON facts.
     """
 
     model: str
     satisfied: bool
     violating: np.ndarray
     details: dict = field(default_factory=dict)
+    class_values: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_violating_classes(self) -> int:
@@ -86,11 +91,15 @@ class PrivacyModel(ABC):
       classes of a transformation satisfy the model, all classes of every coarser
       transformation do (ARX's default: ``True``).
     * ``is_global`` -- the model is a property of the whole release, not of single classes.
+    * ``bounds_finer_violations`` -- :meth:`finer_violations` gives a nonzero lower bound on
+      the violating records at every finer transformation although the model is not
+      monotonic, which lets a lattice search prune below a failing node.
     """
 
     monotonic: bool = False
     monotonic_with_generalization: bool = True
     is_global: bool = False
+    bounds_finer_violations: bool = False
 
     @property
     @abstractmethod
@@ -109,6 +118,19 @@ class PrivacyModel(ABC):
         """
         return 1
 
+    def finer_violations(self, fs: FrequencySet, result: ModelResult) -> float:
+        """Lower bound on the records violating the model at every finer transformation.
+
+        ``result`` is :meth:`evaluate` of ``fs``; "finer" means every transformation whose
+        classes are subsets of the classes of ``fs`` (``fs`` itself included). A lattice
+        search may skip every node below a failing node whose bound exceeds the suppression
+        budget. Default: a monotonic model's own violating records (they never decrease
+        towards finer transformations; ARX ``isMonotonicWithSuppression``), else 0 (no bound).
+        """
+        if self.monotonic:
+            return float(fs.counts[np.asarray(result.violating, dtype=bool)].sum())
+        return 0.0
+
     def prepare(self, base: FrequencySet) -> None:  # noqa: B027 - optional hook
         """Called once with the ungeneralized frequency set of all records (default: nothing)."""
 
@@ -125,12 +147,16 @@ class PrivacyModel(ABC):
 
     # -- helpers for subclasses ---------------------------------------------------------
     def _result(
-        self, violating: np.ndarray, details: dict, satisfied: bool | None = None
+        self,
+        violating: np.ndarray,
+        details: dict,
+        satisfied: bool | None = None,
+        class_values: np.ndarray | None = None,
     ) -> ModelResult:
         """Build a result; ``satisfied`` defaults to "no class violates"."""
         violating = np.asarray(violating, dtype=bool)
         ok = (not violating.any()) if satisfied is None else bool(satisfied)
-        return ModelResult(self.name, ok, violating, json_ready(details))
+        return ModelResult(self.name, ok, violating, json_ready(details), class_values)
 
 
 # -- parameter validation shared by the models ---------------------------------------------

@@ -40,6 +40,9 @@ _DISTANCES = ("equal", "ordered", "hierarchical")
 # "D <= t" is decided with this absolute slack so that a distance equal to t in exact
 # arithmetic (e.g. Li et al.'s 1/6) does not fail by a rounding error.
 _TOLERANCE = 1e-12
+# The bound on finer violations subtracts this (>> _TOLERANCE + rounding of D) from D - t so
+# that rounding can only make the bound smaller (safe), never larger.
+_BOUND_SLACK = 1e-9
 _CHUNK_CELLS = 1 << 21  # dense block size (classes x nodes) for the hierarchical distance
 
 
@@ -56,6 +59,7 @@ class TCloseness(PrivacyModel):
 
     monotonic = False
     monotonic_with_generalization = True
+    bounds_finer_violations = True
 
     def __init__(
         self, attribute: str, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None
@@ -106,6 +110,8 @@ class TCloseness(PrivacyModel):
         if total <= 0:
             raise ConfigError(f"{self.name}: the data has no records; nothing to compare")
         self._overall = counts / total
+        self._overall_counts = np.rint(counts).astype(np.int64)  # exact sums for the bound
+        self._total = int(self._overall_counts.sum())
         self._values = np.asarray(base.sensitive_values.get(self.attribute, []), dtype=object)
         present = np.flatnonzero(counts > 0)
         self._m = len(present)
@@ -119,6 +125,16 @@ class TCloseness(PrivacyModel):
             self._prefix_cum_q = np.concatenate([[0.0], np.cumsum(cum)])  # sum_{j<i} Q(j)
         elif self.distance == "hierarchical":
             self._prepare_tree()
+        # the distance of a class holding one value only (a point mass), per value: D is
+        # convex in p, so no class over a set of values is farther than its farthest value
+        point = sparse.csr_matrix(
+            (np.ones(len(present)), (np.arange(len(present)), present)),
+            shape=(len(present), len(counts)),
+        )
+        self._point_distance = np.zeros(len(counts))
+        if len(present):
+            self._point_distance[present] = self._distances(point)
+        self._max_distance = float(self._point_distance.max()) if len(present) else 0.0
 
     def _prepare_tree(self) -> None:
         """Per level, map each node to its parent (compact node ids, present values only)."""
@@ -168,6 +184,9 @@ class TCloseness(PrivacyModel):
         h = self._check_prepared(fs)
         if fs.n_classes == 0:
             return np.zeros(0)
+        return self._distances(h)
+
+    def _distances(self, h: sparse.csr_matrix) -> np.ndarray:
         if self.distance == "equal":
             return self._equal(h)
         if self.distance == "ordered":
@@ -246,9 +265,94 @@ class TCloseness(PrivacyModel):
         return out
 
     # -- evaluation ----------------------------------------------------------------------
+    def finer_violations(self, fs: FrequencySet, result: ModelResult | None = None) -> float:
+        """Lower bound on the violating records at every finer transformation.
+
+        The EMD to a fixed ``q`` is convex in the class distribution ``p``: it is the optimum
+        of a transportation linear program whose right-hand side is ``p`` (Rubner, Tomasi &
+        Guibas 2000, "The Earth Mover's Distance as a metric for image retrieval"; the
+        equal, ordered and hierarchical closed forms of Li et al. 2007, Section 4.3, are that
+        optimum). A class ``C`` of size ``|C|`` is the union of its parts ``C_j`` at any finer
+        transformation, and ``p_C = sum_j w_j p_j`` with ``w_j = |C_j| / |C|``, so
+        ``D(C) <= sum_j w_j D(C_j) <= V D_max(C) + (1 - V) t`` where ``V`` is the weight of
+        the violating parts, ``D <= t`` for the others, and ``D_max(C)`` bounds the distance
+        of every part: a part holds only values of ``C``, so by convexity its distance is at
+        most that of the farthest single value of ``C`` (a point mass; at most 1). Hence the
+        violating parts hold at least ``|C| (D(C) - t) / (D_max(C) - t)`` records, and summing
+        over the classes bounds the violating records of every finer transformation (the same
+        argument gives Li et al.'s monotonicity with generalization: no violating part, no
+        violation). ``result`` is :meth:`evaluate` of ``fs`` (its distances are reused; they
+        are computed when it is not given). Rounding can only lower the bound (a slack of
+        1e-9 on both sides).
+        """
+        h = self._check_prepared(fs)
+        d = result.class_values if result is not None else None
+        if d is None or len(d) != fs.n_classes:
+            d = self._distances(h) if fs.n_classes else np.zeros(0)
+        counts = fs.counts
+        over = d > self.t + _BOUND_SLACK
+        if not over.any():
+            return 0.0
+        nonempty = np.diff(h.indptr) > 0
+        farthest = np.zeros(h.shape[0])
+        farthest[nonempty] = np.maximum.reduceat(
+            self._point_distance[h.indices], h.indptr[:-1][nonempty]
+        )
+        excess = d[over] - (self.t + _BOUND_SLACK)
+        room = np.maximum(farthest[over] + _BOUND_SLACK - self.t, excess)  # room >= excess > 0
+        share = excess / room
+        if self.distance == "equal":
+            share = np.maximum(share, 1.0 - self._t_close_share(h)[over])
+        return float(np.dot(counts[over].astype(np.float64), share))
+
+    def _t_close_share(self, h: sparse.csr_matrix) -> np.ndarray:
+        """Per class, the largest share of it that can be t-close (equal distance).
+
+        With the equal distance, ``D(a, q) = sum_i max(0, q_i - a_i)``. The t-close parts of
+        a class (at any finer transformation) together hold a share ``w`` of its records whose
+        distribution ``a`` satisfies ``w a <= p`` (they are a sub-multiset of the class) and,
+        by convexity, ``D(a) <= t``; so ``f(w) = sum_i max(0, q_i - p_i / w) <= D(a) <= t``.
+        ``f(w)`` is the largest, over value sets ``S``, of ``sum_{i in S} (q_i - p_i / w)``,
+        so ``w <= P_S / (Q_S - t)`` for every ``S`` with ``Q_S > t`` (sums of ``p`` and ``q``
+        over ``S``). The tightest ``S`` are the values absent from the class plus the values
+        with the smallest ``p_i / q_i`` (prefixes in that order); the minimum over them (and
+        1) is the largest possible share, and ``1 - w`` of the class must violate. This is
+        exact for the equal distance and at least the convexity bound of
+        :meth:`finer_violations` (derived here from the closed form of Li et al. 2007).
+        """
+        n = h.shape[0]
+        indptr = h.indptr
+        rows = row_ids(indptr)
+        # the sums over S are taken on integer counts (exact), not on the shares
+        c = h.data.astype(np.int64)
+        o = self._overall_counts[h.indices]
+        size = row_sums(c, indptr)
+        t = self.t + _BOUND_SLACK
+        order = np.lexsort((c / (size[rows] * o.astype(np.float64)), rows))  # p_i / q_i
+        starts = indptr[:-1]
+        nonempty = np.diff(indptr) > 0
+        cum_c, cum_o = np.cumsum(c[order]), np.cumsum(o[order])
+        first = np.maximum(starts - 1, 0)
+        before_c = np.where(starts > 0, cum_c[first], 0)
+        before_o = np.where(starts > 0, cum_o[first], 0)
+        absent = self._total - row_sums(o, indptr)  # records (overall) of values not in C
+        big_q = (absent[rows] + cum_o - before_o[rows]) / self._total
+        big_p = (cum_c - before_c[rows]) / size[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cand = np.where(big_q > t, big_p / (big_q - t), np.inf)
+        share = np.ones(n)
+        if len(cand):
+            share[nonempty] = np.minimum(1.0, np.minimum.reduceat(cand, starts[nonempty]))
+        share[absent / self._total > t] = 0.0  # S = the absent values alone: P_S = 0
+        return share
+
     def evaluate(self, fs: FrequencySet) -> ModelResult:
-        """Flag the classes whose EMD to the overall distribution exceeds ``t``."""
-        d = self.distances(fs)
+        """Flag the classes whose EMD to the overall distribution exceeds ``t``.
+
+        The result's ``class_values`` are the distances.
+        """
+        h = self._check_prepared(fs)
+        d = self._distances(h) if fs.n_classes else np.zeros(0)
         violating = d > self.t + _TOLERANCE
         details = {
             "attribute": self.attribute,
@@ -258,7 +362,7 @@ class TCloseness(PrivacyModel):
             "violating_classes": int(np.count_nonzero(violating)),
             "violating_records": int(fs.counts[violating].sum()),
         }
-        return self._result(violating, details)
+        return self._result(violating, details, class_values=d)
 
     def describe(self) -> dict:
         out = {
