@@ -664,6 +664,9 @@ def il_dr_figure(doc: dict[str, Any]):
         ("propensity_u / 0.25", None if il["propensity_u"] is None else il["propensity_u"] / 0.25),
     ]
     dr_items = [(k, dr[k]) for k in ("dbrl", "prl", "interval_disclosure", "score_dr")]
+    if "reidentification" in doc:  # the categorical QIs' scale, beside the numeric one
+        il_items.append(("entropy loss (QIs)", doc["reidentification"]["information_loss"]))
+        dr_items.append(("matching (QIs)", doc["reidentification"]["disclosure_risk"]))
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
     for ax, items, colour, title in (
         (axes[0], il_items, "#3d6fb6", "Information loss (0 = none; bounded_il, U/0.25 <= 1)"),
@@ -801,6 +804,18 @@ def evaluation_report(
                 "DBRL (share linked)": na(dr["dbrl"]),
                 "PRL (share linked)": na(dr["prl"]),
                 "interval disclosure (share)": na(dr["interval_disclosure"]),
+                **(
+                    {
+                        "matching re-identification of the QIs (share)": doc["reidentification"][
+                            "disclosure_risk"
+                        ],
+                        "relative entropy loss of the QIs": doc["reidentification"][
+                            "information_loss"
+                        ],
+                    }
+                    if "reidentification" in doc
+                    else {}
+                ),
             },
             figures=[il_dr_figure(doc)],
         )
