@@ -151,20 +151,13 @@ class _Column:
 
 
 def _parse_intervals(values: np.ndarray) -> tuple[np.ndarray, ...]:
-    n = len(values)
-    is_iv = np.zeros(n, dtype=bool)
-    lo, hi = np.full(n, np.nan), np.full(n, np.nan)
-    lo_c, hi_c = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    for i, text in enumerate(values):  # distinct released values, not records
-        m = _INTERVAL.match(text)
-        if m is None:
-            continue
-        a, b = float(m.group(2)), float(m.group(3))
-        if a > b:
-            continue
-        is_iv[i], lo[i], hi[i] = True, a, b
-        lo_c[i] = m.group(1) == "["
-        hi_c[i] = m.group(4) == "]"
+    """Which distinct released values are intervals ``[lo, hi]``/``(lo, hi)``, and their ends."""
+    parts = pd.Series(values, dtype=object).astype(str).str.extract(_INTERVAL)
+    lo = pd.to_numeric(parts[1], errors="coerce").to_numpy(dtype=float)
+    hi = pd.to_numeric(parts[2], errors="coerce").to_numpy(dtype=float)
+    is_iv = parts[0].notna().to_numpy() & (lo <= hi)
+    lo_c = (parts[0] == "[").to_numpy()
+    hi_c = (parts[3] == "]").to_numpy()
     return is_iv, lo, hi, lo_c, hi_c
 
 
