@@ -38,10 +38,12 @@ prosecutor "success rate" (the average prosecutor risk of :mod:`sdckit.risk.reid
 For perturbative masking (PRAM, swapping) a record whose released values differ from its
 original ones is not matched, so the risk also counts the protection the perturbation gives.
 
-Computation: the compatible released tuples of every distinct original tuple are found by a
-join that walks the released tuples' prefix tree one QI at a time (hash look-ups for equal
-values, hierarchy ancestors and suppression; a range test for intervals), never by comparing
-all n x n pairs.
+Computation: the compatibility relation of each QI is listed once per distinct original value
+(equal value, hierarchy ancestors, suppression marks, the intervals holding it); the compatible
+released tuples of every distinct original tuple are then found by a join that walks the
+released tuples' prefix tree one QI at a time -- for each candidate, over whichever is shorter:
+the value's compatible released values (hash look-ups) or the prefix's children (membership
+tests) -- in bounded chunks, never by comparing all n x n pairs.
 """
 
 from __future__ import annotations
@@ -116,38 +118,34 @@ class MatchingRisk:
         }
 
 
+#: Candidate (pair, released value) rows expanded at once in the join (bounds peak memory).
+_CHUNK = 4_000_000
+
+
 @dataclass
 class _Column:
-    """One QI: original/released value codes and the compatibility test between them."""
+    """One QI: value codes and the compatibility relation between original and released values.
+
+    The relation is stored per original value (CSR): ``targets[offsets[v]:offsets[v + 1]]``
+    are the released value codes compatible with original value ``v``; ``keys`` holds the same
+    pairs as sorted integers ``v * width + w`` for membership tests.
+    """
 
     name: str
-    o_codes: np.ndarray  # per record, into o_vals
-    p_codes: np.ndarray  # per record, into p_vals
-    o_vals: np.ndarray
-    p_vals: np.ndarray
-    equal: np.ndarray  # per original value: code of the same released text, or -1
-    ancestors: np.ndarray  # (original values, levels): released codes of its ancestors, or -1
+    o_codes: np.ndarray  # per record, into the original values
+    p_codes: np.ndarray  # per record, into the released values
+    n_values: int  # number of original values
+    width: int  # number of released values
     wild: np.ndarray  # per released value: suppressed
-    wild_codes: np.ndarray
-    interval: np.ndarray  # per released value: is an interval
-    lo: np.ndarray
-    hi: np.ndarray
-    lo_closed: np.ndarray
-    hi_closed: np.ndarray
-    o_num: np.ndarray  # per original value: its number (NaN if not a number)
+    offsets: np.ndarray
+    targets: np.ndarray
+    keys: np.ndarray
 
     def compatible(self, v: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Whether released value codes ``w`` are compatible with original value codes ``v``."""
-        ok = self.wild[w] | (self.equal[v] == w)
-        if self.ancestors.shape[1]:
-            ok |= (self.ancestors[v] == w[:, None]).any(axis=1)
-        iv = self.interval[w] & ~ok
-        if iv.any():
-            x, ww = self.o_num[v[iv]], w[iv]
-            above = np.where(self.lo_closed[ww], x >= self.lo[ww], x > self.lo[ww])
-            below = np.where(self.hi_closed[ww], x <= self.hi[ww], x < self.hi[ww])
-            ok[np.flatnonzero(iv)] = above & below
-        return ok
+        key = v.astype(np.int64) * self.width + w
+        pos = np.minimum(np.searchsorted(self.keys, key), max(len(self.keys) - 1, 0))
+        return (self.keys[pos] == key) if len(self.keys) else np.zeros(len(key), dtype=bool)
 
 
 def _parse_intervals(values: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -161,6 +159,25 @@ def _parse_intervals(values: np.ndarray) -> tuple[np.ndarray, ...]:
     return is_iv, lo, hi, lo_c, hi_c
 
 
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, index)`` for every index of the ranges ``[starts[i], stops[i])``."""
+    cnt = np.maximum(stops - starts, 0)
+    owner = np.repeat(np.arange(len(cnt)), cnt)
+    index = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt) + starts[owner]
+    return owner, index
+
+
+def _chunks(sizes: np.ndarray):
+    """Consecutive row ranges whose ``sizes`` add up to about :data:`_CHUNK` (at least 1 row)."""
+    ends = np.cumsum(sizes)
+    lo = 0
+    while lo < len(sizes):
+        base = ends[lo - 1] if lo else 0
+        hi = max(int(np.searchsorted(ends, base + _CHUNK, side="right")), lo + 1)
+        yield np.arange(lo, hi)
+        lo = hi
+
+
 def _column(
     name: str, original: pd.Series, protected: pd.Series, hierarchy: Hierarchy | None
 ) -> _Column:
@@ -168,23 +185,50 @@ def _column(
     p_codes, p_vals = pd.factorize(as_text(protected))
     o_vals = np.asarray(o_vals, dtype=object)
     p_vals = np.asarray(p_vals, dtype=object)
+    n_v, width = len(o_vals), len(p_vals)
     p_index = pd.Index(p_vals)
-    equal = p_index.get_indexer(o_vals).astype(np.int64)
     wild = np.isin(p_vals, list(WILDCARDS))
+    pv: list[np.ndarray] = []  # compatible (original value, released value) pairs
+    pw: list[np.ndarray] = []
+    equal = p_index.get_indexer(o_vals).astype(np.int64)
+    pv.append(np.arange(n_v))
+    pw.append(equal)
+    wild_codes = np.flatnonzero(wild)
+    pv.append(np.repeat(np.arange(n_v), len(wild_codes)))
+    pw.append(np.tile(wild_codes, n_v))
+    is_label = np.zeros(width, dtype=bool)
     if hierarchy is not None:
         leaf = pd.Index(hierarchy.leaves).get_indexer(o_vals)
-        anc = np.full((len(o_vals), hierarchy.height), -1, dtype=np.int64)
-        known = leaf >= 0
+        known = np.flatnonzero(leaf >= 0)
         for level in range(hierarchy.height):
-            anc[known, level] = p_index.get_indexer(hierarchy.table[leaf[known], level])
-        labels = np.unique(hierarchy.table.ravel())
-        is_label = np.isin(p_vals, labels)
-    else:
-        anc = np.zeros((len(o_vals), 0), dtype=np.int64)
-        is_label = np.zeros(len(p_vals), dtype=bool)
+            pv.append(known)
+            pw.append(p_index.get_indexer(hierarchy.table[leaf[known], level]))
+        is_label = np.isin(p_vals, np.unique(hierarchy.table.ravel()))
     iv, lo, hi, lo_c, hi_c = _parse_intervals(p_vals)
-    in_domain = np.isin(p_vals, o_vals)
-    unknown = ~(wild | is_label | iv | in_domain)
+    if iv.any():
+        # the original numbers inside each interval: a contiguous run of the sorted numbers
+        num = pd.to_numeric(pd.Series(o_vals), errors="coerce").to_numpy(dtype=float)
+        ok = np.flatnonzero(~np.isnan(num))
+        order = ok[np.argsort(num[ok], kind="stable")]
+        xs = num[order]
+        w_iv = np.flatnonzero(iv)
+        start = np.where(
+            lo_c[w_iv],
+            np.searchsorted(xs, lo[w_iv], side="left"),
+            np.searchsorted(xs, lo[w_iv], side="right"),
+        )
+        stop = np.where(
+            hi_c[w_iv],
+            np.searchsorted(xs, hi[w_iv], side="right"),
+            np.searchsorted(xs, hi[w_iv], side="left"),
+        )
+        owner, index = _ranges(start, stop)
+        pv.append(order[index])
+        pw.append(w_iv[owner])
+    in_domain = equal[equal >= 0]
+    unknown = wild | is_label | iv
+    unknown[in_domain] = True
+    unknown = ~unknown
     if unknown.any():
         bad = p_vals[unknown]
         raise DataError(
@@ -195,33 +239,22 @@ def _column(
             "column's hierarchy if these are generalized labels, or measure perturbed numbers "
             "with distance-based record linkage instead"
         )
-    o_num = pd.to_numeric(pd.Series(o_vals), errors="coerce").to_numpy(dtype=float)
+    v_all = np.concatenate(pv).astype(np.int64)
+    w_all = np.concatenate(pw).astype(np.int64)
+    keys = np.unique(v_all[w_all >= 0] * width + w_all[w_all >= 0])
+    v_sorted, w_sorted = keys // width, keys % width
+    offsets = np.searchsorted(v_sorted, np.arange(n_v + 1), side="left")
     return _Column(
         name=name,
         o_codes=o_codes.astype(np.int64),
         p_codes=p_codes.astype(np.int64),
-        o_vals=o_vals,
-        p_vals=p_vals,
-        equal=equal,
-        ancestors=anc,
+        n_values=n_v,
+        width=width,
         wild=wild,
-        wild_codes=np.flatnonzero(wild),
-        interval=iv,
-        lo=lo,
-        hi=hi,
-        lo_closed=lo_c,
-        hi_closed=hi_c,
-        o_num=o_num,
+        offsets=offsets,
+        targets=w_sorted,
+        keys=keys,
     )
-
-
-def _lookup(keys: pd.Index, parent: np.ndarray, w: np.ndarray, width: int) -> np.ndarray:
-    """Child prefix ids for ``(parent, released code)`` pairs (-1 where there is none)."""
-    ok = w >= 0
-    out = np.full(len(parent), -1, dtype=np.int64)
-    if ok.any():
-        out[ok] = keys.get_indexer(parent[ok] * width + w[ok])
-    return out
 
 
 def matching_risk(
@@ -252,54 +285,54 @@ def matching_risk(
     ]
     n = len(original)
     # distinct original tuples u and released tuples g
-    u_of, n_u, u_rep = group_keys([c.o_codes for c in columns], [len(c.o_vals) for c in columns])
-    g_of, n_g, g_rep = group_keys([c.p_codes for c in columns], [len(c.p_vals) for c in columns])
+    u_of, n_u, u_rep = group_keys([c.o_codes for c in columns], [c.n_values for c in columns])
+    g_of, n_g, g_rep = group_keys([c.p_codes for c in columns], [c.width for c in columns])
     f_g = np.bincount(g_of, minlength=n_g).astype(np.float64)
-    # most selective columns first keeps the candidate pairs few
-    order = sorted(range(len(columns)), key=lambda j: -len(columns[j].p_vals))
+    # columns with few compatible released values per original value (and many released
+    # values) first keep the candidate pairs few
+    order = sorted(
+        range(len(columns)),
+        key=lambda j: (len(columns[j].keys) / max(columns[j].n_values, 1), -columns[j].width),
+    )
     pair_u = np.arange(n_u, dtype=np.int64)
     pair_p = np.zeros(n_u, dtype=np.int64)
     g_prefix = np.zeros(n_g, dtype=np.int64)  # prefix id of each released tuple so far
     for j in order:
         col = columns[j]
-        width = len(col.p_vals)
-        w_g = col.p_codes[g_rep]
-        child_key = g_prefix * width + w_g
+        width = col.width
+        child_key = g_prefix * width + col.p_codes[g_rep]
         child_of_g, uniq = pd.factorize(child_key)
+        uniq = np.asarray(uniq, dtype=np.int64)
         keys = pd.Index(uniq)
-        child_parent = np.asarray(uniq) // width
-        child_w = np.asarray(uniq) % width
+        # children of each prefix, grouped by parent (for the walk over children)
+        by_parent = np.argsort(uniq // width, kind="stable")
+        n_parent = int(pair_p.max()) + 1 if len(pair_p) else 0
+        child_start = np.searchsorted(uniq[by_parent] // width, np.arange(n_parent + 1))
         v = col.o_codes[u_rep][pair_u]  # each pair's original value in this column
-        rows = np.arange(len(pair_u), dtype=np.int64)
-        # (pair, child) candidates; child -1 = no such released prefix
-        found = [(rows, _lookup(keys, pair_p, col.equal[v], width))]
-        for level in range(col.ancestors.shape[1]):
-            found.append((rows, _lookup(keys, pair_p, col.ancestors[v, level], width)))
-        for wc in col.wild_codes:
-            found.append((rows, _lookup(keys, pair_p, np.full(len(v), wc, dtype=np.int64), width)))
-        if col.interval.any():
-            # intervals need a range test: expand each pair over its parent's interval children
-            iv_child = np.flatnonzero(col.interval[child_w])
-            if len(iv_child):
-                by_parent = iv_child[np.argsort(child_parent[iv_child], kind="stable")]
-                parents = child_parent[by_parent]
-                start = np.searchsorted(parents, pair_p, side="left")
-                stop = np.searchsorted(parents, pair_p, side="right")
-                cnt = stop - start
-                tot = int(cnt.sum())
-                if tot:
-                    rep = np.repeat(rows, cnt)
-                    offs = np.arange(tot) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                    child = by_parent[np.repeat(start, cnt) + offs]
-                    ok = col.compatible(v[rep], child_w[child])
-                    found.append((rep[ok], child[ok]))
-        idx = np.concatenate([f[0] for f in found])
-        child = np.concatenate([f[1] for f in found])
-        idx, child = idx[child >= 0], child[child >= 0]
-        # one child can be reached by several rules (equal value and level-0 ancestor)
-        key = np.unique(idx * len(uniq) + child)
-        pair_u = pair_u[key // len(uniq)]
-        pair_p = key % len(uniq)
+        n_compat = col.offsets[v + 1] - col.offsets[v]
+        n_child = child_start[pair_p + 1] - child_start[pair_p]
+        # per pair, walk whichever is shorter: the compatible values of v (look each up as a
+        # child) or the children of the prefix (test each for compatibility)
+        via_child = n_child < n_compat
+        new_u, new_c = [], []
+        for rows in _chunks(np.where(via_child, n_child, n_compat)):
+            vc = via_child[rows]
+            r1 = rows[~vc]
+            owner, index = _ranges(col.offsets[v[r1]], col.offsets[v[r1] + 1])
+            owner = r1[owner]
+            child = keys.get_indexer(pair_p[owner] * width + col.targets[index])
+            hit = child >= 0
+            new_u.append(pair_u[owner[hit]])
+            new_c.append(child[hit])
+            r2 = rows[vc]
+            owner, index = _ranges(child_start[pair_p[r2]], child_start[pair_p[r2] + 1])
+            owner = r2[owner]
+            child = by_parent[index]
+            hit = col.compatible(v[owner], uniq[child] % width)
+            new_u.append(pair_u[owner[hit]])
+            new_c.append(child[hit])
+        pair_u = np.concatenate(new_u) if new_u else np.zeros(0, dtype=np.int64)
+        pair_p = np.concatenate(new_c).astype(np.int64) if new_c else np.zeros(0, dtype=np.int64)
         g_prefix = child_of_g.astype(np.int64)
     # pair_p is now a distinct released tuple (its full prefix); g_prefix maps g -> that id
     n_final = int(g_prefix.max()) + 1
