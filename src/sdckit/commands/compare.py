@@ -15,6 +15,7 @@ _EXTRA = {
     "score": {"DBRL": "dbrl", "PRL": "prl", "ID": "interval_disclosure"},
     "reidentification": {
         "highest risk": "highest_risk",
+        "certain (share)": "certain_share",
         "suppressed": "suppressed_records",
         "ARX loss": "loss",
     },
@@ -32,7 +33,9 @@ def print_ranking(result: dict) -> None:
         title=f"Configurations ranked by R-U score = (IL + DR) / 2 ({scale} scale)",
         show_header=True,
     )
-    extra = _EXTRA[scale]
+    rows = result["ranking"]
+    # columns no configuration has (e.g. suppressed records in a masking-only grid) are left out
+    extra = {h: k for h, k in _EXTRA[scale].items() if any(r[k] is not None for r in rows)}
     for col in ("rank", "configuration", "R-U score", "IL (%)", "DR (%)", *extra):
         t.add_column(col, justify="left" if col == "configuration" else "right")
     for r in result["ranking"]:
