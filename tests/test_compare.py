@@ -446,3 +446,41 @@ def test_cli_anonymize_grid_writes_map_and_ranking(tmp_path) -> None:
     assert res.exit_code == 2, res.output
     assert "attributes" in res.output
     assert not (tmp_path / "b.html").exists() and not (tmp_path / "b.json").exists()
+
+
+def test_masking_grid_on_the_reidentification_scale(tmp_path) -> None:
+    """Recoding to intervals, PRAM and local suppression of categorical QIs, no anonymize."""
+    from sdckit.jobs.compare import run_compare_job
+    from sdckit.jobs.mask import apply_methods
+    from sdckit.risk.matching import matching_risk
+
+    people = _people()
+    people.to_csv(tmp_path / "p.csv", index=False)
+    (tmp_path / "g.toml").write_text(
+        'input = "p.csv"\nqi = ["age", "sex", "zip"]\nseed = 2\n'
+        "grid = [\n"
+        '  { global_recoding = { columns = ["age"], method = "equal_width", bins = [2, 4] } },\n'
+        '  { pram = { columns = ["zip"], p_diagonal = 0.8 } },\n'
+        '  { local_suppression = { columns = ["age", "sex", "zip"], k = 2 } },\n'
+        "]\n"
+        'options = { scale = "reidentification" }\n'
+    )
+    from sdckit.jobs.config import load_job
+
+    res = run_compare_job(load_job(tmp_path / "g.toml"))
+    by = {r["label"]: r for r in res["ranking"]}
+    assert len(by) == 4 and res["scale"] == "reidentification"
+    recoded, _ = apply_methods(
+        people, [("global_recoding", {"columns": ["age"], "method": "equal_width", "bins": 4})],
+        seed=2,
+    )  # fmt: skip
+    assert recoded["age"].astype(str).str.startswith("[").all()  # released as intervals
+    dr = matching_risk(people, recoded, ["age", "sex", "zip"]).average
+    row = by["global_recoding(method=equal_width, bins=4)"]
+    assert row["disclosure_risk"] == pytest.approx(100 * dr)
+    # coarser recoding: no more risk
+    assert (
+        row["disclosure_risk"]
+        >= by["global_recoding(method=equal_width, bins=2)"]["disclosure_risk"]
+    )
+    assert all(r["suppressed_records"] is None for r in res["ranking"])
