@@ -62,7 +62,7 @@ def test_demo_writes_a_verified_release(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_demo_compare_draws_the_r_u_map_of_six_protections(tmp_path: Path) -> None:
+def test_demo_compare_draws_the_r_u_map_of_seven_protections(tmp_path: Path) -> None:
     res = runner.invoke(app, ["demo", "--compare", "--output", str(tmp_path / "c")])
     assert res.exit_code == 0, res.output
     assert "reidentification scale" in res.output

@@ -19,7 +19,7 @@ def demo_cli(
         bool,
         typer.Option(
             "--compare",
-            help="Instead: compare six protections of Adult (generalization, Mondrian, PRAM, "
+            help="Instead: compare seven protections of Adult (generalization, Mondrian, PRAM, "
             "local suppression) on one R-U map.",
         ),
     ] = False,

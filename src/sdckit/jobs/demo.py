@@ -3,7 +3,7 @@
 The job is the package's ``adult_demo_job.yaml`` (k-anonymity k=5, distinct 2-diversity of
 occupation, 5% suppression limit, ARX's loss metric, optimal full-domain generalization); its
 outputs -- the released CSV, ``report.html`` and ``report.json`` -- go to ``output``.
-``sdckit demo --compare`` runs the package's ``adult_compare_grid.yaml`` instead: six
+``sdckit demo --compare`` runs the package's ``adult_compare_grid.yaml`` instead: seven
 protections of Adult on one R-U map (``compare.html``, ``compare.json``).
 """
 
