@@ -264,3 +264,13 @@ def test_mondrian_boxes_on_two_numeric_qis_equal_pairwise_reference():
     m = matching_risk(d, p, ["a", "b"])
     np.testing.assert_allclose(m.risk, _reference(orig, prot, [None, None]), atol=1e-12)
     assert m.highest <= 1 / 3 + 1e-12
+
+
+def test_too_many_interval_pairs_is_a_clear_error(monkeypatch):
+    import sdckit.risk.matching as mr
+
+    monkeypatch.setattr(mr, "_MAX_INTERVAL_PAIRS", 3)
+    o = pd.DataFrame({"x": [1, 2, 3, 4]})
+    p = pd.DataFrame({"x": ["[1, 4]", "[1, 4]", "[1, 4]", "[1, 4]"]})
+    with pytest.raises(DataError, match=r"column 'x'.*4 \(value, interval\) pairs"):
+        mr.matching_risk(o, p, ["x"])

@@ -120,6 +120,8 @@ class MatchingRisk:
 
 #: Candidate (pair, released value) rows expanded at once in the join (bounds peak memory).
 _CHUNK = 4_000_000
+#: Most (original value, interval) pairs listed for one column (about 16 bytes each).
+_MAX_INTERVAL_PAIRS = 100_000_000
 
 
 @dataclass
@@ -222,6 +224,14 @@ def _column(
             np.searchsorted(xs, hi[w_iv], side="right"),
             np.searchsorted(xs, hi[w_iv], side="left"),
         )
+        total = int(np.maximum(stop - start, 0).sum())
+        if total > _MAX_INTERVAL_PAIRS:
+            raise DataError(
+                f"column {name!r}: its {len(w_iv):,} released intervals hold {total:,} "
+                f"(value, interval) pairs in all, more than {_MAX_INTERVAL_PAIRS:,} this measure "
+                "lists in memory; generalize the column with a hierarchy (labels instead of "
+                "free intervals) or measure it on a sample of the records"
+            )
         owner, index = _ranges(start, stop)
         pv.append(order[index])
         pw.append(w_iv[owner])
