@@ -15,18 +15,7 @@ from sdckit.cli import app
 
 runner = CliRunner()
 
-COLS = ["v1", "v2", "v3", "v4"]
-# Seed 004 (Nin, Herranz & Torra 2008): ranks 1..10, rank swapping with a window of 2 ranks.
-ORIGINAL = pd.DataFrame(
-    [(8, 9, 1, 3), (6, 7, 10, 2), (10, 3, 4, 1), (7, 1, 2, 6), (9, 4, 6, 4),
-     (2, 2, 8, 8), (1, 10, 3, 9), (4, 8, 7, 10), (5, 5, 5, 5), (3, 6, 9, 7)],
-    columns=COLS,
-)  # fmt: skip
-PROTECTED = pd.DataFrame(
-    [(10, 10, 3, 5), (5, 5, 8, 1), (8, 4, 2, 2), (9, 2, 4, 4), (7, 3, 5, 6),
-     (4, 1, 10, 10), (3, 9, 1, 7), (2, 6, 9, 8), (6, 7, 6, 3), (1, 8, 7, 9)],
-    columns=COLS,
-)  # fmt: skip
+from seed004_example import ORIGINAL, PROTECTED  # noqa: E402
 
 
 def _squeeze(text: str) -> str:
