@@ -243,7 +243,7 @@ def test_output_onto_the_input_is_refused(tmp_path):
     src.write_text("a\n1\n2\n")
     before = src.read_bytes()
     res = invoke(src, "--qi", "a", "--json", src)
-    assert res.exit_code == 2 and "is the input file" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "the job reads as input" in " ".join(res.output.split())
     assert src.read_bytes() == before
 
 

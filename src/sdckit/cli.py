@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import signal
 
 import typer
 
@@ -33,8 +34,15 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM ends the run as SIGINT does: the outputs being written are discarded (their
+    temporary files removed) and nothing half-written is left; exit status 128 + 15."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Console-script entry point (usage errors exit 2, input errors 2, bugs 1)."""
+    signal.signal(signal.SIGTERM, _terminated)
     app()
 
 

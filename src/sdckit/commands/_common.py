@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from sdckit.core.io import check_output_paths
 from sdckit.errors import SdcInputError
@@ -32,12 +33,15 @@ def run_guarded(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except SdcInputError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
         raise typer.Exit(2) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - last line of defence
-        err.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}", highlight=False)
+        err.print(
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}",
+            highlight=False,
+        )
         err.print("This is a bug in sdckit; please report it with the traceback below.")
         err.print(traceback.format_exc(), markup=False, highlight=False)
         raise typer.Exit(1) from None

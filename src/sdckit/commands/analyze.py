@@ -56,7 +56,7 @@ def analyze_command(
     quiet: bool,
 ) -> dict:
     """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
-    from sdckit.core.io import check_output_paths, read_table, write_text
+    from sdckit.core.io import check_output_paths, output_set, read_table, write_text
     from sdckit.errors import DataError
     from sdckit.report.risk_report import risk_report
     from sdckit.report.writer import write_json
@@ -83,15 +83,16 @@ def analyze_command(
     summary["input"] = str(input)
     # Everything is computed and rendered before the first file is written, so a failure
     # leaves nothing behind (each write is itself atomic).
-    html = (
-        risk_report(summary, result.record_risk, source=str(input)).render_html()
-        if html_out
-        else None
-    )
-    if json_out:
-        write_json(json_out, summary)
-    if html_out:
-        write_text(html_out, html)
+    with output_set():  # one release: renamed into place together, or not at all
+        html = (
+            risk_report(summary, result.record_risk, source=str(input)).render_html()
+            if html_out
+            else None
+        )
+        if json_out:
+            write_json(json_out, summary)
+        if html_out:
+            write_text(html_out, html)
     if not quiet:
         _print_risk(summary)
         for label, path in (("JSON", json_out), ("HTML report", html_out)):

@@ -172,20 +172,21 @@ def evaluate_command(
     )
     doc["original"] = str(original)
     doc["protected"] = str(protected)
-    report = None
-    if html_out:
-        _, _, o, p = split_column_types(
-            orig, prot, doc["columns"]["compared"], doc["columns"]["categorical"]
-        )
-        report = evaluation_report(
-            doc, o, p, subtitle=f"original: {original} — protected: {protected}"
-        ).render_html()
-    if json_out:
-        write_json(json_out, doc)
-    if html_out and report is not None:
-        from sdckit.core.io import write_text
+    from sdckit.core.io import output_set, write_text
 
-        write_text(html_out, report)
+    with output_set():  # one release: renamed into place together, or not at all
+        report = None
+        if html_out:
+            _, _, o, p = split_column_types(
+                orig, prot, doc["columns"]["compared"], doc["columns"]["categorical"]
+            )
+            report = evaluation_report(
+                doc, o, p, subtitle=f"original: {original} — protected: {protected}"
+            ).render_html()
+        if json_out:
+            write_json(json_out, doc)
+        if html_out and report is not None:
+            write_text(html_out, report)
     if not quiet:
         _print(doc)
         for label, path in (("JSON", json_out), ("HTML report", html_out)):

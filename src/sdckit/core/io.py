@@ -9,11 +9,18 @@ nothing behind; the input is never modified.
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import os
+import shutil
+import signal
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -172,26 +179,240 @@ def _output_mode(path: Path) -> int:
         return 0o666 & ~_current_umask()
 
 
-def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
-    """Write ``path`` atomically: ``writer(tmp)`` writes a temporary file, then it is renamed.
+#: The output set a job is writing (see :func:`output_set`); ``None`` outside one.
+_ACTIVE_SET: ContextVar[OutputSet | None] = ContextVar("sdckit_output_set", default=None)
 
-    The temporary file lives in the target directory (same file system, so the rename is
-    atomic) and is removed if ``writer`` fails. The result gets the permissions any newly
-    written file gets (``0o666 & ~umask``), or keeps those of the file it replaces;
-    ``mkstemp``'s private ``0o600`` is not left on the output.
+
+def _is_special(path: Path) -> bool:
+    """True when ``path`` exists (symlinks followed) and is not a regular file or directory:
+    a device (``/dev/null``), a FIFO, a socket, or ``/dev/stdout`` (a terminal or a pipe)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _destination(path: Path) -> Path:
+    """Where a write to ``path`` lands: a symlink is followed to the file it names (the link
+    itself is never replaced, so writing through ``out.csv -> releases/v3.csv`` updates
+    ``releases/v3.csv``); special files are kept as named (they are written in place)."""
+    if _is_special(path):
+        return path
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def remove_stale_temporaries(target: Path) -> list[Path]:
+    """Remove the temporary files a killed run left beside ``target``; return them.
+
+    Temporary files are named ``.NAME.PID.XXXX.tmp``; one whose process no longer runs is
+    stale (a run killed by SIGKILL or a power cut). Files of running processes are left.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    removed: list[Path] = []
+    folder = target.parent
+    if not folder.is_dir():
+        return removed
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return removed
+    for name in names:
+        parts = name[len(prefix) :].split(".")
+        if len(parts) != 3 or not parts[0].isdigit():
+            continue
+        if not _pid_alive(int(parts[0])):
+            stale = folder / name
+            try:
+                stale.unlink()
+                removed.append(stale)
+            except OSError:
+                pass
+    return removed
+
+
+def _stage(path: Path, writer: Callable[[Path], None]) -> tuple[Path, Path]:
+    """Write ``writer``'s output to a temporary file for ``path``; return (temp, destination).
+
+    The temporary file lives beside the destination (same file system, so the final rename
+    is atomic) and is named ``.NAME.PID.XXXX.tmp``; for a special destination it lives in the
+    system's temporary folder. It is removed if ``writer`` fails or the run is interrupted.
+    """
+    dest = _destination(path)
+    special = _is_special(dest)
+    if not special:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries(dest)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{dest.name}.{os.getpid()}.",
+        suffix=".tmp",
+        dir=None if special else dest.parent,
+    )
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         writer(tmp_path)
-        os.chmod(tmp_path, _output_mode(path))
-        os.replace(tmp_path, path)
+        if not special:
+            os.chmod(tmp_path, _output_mode(dest))
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+    return tmp_path, dest
+
+
+@contextmanager
+def _folder_locks(folders: list[Path]) -> Iterator[None]:
+    """Hold exclusive ``flock`` locks on ``folders`` (sorted, so two runs never deadlock).
+
+    Two jobs committing outputs into the same folder take turns: the renames of one job's
+    output set never interleave with another's.
+    """
+    fds: list[int] = []
+    try:
+        for folder in sorted(set(folders)):
+            try:
+                fd = os.open(folder, os.O_RDONLY)
+            except OSError:
+                continue
+            fds.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in reversed(fds):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Defer SIGINT and SIGTERM while an output set is renamed into place (main thread only),
+    so an interrupted run never leaves half of a release."""
+    blockable = threading.current_thread() is threading.main_thread()
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs) if blockable else None
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _commit(staged: list[tuple[Path, Path]]) -> None:
+    """Move staged temporaries onto their destinations, all under the folders' locks.
+
+    A regular destination is replaced by an atomic rename; a special one (device, FIFO,
+    terminal) is opened and written, never renamed over.
+    """
+    folders = [dest.parent for _, dest in staged if not _is_special(dest)]
+    with _signals_deferred(), _folder_locks(folders):
+        for tmp, dest in staged:
+            if _is_special(dest):
+                try:
+                    with open(tmp, "rb") as src, open(dest, "wb") as sink:
+                        shutil.copyfileobj(src, sink)
+                finally:
+                    tmp.unlink(missing_ok=True)
+            else:
+                os.replace(tmp, dest)
+
+
+class OutputSet:
+    """The outputs of one job, written as one release (use :func:`output_set`).
+
+    Inside ``with output_set():`` every :func:`atomic_write` (and so :func:`write_table`,
+    :func:`write_text`, the JSON and HTML writers) only stages its file; when the block ends
+    without error all staged files are renamed into place together, under an exclusive lock
+    on their folders, with SIGINT/SIGTERM deferred. A failed or interrupted job removes its
+    temporaries and replaces nothing. ``run_id`` stamps the JSON summary and the HTML report
+    of the set, so a report can be matched with the data it describes.
+    """
+
+    def __init__(self) -> None:
+        self.run_id = uuid.uuid4().hex[:12]
+        self._staged: list[tuple[Path, Path]] = []
+
+    def add(self, tmp: Path, dest: Path) -> None:
+        """Stage ``tmp`` to replace ``dest`` at commit."""
+        self._staged.append((tmp, dest))
+
+    def commit(self) -> None:
+        """Rename every staged file into place (once)."""
+        staged, self._staged = self._staged, []
+        try:
+            _commit(staged)
+        except BaseException:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+            raise
+
+    def discard(self) -> None:
+        """Remove every staged temporary file."""
+        for tmp, _ in self._staged:
+            tmp.unlink(missing_ok=True)
+        self._staged = []
+
+
+@contextmanager
+def output_set() -> Iterator[OutputSet]:
+    """Write every output of the block as one release (see :class:`OutputSet`).
+
+    Nested use joins the enclosing set.
+    """
+    active = _ACTIVE_SET.get()
+    if active is not None:
+        yield active
+        return
+    outputs = OutputSet()
+    token = _ACTIVE_SET.set(outputs)
+    try:
+        yield outputs
+    except BaseException:
+        outputs.discard()
+        raise
+    finally:
+        _ACTIVE_SET.reset(token)
+    outputs.commit()
+
+
+def current_run_id() -> str | None:
+    """The run id of the output set being written, or ``None`` outside one."""
+    active = _ACTIVE_SET.get()
+    return active.run_id if active is not None else None
+
+
+def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
+    """Write ``path`` atomically: ``writer(tmp)`` writes a temporary file, then it is renamed.
+
+    The temporary file lives in the target directory (same file system, so the rename is
+    atomic) and is removed if ``writer`` fails or the run is interrupted (SIGINT, SIGTERM);
+    temporaries that a killed run left are removed first. The result gets the permissions any
+    newly written file gets (``0o666 & ~umask``), or keeps those of the file it replaces;
+    ``mkstemp``'s private ``0o600`` is not left on the output. A symlink is followed (its
+    target is replaced, the link stays); a device, FIFO or terminal (``/dev/null``,
+    ``/dev/stdout``) is opened and written, never renamed over. Inside :func:`output_set` the
+    file is only staged and renamed with the rest of the set.
+    """
+    path = Path(path)
+    tmp, dest = _stage(path, writer)
+    active = _ACTIVE_SET.get()
+    if active is not None:
+        active.add(tmp, dest)
+    else:
+        try:
+            _commit([(tmp, dest)])
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     return path
 
 
@@ -221,43 +442,63 @@ def write_table(
     return atomic_write(path, _csv)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """True when ``a`` and ``b`` name one file (symlinks and hard links included)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(os.path.realpath(a)) == Path(os.path.realpath(b))
+
+
 def check_output_paths(
     outputs: Mapping[str, str | Path | None], inputs: Mapping[str, str | Path | None]
 ) -> None:
     """Refuse output paths that would destroy input or leave half the outputs written.
 
-    ``outputs`` and ``inputs`` map a flag (``"--json"``, ``"--original"``) to its path (``None``
-    = not given). Raises :class:`~sdckit.errors.ConfigError` naming the flag and the path when
-    an output is an input file, two outputs are the same file, an output is an existing
-    directory, a parent of an output is a file, or its folder cannot be written (probed by
-    creating and removing a temporary file). Commands call this before any work, so a
-    bad output path costs nothing and writes nothing.
+    ``outputs`` and ``inputs`` map a flag or key (``"--json"``, ``"--original"``) to its path
+    (``None`` = not given). Raises :class:`~sdckit.errors.ConfigError` naming the flag and the
+    path when an output is a file the job reads (compared by identity: symlinks and hard
+    links count), two outputs are the same file, an output is an existing directory or a
+    socket, a parent of an output is a file, or its folder cannot be written (probed by
+    creating and removing a temporary file). A device, FIFO or terminal (``/dev/null``,
+    ``/dev/stdout``) is a valid output: it is written, never replaced. Existing regular files
+    that are not inputs are replaced (the documented overwrite policy). Commands call this
+    before any work, so a bad output path costs nothing and writes nothing.
     """
     from sdckit.errors import ConfigError
 
-    given_in = {flag: Path(p).resolve() for flag, p in inputs.items() if p is not None}
+    given_in = {flag: Path(p) for flag, p in inputs.items() if p is not None}
     seen: dict[Path, str] = {}
     for flag, raw in outputs.items():
         if raw is None:
             continue
         path = Path(raw)
-        resolved = path.resolve()
         for in_flag, in_path in given_in.items():
-            if resolved == in_path:
+            if _same_file(path, in_path):
                 raise ConfigError(
-                    f"{flag} {str(raw)!r} is the {in_flag} file; the input is never "
-                    "overwritten: choose another output path"
+                    f"{flag} {str(raw)!r} is the file the job reads as {in_flag}; an input is "
+                    "never overwritten: choose another output path"
                 )
+        if _is_special(path):
+            if stat.S_ISSOCK(os.stat(path).st_mode):
+                raise ConfigError(
+                    f"{flag} {str(raw)!r} is a socket; give a file path (or a device such as "
+                    "/dev/stdout)"
+                )
+            if not os.access(path, os.W_OK):
+                raise ConfigError(f"{flag} {str(raw)!r} cannot be written; choose another path")
+            continue
+        resolved = Path(os.path.realpath(path))
         if resolved in seen:
             raise ConfigError(
-                f"{seen[resolved]} and {flag} are the same file {str(raw)!r}; give each output "
-                "its own path"
+                f"{seen[resolved]} and {flag} both name the same file {str(raw)!r}; give each "
+                "output its own path"
             )
         seen[resolved] = flag
         if path.is_dir():
             raise ConfigError(
                 f"{flag} {str(raw)!r} is a directory; give a file path inside it, e.g. "
-                f"{str(path / ('out.' + flag.lstrip('-')))!r}"
+                f"{str(path / ('out.' + _suffix_hint(flag)))!r}"
             )
         for parent in resolved.parents:
             if parent.exists():
@@ -268,6 +509,12 @@ def check_output_paths(
                     )
                 _probe_writable(flag, raw, parent)
                 break
+
+
+def _suffix_hint(flag: str) -> str:
+    """A file suffix that suits an output flag or key (for messages)."""
+    name = flag.rsplit(".", 1)[-1].lstrip("-")
+    return {"json": "json", "html": "html", "report": "html"}.get(name, "csv")
 
 
 def _probe_writable(flag: str, raw: str | Path, folder: Path) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdckit.core.io import write_table
+from sdckit.core.io import output_set, write_table
 from sdckit.errors import ConfigError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
@@ -63,16 +63,18 @@ def run_anonymize_job(
     summary = dict(result.to_dict())
     summary["input"] = str(job.input["path"])
     written: dict[str, Path] = {}
-    if out.path is not None:
-        written["data"] = write_table(result.data, out.path, delimiter=out.delimiter)
-        for name, table in getattr(result, "extra_tables", {}).items():
-            extra = out.path.with_name(f"{out.path.stem}.{name}{out.path.suffix}")
-            written[name] = write_table(table, extra, delimiter=out.delimiter)
-    summary["outputs"] = {k: str(v) for k, v in written.items()}
-    if out.report is not None:
-        written["report"] = result.report(out.report)
-    if json_path is not None:
+    with output_set() as outputs:  # one release: renamed into place together, or not at all
+        summary["run_id"] = outputs.run_id
+        if out.path is not None:
+            written["data"] = write_table(result.data, out.path, delimiter=out.delimiter)
+            for name, table in getattr(result, "extra_tables", {}).items():
+                extra = out.path.with_name(f"{out.path.stem}.{name}{out.path.suffix}")
+                written[name] = write_table(table, extra, delimiter=out.delimiter)
+        summary["outputs"] = {k: str(v) for k, v in written.items()}
         if out.report is not None:
-            summary["outputs"]["report"] = str(out.report)
-        written["json"] = write_json(json_path, summary)
+            written["report"] = result.report(out.report)
+        if json_path is not None:
+            if out.report is not None:
+                summary["outputs"]["report"] = str(out.report)
+            written["json"] = write_json(json_path, summary)
     return AnonymizeJobOutcome(result, summary, written)

@@ -1068,12 +1068,15 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
     out = job.output
     json_path = Path(json_out) if json_out else out.json
     html_path = Path(html_out) if html_out else out.report
-    html = compare_report(result).render_html() if html_path else None
-    if json_path:
-        write_json(json_path, result)
-    if html_path and html is not None:
-        from sdckit.core.io import write_text
+    from sdckit.core.io import output_set, write_text
 
-        write_text(html_path, html)
+    with output_set() as outputs:  # one release: renamed into place together, or not at all
+        if json_path or html_path:
+            result["run_id"] = outputs.run_id
+        html = compare_report(result).render_html() if html_path else None
+        if json_path:
+            write_json(json_path, result)
+        if html_path and html is not None:
+            write_text(html_path, html)
     result["written"] = [str(p) for p in (json_path, html_path) if p]
     return result

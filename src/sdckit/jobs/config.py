@@ -98,6 +98,7 @@ class Job:
     raw: dict[str, Any]
     base_dir: Path
     source: str = "the job"
+    job_file: Path | None = None
     _data: pd.DataFrame | None = field(default=None, repr=False)
     _schema: Schema | None = field(default=None, repr=False)
     _models: list | None = field(default=None, repr=False)
@@ -178,10 +179,37 @@ class Job:
             if path is not None:
                 outputs.pop(own.get(flag, ""), None)
                 outputs[flag] = path
-        src = self.raw.get("input", {}).get("path")
-        given = {self.key("input.path"): self._path(src)} if isinstance(src, str) else {}
+        given = self.input_files()
         given.update({k: v for k, v in (inputs or {}).items() if v is not None})
         check_output_paths(outputs, given)
+
+    def input_files(self) -> dict[str, Path]:
+        """Every file the job reads, by the key that names it: the job file itself, the
+        input data, hierarchy files, population or research tables, key files, the grid's
+        protected files -- any value outside ``output`` that names an existing file."""
+        found: dict[str, Path] = {}
+        if self.job_file is not None:
+            found["the job file"] = self.job_file
+
+        def walk(value: Any, where: str) -> None:
+            if isinstance(value, str):
+                if not value or len(value) > 4096 or "\n" in value:
+                    return
+                try:
+                    path = self._path(value)
+                    if path is not None and path.is_file():
+                        found[self.key(where)] = path
+                except (OSError, ValueError):
+                    return
+            elif isinstance(value, Mapping):
+                for k, v in value.items():
+                    walk(v, f"{where}.{k}" if where else str(k))
+            elif isinstance(value, (list, tuple)):
+                for i, v in enumerate(value):
+                    walk(v, f"{where}[{i}]")
+
+        walk({k: v for k, v in self.raw.items() if k != "output"}, "")
+        return found
 
     def _path(self, value: str | None) -> Path | None:
         if value is None:
@@ -394,7 +422,9 @@ def load_job(path: str | Path) -> Job:
         raise ConfigError(
             f"job file {str(p)!r} is not valid {p.suffix[1:] or 'YAML'}: {exc}"
         ) from None
-    return job_from_dict(doc, base_dir=p.resolve().parent, source=repr(str(p)))
+    job = job_from_dict(doc, base_dir=p.resolve().parent, source=repr(str(p)))
+    job.job_file = p
+    return job
 
 
 def job_from_dict(

@@ -1070,7 +1070,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     ``output.json`` or ``json_path``), each atomically. Errors are :class:`SdcInputError`
     subclasses naming the key, column or value.
     """
-    from sdckit.core.io import write_table
+    from sdckit.core.io import output_set, write_table, write_text
     from sdckit.jobs.config import Job, job_from_dict, load_job
     from sdckit.report.writer import write_json
 
@@ -1124,14 +1124,14 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         },
     }
     report = _build_report(summary)
-    html = report.render_html()  # rendered before anything is written
     written: dict[str, Path] = {}
-    if spec.path is not None:
-        written["data"] = write_table(masked, spec.path, delimiter=spec.delimiter)
-    if spec.report is not None:
-        from sdckit.core.io import write_text
-
-        written["report"] = write_text(spec.report, html)
-    if json_target is not None:
-        written["json"] = write_json(json_target, summary)
+    with output_set() as outputs:  # one release: renamed into place together, or not at all
+        summary["run_id"] = outputs.run_id
+        html = report.render_html()
+        if spec.path is not None:
+            written["data"] = write_table(masked, spec.path, delimiter=spec.delimiter)
+        if spec.report is not None:
+            written["report"] = write_text(spec.report, html)
+        if json_target is not None:
+            written["json"] = write_json(json_target, summary)
     return MaskJobResult(masked, records, summary, report, written)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from sdckit.core.io import write_text
+from sdckit.core.io import current_run_id, write_text
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -50,7 +50,14 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_json(path: str | Path, document: Mapping[str, Any]) -> Path:
-    """Atomically write ``document`` as indented JSON."""
+    """Atomically write ``document`` as indented JSON.
+
+    Inside an output set (:func:`sdckit.core.io.output_set`) a mapping gets the set's
+    ``run_id``, which the HTML report of the same run shows too.
+    """
+    run_id = current_run_id()
+    if run_id is not None and isinstance(document, Mapping) and "run_id" not in document:
+        document = {**document, "run_id": run_id}
     return write_text(path, json.dumps(to_jsonable(document), indent=2, ensure_ascii=False) + "\n")
 
 
@@ -148,6 +155,7 @@ class Report:
             sections=[s.render_context() for s in self.sections],
             generated=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
             version=__version__,
+            run_id=current_run_id(),
         )
 
     def write_html(self, path: str | Path) -> Path:
