@@ -11,6 +11,8 @@ Two kinds of failure exist and the CLI maps them to exit codes:
 
 from __future__ import annotations
 
+import reprlib
+
 
 class SdcError(Exception):
     """Base class of every error sdckit raises on purpose."""
@@ -38,6 +40,20 @@ class NoSolutionError(SdcInputError):
 
 class VerificationError(SdcError, RuntimeError):
     """An output failed the independent verification; it is a bug and nothing was written."""
+
+
+def short_repr(value: object, limit: int = 120) -> str:
+    """``repr(value)`` cut to about ``limit`` characters (``...`` and the full length appended),
+    so that an error message echoing a user's value stays short whatever the value is.
+
+    Containers are cut before they are rendered (8 items, 3 levels deep, as
+    :mod:`reprlib` does), so a huge or self-repeating value costs no more than a small one.
+    """
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxstring, shortener.maxother = 3, limit, limit
+    shortener.maxlist = shortener.maxtuple = shortener.maxdict = shortener.maxset = 8
+    text = shortener.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def preview(values, limit: int = 5) -> str:

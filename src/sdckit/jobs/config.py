@@ -50,7 +50,7 @@ import yaml
 from sdckit.core.hierarchy import Hierarchy, read_hierarchy
 from sdckit.core.io import check_output_paths, read_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
-from sdckit.errors import ConfigError, SdcInputError
+from sdckit.errors import ConfigError, SdcInputError, short_repr
 
 __all__ = ["Job", "OutputSpec", "job_from_dict", "load_job", "build_model", "MODEL_NAMES"]
 
@@ -305,7 +305,7 @@ def _single_entry(item: Any, where: str, known: tuple[str, ...]) -> tuple[str, d
     if not isinstance(item, Mapping) or len(item) != 1:
         raise ConfigError(
             f"{where} must be a mapping with exactly one key, the name (one of "
-            f"{', '.join(known)}), e.g. `{known[0]}: {{...}}`; got {item!r}"
+            f"{', '.join(known)}), e.g. `{known[0]}: {{...}}`; got {short_repr(item)}"
         )
     ((name, params),) = item.items()
     if name not in known:
@@ -316,7 +316,9 @@ def _single_entry(item: Any, where: str, known: tuple[str, ...]) -> tuple[str, d
     if params is None:
         params = {}
     if not isinstance(params, Mapping):
-        raise ConfigError(f"{where}.{name} must be a mapping of parameters, got {params!r}")
+        raise ConfigError(
+            f"{where}.{name} must be a mapping of parameters, got {short_repr(params)}"
+        )
     return str(name), dict(params)
 
 
@@ -412,19 +414,76 @@ def load_job(path: str | Path) -> Job:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"job file {str(p)!r} does not exist; check the path")
-    text = p.read_text(encoding="utf-8")
+    size = p.stat().st_size
+    if size > MAX_JOB_FILE_BYTES:
+        raise ConfigError(
+            f"job file {str(p)!r} is {size:,} bytes; a job file is at most "
+            f"{MAX_JOB_FILE_BYTES:,} bytes (put data in the input file, not in the job)"
+        )
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"job file {str(p)!r} is not UTF-8 text ({exc.reason})") from None
     try:
         if p.suffix.lower() == ".toml":
             doc = tomllib.loads(text)
         else:
+            _check_yaml_size(yaml.compose(text, Loader=yaml.SafeLoader), p)
             doc = yaml.safe_load(text)
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(
-            f"job file {str(p)!r} is not valid {p.suffix[1:] or 'YAML'}: {exc}"
+            f"job file {str(p)!r} is not valid {p.suffix[1:] or 'YAML'}: "
+            f"{short_repr(str(exc), 600)[1:-1]}"
         ) from None
     job = job_from_dict(doc, base_dir=p.resolve().parent, source=repr(str(p)))
     job.job_file = p
     return job
+
+
+#: The largest job file read (bytes) and the most values its YAML may expand to (aliases
+#: included): a job names files and parameters, so these bounds are generous, and they stop
+#: an alias bomb ("billion laughs") before it costs memory or time.
+MAX_JOB_FILE_BYTES = 5_000_000
+MAX_JOB_VALUES = 200_000
+
+
+def _check_yaml_size(root: yaml.Node | None, path: Path) -> None:
+    """ConfigError when the composed YAML expands to more than :data:`MAX_JOB_VALUES` values
+    (each alias counts as a full copy of what it names) or an alias refers to itself."""
+    if root is None:
+        return
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def expanded(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in active:
+            raise ConfigError(f"job file {str(path)!r}: a YAML alias refers to itself; remove it")
+        active.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            for child in node.value:
+                total += expanded(child)
+                if total > MAX_JOB_VALUES:
+                    break
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                total += expanded(k) + expanded(v)
+                if total > MAX_JOB_VALUES:
+                    break
+        active.discard(key)
+        if total > MAX_JOB_VALUES:
+            raise ConfigError(
+                f"job file {str(path)!r} expands to more than {MAX_JOB_VALUES:,} values "
+                "(YAML anchors and aliases repeat what they name); a job needs far fewer: "
+                "write the values out or remove the aliases"
+            )
+        sizes[key] = total
+        return total
+
+    expanded(root)
 
 
 def job_from_dict(
@@ -457,19 +516,21 @@ def job_from_dict(
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
             raise ConfigError(
                 f"{job.key('suppression_limit')} must be a share of records in [0, 1] "
-                f"(e.g. 0.05 for 5%), got {v!r}"
+                f"(e.g. 0.05 for 5%), got {short_repr(v)}"
             )
         raw["suppression_limit"] = float(v)
     if "metric" in doc:
         raw["metric"] = _validate_metric(doc["metric"], job)
     if "algorithm" in doc:
         if not isinstance(doc["algorithm"], str):
-            raise ConfigError(f"{job.key('algorithm')} must be a name, got {doc['algorithm']!r}")
+            raise ConfigError(
+                f"{job.key('algorithm')} must be a name, got {short_repr(doc['algorithm'])}"
+            )
         raw["algorithm"] = doc["algorithm"]
     for key in ("options", "grid"):
         if key in doc:
             if key == "options" and not isinstance(doc[key], Mapping):
-                raise ConfigError(f"{job.key(key)} must be a mapping, got {doc[key]!r}")
+                raise ConfigError(f"{job.key(key)} must be a mapping, got {short_repr(doc[key])}")
             raw[key] = doc[key]
     for key in ("columns", "qi"):
         if key in doc:
@@ -477,14 +538,18 @@ def job_from_dict(
             if isinstance(v, str):
                 v = [c.strip() for c in v.split(",") if c.strip()]
             if not isinstance(v, list) or not all(isinstance(c, str) for c in v):
-                raise ConfigError(f"{job.key(key)} must be a list of column names, got {v!r}")
+                raise ConfigError(
+                    f"{job.key(key)} must be a list of column names, got {short_repr(v)}"
+                )
             raw[key] = v
     if "output" in doc:
         raw["output"] = _validate_keys(doc["output"], "output", _OUTPUT_KEYS, job)
     if "seed" in doc:
         v = doc["seed"]
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            raise ConfigError(f"{job.key('seed')} must be a non-negative integer, got {v!r}")
+            raise ConfigError(
+                f"{job.key('seed')} must be a non-negative integer, got {short_repr(v)}"
+            )
         raw["seed"] = v
     job.raw = raw
     return job
@@ -492,7 +557,9 @@ def job_from_dict(
 
 def _validate_keys(spec: Any, where: str, known: tuple[str, ...], job: Job) -> dict[str, Any]:
     if not isinstance(spec, Mapping):
-        raise ConfigError(f"{job.key(where)} must be a mapping ({', '.join(known)}), got {spec!r}")
+        raise ConfigError(
+            f"{job.key(where)} must be a mapping ({', '.join(known)}), got {short_repr(spec)}"
+        )
     for k in spec:
         if k not in known:
             raise ConfigError(
@@ -573,7 +640,7 @@ def _validate_list_of_named(
     if not isinstance(spec, list):
         raise ConfigError(
             f"{job.key(where)} must be a list of entries like `- name: {{parameters}}`, "
-            f"got {spec!r}"
+            f"got {short_repr(spec)}"
         )
     out = []
     for i, item in enumerate(spec):
@@ -584,12 +651,14 @@ def _validate_list_of_named(
             if not isinstance(item, Mapping) or len(item) != 1:
                 raise ConfigError(
                     f"{w} must be a mapping with exactly one key, the method name, e.g. "
-                    f"`- microaggregation: {{columns: [a, b], k: 3}}`; got {item!r}"
+                    f"`- microaggregation: {{columns: [a, b], k: 3}}`; got {short_repr(item)}"
                 )
             ((name, params),) = item.items()
             params = {} if params is None else params
             if not isinstance(params, Mapping):
-                raise ConfigError(f"{w}.{name} must be a mapping of parameters, got {params!r}")
+                raise ConfigError(
+                    f"{w}.{name} must be a mapping of parameters, got {short_repr(params)}"
+                )
             out.append((str(name), dict(params)))
         else:
             out.append(_single_entry(item, w, known))
@@ -602,6 +671,6 @@ def _validate_metric(spec: Any, job: Job) -> dict[str, Any]:
     if not isinstance(spec, Mapping) or "name" not in spec:
         raise ConfigError(
             f"{job.key('metric')} must be a metric name or `{{name: loss, aggregate: geometric}}`"
-            f", got {spec!r}"
+            f", got {short_repr(spec)}"
         )
     return dict(spec)
