@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import ConfigError, SdcInputError
+from sdckit.errors import ConfigError, DataError, SdcInputError
 from sdckit.masking import local_suppression as ls
 from sdckit.masking import microaggregation as ma
 from sdckit.masking import noise, other, pram, recoding, swapping
@@ -658,28 +658,95 @@ def apply_methods(
     for i, entry in enumerate(methods):
         if not isinstance(entry, (tuple, list)) or len(entry) != 2:
             raise ConfigError(f"methods[{i}]: expected a (name, parameters) pair, got {entry!r}")
-        spec, params = validate_method(i, entry[0], entry[1])
+        given = entry[1]
+        allow_unchanged = False
+        if isinstance(given, Mapping) and ALLOW_UNCHANGED in given:
+            allow_unchanged = given[ALLOW_UNCHANGED]
+            if not isinstance(allow_unchanged, bool):
+                raise ConfigError(
+                    f"{_key(i, entry[0], ALLOW_UNCHANGED)}: must be true or false, got "
+                    f"{allow_unchanged!r}"
+                )
+            given = {k: v for k, v in given.items() if k != ALLOW_UNCHANGED}
+        spec, params = validate_method(i, entry[0], given)
         k = params.get("k")
         if isinstance(k, int) and spec.name == "microaggregation" and k > len(data):
             raise ConfigError(
                 f"{_key(i, entry[0], 'k')}: k={k} is larger than the {len(data)} rows of the "
                 "data; choose k <= the number of rows"
             )
-        checked.append((i, entry[0], spec, params))
+        checked.append((i, entry[0], spec, params, allow_unchanged))
     seeds = _method_seeds(seed, len(checked))
     records: list[dict] = []
     current = data
-    for (i, name, spec, params), s in zip(checked, seeds, strict=True):
+    for (i, name, spec, params, allow_unchanged), s in zip(checked, seeds, strict=True):
         try:
-            results = spec.run(current, params, s)
+            with np.errstate(all="ignore"):
+                results = spec.run(current, params, s)
         except SdcInputError as exc:
             raise type(exc)(f"{_key(i, name)}: {exc}") from exc
+        if spec.name in MUST_CHANGE and not allow_unchanged:
+            _check_changed(current, results, params, _key(i, name))
         for r in results:
             rec = r.record()
             rec["step"] = i
             records.append(rec)
         current = results[-1].data
     return (current.copy() if current is data else current), records
+
+
+#: Perturbative methods whose whole purpose is to change values: a step of one of these
+#: that changed nothing (noise on a constant column, swapping one row, ...) released the
+#: data unprotected, so it is an error unless the step says ``allow_unchanged: true``.
+#: Non-perturbative methods (recoding, top/bottom coding, rounding, local suppression,
+#: sampling) and microaggregation reach their target property by construction: data that
+#: already has it may legitimately stay as it is.
+MUST_CHANGE = frozenset(
+    {
+        "noise",
+        "multiplicative_noise",
+        "rank_swapping",
+        "data_swapping",
+        "record_swapping",
+        "pram",
+        "randomized_response",
+        "resampling",
+    }
+)
+#: The per-step key that accepts an unchanged release of a :data:`MUST_CHANGE` method.
+ALLOW_UNCHANGED = "allow_unchanged"
+
+
+def _same(before: pd.Series, after: pd.Series) -> bool:
+    """True when two columns hold the same values row by row (missing equals missing)."""
+    a, b = before.to_numpy(), after.to_numpy()
+    if a.shape != b.shape:
+        return False
+    equal = pd.Series(a == b, dtype=bool).to_numpy() | (pd.isna(a) & pd.isna(b))
+    return bool(equal.all())
+
+
+def _check_changed(
+    before: pd.DataFrame, results: Sequence[MaskResult], params: Mapping[str, Any], where: str
+) -> None:
+    """DataError when a perturbative step left every value of its columns as it was."""
+    after = results[-1].data
+    columns = [c for r in results for c in (r.parameters.get("columns") or [])]
+    if not columns:  # the step's own parameters: columns, column, or swapped geography
+        for key in ("columns", "column", "hierarchy", "carry_along"):
+            value = params.get(key)
+            columns += [value] if isinstance(value, str) else list(value or [])
+    columns = [c for c in dict.fromkeys(columns) if c in before.columns and c in after.columns]
+    if not columns or len(after) != len(before):
+        return
+    if all(_same(before[c], after[c]) for c in columns):
+        raise DataError(
+            f"{where} changed none of the {len(before):,} values of "
+            f"{', '.join(map(repr, columns))}, so the release would be the original data: "
+            "the method cannot protect this input (a constant column, a single row, too "
+            "few records?). Choose another method, or set `allow_unchanged: true` on this "
+            "step if an unchanged release is what you want"
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -57,7 +57,9 @@ def check_columns(data: pd.DataFrame, columns: Sequence[str] | str | None) -> li
 def numeric_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) -> np.ndarray:
     """The columns as a float64 matrix (n, p); DataError naming the first non-numeric column/value.
 
-    Missing values (NaN) are kept as NaN; callers decide how their method treats them.
+    Missing values (NaN) are kept as NaN; callers decide how their method treats them. An
+    infinite value is refused (DataError naming the column, row and value): no masking method
+    can perturb or summarise it, and passing it through would release it unprotected.
     """
     out = np.empty((len(data), len(columns)), dtype=np.float64)
     for j, c in enumerate(columns):
@@ -74,6 +76,14 @@ def numeric_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) -> n
                 f"{s.iloc[row]!r} (row {row + 1}); choose numeric columns or recode this one first"
             )
         out[:, j] = conv.to_numpy(dtype=np.float64, na_value=np.nan)
+    infinite = np.isinf(out)
+    if infinite.any():
+        row, j = (int(v[0]) for v in np.nonzero(infinite))
+        raise DataError(
+            f"{method} needs finite numbers, but column {columns[j]!r} has "
+            f"'{data[columns[j]].iloc[row]}' (row {row + 1}; {int(infinite.sum())} infinite "
+            "value(s) in all); remove or recode the value (e.g. top-code it) and mask again"
+        )
     return out
 
 
