@@ -120,3 +120,108 @@ def test_the_cli_writes_nothing_for_noise_on_inf(tmp_path) -> None:
     assert res.exit_code == 2, res.output
     assert "row 1001" in " ".join(res.output.split())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "job.yaml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# missing values in an integer quasi-identifier are data
+# ---------------------------------------------------------------------------------------------
+AGE_ROWS = "\n".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*" for a in range(20, 40))
+
+
+def _blank_ages(folder) -> None:
+    ages = [str(20 + i % 20) for i in range(100)]
+    ages[3] = ages[50] = ""
+    pd.DataFrame({"age": ages, "sex": ["MF"[i % 2] for i in range(100)]}).to_csv(
+        folder / "in.csv", sep=";", index=False
+    )
+    (folder / "h_sex.csv").write_text("M;*\nF;*\n")
+
+
+def _job(folder, hierarchy: str) -> str:
+    path = folder / "job.yaml"
+    path.write_text(
+        'input: {path: in.csv, delimiter: ";"}\n'
+        "attributes:\n"
+        f"  age: {{role: quasi_identifying, type: integer, hierarchy: {hierarchy}}}\n"
+        "  sex: {role: quasi_identifying, hierarchy: h_sex.csv}\n"
+        "models: [{k_anonymity: {k: 2}}]\n"
+        "output: {path: out.csv}\n"
+    )
+    return str(path)
+
+
+def test_missing_integer_qi_without_a_hierarchy_row_says_the_line_to_add(tmp_path) -> None:
+    _blank_ages(tmp_path)
+    (tmp_path / "h_age.csv").write_text(AGE_ROWS + "\n")
+    res = CliRunner().invoke(app, ["anonymize", "--config", _job(tmp_path, "h_age.csv")])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert "';NA;*'" in text and "missing" in text and "39.0" not in text
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_missing_integer_qi_with_its_hierarchy_row_is_anonymized(tmp_path) -> None:
+    _blank_ages(tmp_path)
+    (tmp_path / "h_age.csv").write_text(AGE_ROWS + "\n;NA;*\n")
+    res = CliRunner().invoke(app, ["anonymize", "--config", _job(tmp_path, "h_age.csv")])
+    assert res.exit_code == 0, res.output
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
+    assert out.groupby(["age", "sex"]).size().min() >= 2
+    # the two missing ages (one per sex) form a class once sex is generalized
+    assert (out["age"] == "").sum() == 2 and set(out["sex"]) == {"*"}
+
+
+def test_missing_integer_qi_read_by_pandas_as_float_matches_textual_leaves(tmp_path) -> None:
+    import sdckit
+    from sdckit.core.hierarchy import read_hierarchy
+    from sdckit.core.schema import Schema
+    from sdckit.models import KAnonymity
+
+    _blank_ages(tmp_path)
+    (tmp_path / "h_age.csv").write_text(AGE_ROWS + "\n;NA;*\n")
+    data = pd.read_csv(tmp_path / "in.csv", sep=";")  # age becomes float64 with NaN
+    assert data["age"].dtype == np.float64
+    schema = Schema.from_roles(
+        quasi_identifying=["age", "sex"],
+        hierarchies={
+            "age": read_hierarchy(tmp_path / "h_age.csv"),
+            "sex": read_hierarchy(tmp_path / "h_sex.csv"),
+        },
+    )
+    result = sdckit.anonymize(data, schema, [KAnonymity(2)], suppression_limit=0.05)
+    assert result.transformation == {"age": 0, "sex": 0}
+    assert result.suppressed_records == 2  # the two missing ages: one record per sex
+
+
+# ---------------------------------------------------------------------------------------------
+# no algorithm silently suppresses a whole attribute
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("algorithm", ["mondrian", "tds", "optimal", "datafly"])
+def test_categorical_qi_without_hierarchy_is_refused_with_the_yaml(algorithm: str) -> None:
+    import sdckit
+    from sdckit.core.schema import Schema
+    from sdckit.errors import HierarchyError
+    from sdckit.models import KAnonymity
+
+    data = pd.DataFrame({"age": np.arange(60) % 30 + 20, "job": ["a", "b", "c"] * 20})
+    schema = Schema.from_roles(
+        quasi_identifying=["age", "job"], types={"age": "integer"}, hierarchies={}
+    )
+    with pytest.raises(HierarchyError) as info:
+        sdckit.anonymize(data, schema, [KAnonymity(3)], algorithm=algorithm)
+    text = str(info.value)
+    assert "'job'" in text or "'age'" in text
+    assert "hierarchy: {" in text and "FILE.csv" in text
+
+
+def test_mondrian_still_cuts_numeric_qis_without_hierarchy() -> None:
+    import sdckit
+    from sdckit.core.schema import Schema
+    from sdckit.models import KAnonymity
+
+    data = pd.DataFrame({"age": np.arange(60) % 30 + 20, "income": np.arange(60) * 10})
+    schema = Schema.from_roles(
+        quasi_identifying=["age", "income"], types={"age": "integer", "income": "integer"}
+    )
+    result = sdckit.anonymize(data, schema, [KAnonymity(3)], algorithm="mondrian")
+    assert (result.data["age"] != "*").all()

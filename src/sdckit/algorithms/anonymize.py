@@ -51,6 +51,9 @@ ALGORITHMS: dict[str, str] = {
 }
 #: Algorithms that recode whole columns along a hierarchy (every QI needs one).
 NEEDS_HIERARCHY = ("optimal", "datafly")
+#: Algorithms that cut numeric QIs into ranges but can generalize a categorical QI only along
+#: its hierarchy: without one, they would release it as '*' everywhere, so they refuse.
+PARTITIONING = ("mondrian", "tds")
 #: The metric keys of :attr:`AnonymizationResult.metrics` (and of the JSON ``metrics``).
 METRIC_KEYS = ("loss", "precision", "discernibility", "aecs", "non_uniform_entropy", "height")
 #: The keys of :meth:`AnonymizationResult.to_dict` (the CLI's JSON), in order.
@@ -125,20 +128,35 @@ def _resolve(algorithm: str) -> Callable[..., AlgorithmOutput]:
         ) from None
 
 
-def _builder_hint(schema: Schema, name: str) -> str:
+def _builder_hint(schema: Schema, name: str, algorithm: str) -> str:
+    """Why ``name`` needs a hierarchy for ``algorithm``, and how to give it one, in the words
+    of a job file (YAML) and of the Python API."""
     attr = schema.attributes[name]
     if attr.type.numeric:
-        builder = "interval_hierarchy (numbers)"
+        yaml_hint = "`hierarchy: {interval: {widths: [10, 50]}}`"
+        py = "interval_hierarchy"
     elif attr.type.value == "date":
-        builder = "date_hierarchy (dates)"
-    elif attr.type.value == "ordinal":
-        builder = "order_hierarchy (ordered categories)"
+        yaml_hint = "`hierarchy: {date: {levels: [month, year]}}`"
+        py = "date_hierarchy"
     else:
-        builder = "order_hierarchy (groups of categories) or masking_hierarchy (codes, ZIPs)"
+        yaml_hint = (
+            "`hierarchy: {order: {group_sizes: [2, 4]}}` (groups of its categories, in the "
+            "attribute's `order` if it has one) or `hierarchy: {masking: {}}` (codes such as "
+            "ZIPs)"
+        )
+        py = "order_hierarchy or masking_hierarchy"
+    why = (
+        "which full-domain generalization needs"
+        if algorithm in NEEDS_HIERARCHY
+        else "without which this algorithm would release '*' for every record (the whole "
+        "attribute suppressed)"
+    )
     return (
-        f"quasi-identifier {name!r} has no generalization hierarchy, which this algorithm "
-        f"needs; read one with sdckit.core.hierarchy.read_hierarchy (ARX CSV format) or build "
-        f"one with sdckit.core.hierarchy_builders.{builder}"
+        f"quasi-identifier {name!r} has no generalization hierarchy, {why} ({algorithm}). "
+        f"In a job file give it one: `hierarchy: FILE.csv` (ARX format) or {yaml_hint}; "
+        f"in Python: sdckit.core.hierarchy.read_hierarchy or "
+        f"sdckit.core.hierarchy_builders.{py}"
+        + ("; a number can also be declared `type: integer`" if not attr.type.numeric else "")
     )
 
 
@@ -181,10 +199,13 @@ def _validate(
                 )
         if isinstance(m, KAnonymity) and m.k < 1:  # pragma: no cover - KAnonymity checks
             raise ConfigError(f"model {m.name}: k must be >= 1")
-    if algorithm in NEEDS_HIERARCHY:
-        for q in schema.quasi_identifiers:
-            if schema.hierarchy(q) is None:
-                raise HierarchyError(_builder_hint(schema, q))
+    for q in schema.quasi_identifiers:
+        if schema.hierarchy(q) is not None:
+            continue
+        if algorithm in NEEDS_HIERARCHY or (
+            algorithm in PARTITIONING and not schema.attributes[q].type.numeric
+        ):
+            raise HierarchyError(_builder_hint(schema, q, algorithm))
 
 
 def _identifiers(data: pd.DataFrame, schema: Schema) -> tuple[dict[str, pd.Series], list[str]]:

@@ -256,11 +256,15 @@ class Hierarchy:
         if (idx < 0).any():
             missing = pd.unique(text[idx < 0])
             col = f"column '{column}'" if column else "the data"
-            hint = (
-                " The empty text '' stands for missing values; add a row for it."
-                if (missing == "").any()
-                else ""
-            )
+            hint = ""
+            if (missing == "").any():
+                top = str(self.labels[-1][0]) if self.height > 1 else "*"
+                cells = ["", *(["NA"] * max(self.height - 2, 0)), top][: max(self.height, 1)]
+                hint = (
+                    " The empty text '' is a missing value, and missing values are data: give "
+                    f"them a row whose first cell is empty, e.g. the line {';'.join(cells)!r} "
+                    "(one cell per level, the labels yours to choose)."
+                )
             raise HierarchyError(
                 f"{len(missing)} distinct value(s) of {col} are not in {self._where}: "
                 f"{preview(missing)}.{hint} Add a row for each value to the hierarchy file, or "
