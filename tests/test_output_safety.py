@@ -342,3 +342,84 @@ def test_config_error_type_for_output_refusals(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="both name the same file"):
         check_output_paths({"--json": tmp_path / "x", "--html": tmp_path / "x"}, {})
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV handling, one output policy, formulas
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ("a,b,c\n1,,3\n4,5\n6,7,8\n", "line 3 has 2 field(s) where the header has 3"),
+        ("a,b\n1,2,3\n", "more fields than the header"),
+        ("a,b\n1,2\n1,2,3\n", "Expected 2 fields in line 3"),
+        ("a,b,a\n1,2,3\n", "'a' more than once"),
+    ],
+)
+def test_malformed_csv_is_an_error_naming_the_line(tmp_path: Path, content, fragment) -> None:
+    (tmp_path / "in.csv").write_text(content)
+    res = _invoke("analyze", tmp_path / "in.csv", "--qi", "a")
+    assert res.exit_code == 2, res.output
+    assert fragment in " ".join(res.output.split())
+
+
+def test_empty_last_fields_are_not_short_rows(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text('a,b,c\n1,2,\n"x\ny",5,\n')
+    res = _invoke("analyze", tmp_path / "in.csv", "--qi", "a", "--quiet")
+    assert res.exit_code == 0, res.output
+
+
+def test_unknown_encoding_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text("a\n1\n")
+    res = _invoke("analyze", tmp_path / "in.csv", "--qi", "a", "--encoding", "nonsense")
+    assert res.exit_code == 2 and "unknown encoding 'nonsense'" in res.output
+
+
+@pytest.mark.parametrize("command", ["anonymize", "mask", "compare"])
+def test_a_job_without_outputs_is_refused(small: Path, command: str) -> None:
+    job = {"anonymize": _anonymize_job, "mask": _mask_job, "compare": _compare_job}[command](small)
+    text = job.read_text()
+    job.write_text(text[: text.index("output:")])
+    res = _invoke(command, "--config", job)
+    assert res.exit_code == 2 and "writes nothing" in " ".join(res.output.split())
+
+
+def test_outputs_follow_the_input_delimiter_unless_set(small: Path) -> None:
+    pd.read_csv(small / "in.csv").to_csv(small / "in.csv", sep=";", index=False)
+    res = _invoke("mask", "--config", _mask_job(small), "--quiet")
+    assert res.exit_code == 0, res.output
+    assert (small / "masked.csv").read_text().splitlines()[0] == "age;sex;income"
+    job = _mask_job(small, path="masked.csv", delimiter='","')
+    res = _invoke("mask", "--config", job, "--quiet")
+    assert (small / "masked.csv").read_text().splitlines()[0] == "age,sex,income"
+
+
+def test_every_command_help_states_the_overwrite_policy() -> None:
+    for command in ("analyze", "anonymize", "mask", "compare", "evaluate", "demo"):
+        res = _invoke(command, "--help")
+        assert "never a file the command reads" in " ".join(res.output.split()), command
+
+
+def test_messages_are_not_read_as_markup(tmp_path: Path) -> None:
+    (tmp_path / "in.csv").write_text("a\n1\n")
+    res = _invoke("analyze", tmp_path / "in.csv", "--qi", "[bold]x[/bold]")
+    assert res.exit_code == 2 and "[bold]x[/bold]" in res.output
+
+
+def test_neutralize_formulas_is_opt_in(small: Path) -> None:
+    df = pd.read_csv(small / "in.csv")
+    df["sex"] = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://x")', "@SUM(1)", "-3", "M"] * 40
+    df.to_csv(small / "in.csv", index=False)
+    job = _mask_job(small, path="plain.csv")
+    assert _invoke("mask", "--config", job, "--quiet").exit_code == 0
+    plain = pd.read_csv(small / "plain.csv", dtype=str)
+    assert plain["sex"].iloc[0] == "=cmd|' /C calc'!A0"
+    job = _mask_job(small, path="safe.csv", neutralize_formulas="true")
+    res = _invoke("mask", "--config", job, "--quiet")
+    assert res.exit_code == 0, res.output
+    safe = pd.read_csv(small / "safe.csv", dtype=str)
+    assert safe["sex"].iloc[:5].tolist() == [
+        "'=cmd|' /C calc'!A0", "'=HYPERLINK(\"http://x\")", "'@SUM(1)", "-3", "M",
+    ]  # fmt: skip
+    job = _mask_job(small, path="x.csv", neutralize_formulas="maybe")
+    assert _invoke("mask", "--config", job).exit_code == 2

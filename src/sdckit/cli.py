@@ -24,11 +24,22 @@ app = typer.Typer(
 )
 
 
+#: The one output policy of every command, shown at the end of each command's --help.
+OUTPUT_POLICY = (
+    "Outputs: an existing file at an output path is replaced, never a file the command reads "
+    "(its input, job file, hierarchies, ...: refused). All outputs of one run are written "
+    "together, or none when the run fails or is interrupted; a device or FIFO (/dev/stdout) "
+    "is written into, a symlink is followed."
+)
+
+
 def _register_commands() -> None:
     """Import every public module of :mod:`sdckit.commands` and let it add its commands."""
     for info in sorted(pkgutil.iter_modules(sdckit.commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
             importlib.import_module(f"sdckit.commands.{info.name}").register(app)
+    for command in app.registered_commands:
+        command.epilog = OUTPUT_POLICY
 
 
 _register_commands()

@@ -69,6 +69,7 @@ def anonymize_command(config: Path, json_out: Path | None, quiet: bool) -> dict[
     from sdckit.jobs.config import load_job
 
     job = load_job(config)
+    job.require_outputs(json_out)
     with progress_bar(not quiet, "searching") as progress:
         outcome = run_anonymize_job(job, json_out=json_out, progress=progress)
     if not quiet:

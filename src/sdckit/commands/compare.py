@@ -58,6 +58,7 @@ def compare_command(
     from sdckit.jobs.config import load_job
 
     job = load_job(config)
+    job.require_outputs(json_out, html_out)
     result = run_compare_job(job, json_out=json_out, html_out=html_out)
     if not quiet:
         print_ranking(result)

@@ -13,9 +13,12 @@ from sdckit.commands._common import out, run_guarded
 
 def mask_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
     """Implementation of ``sdckit mask``: run the job, print the steps and the outputs."""
+    from sdckit.jobs.config import load_job
     from sdckit.jobs.mask import run_mask_job
 
-    result = run_mask_job(config, json_path=json_out)
+    job = load_job(config)
+    job.require_outputs(json_out)
+    result = run_mask_job(job, json_path=json_out)
     if not quiet:
         t = Table(title=f"Masked {result.summary['input']}", show_header=True)
         t.add_column("step", justify="right")

@@ -104,7 +104,38 @@ def _name(source) -> str:
     return "the DataFrame" if isinstance(source, pd.DataFrame) else repr(str(source))
 
 
+def _check_encoding(encoding: str) -> None:
+    """DataError unless Python knows ``encoding``."""
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise DataError(
+            f"unknown encoding {encoding!r}; give a text encoding Python knows, e.g. utf-8, "
+            "latin-1 or cp1252"
+        ) from None
+
+
+def _short_row(path: Path, sep: str, encoding: str, quotechar: str, width: int) -> str | None:
+    """The first line of ``path`` with fewer than ``width`` fields, described, or None.
+
+    pandas pads short rows with empty cells silently; this exact scan (the csv module, which
+    knows quoting) runs only when the last column has empty cells, the one symptom of padding.
+    """
+    with open(path, encoding=encoding, newline="") as fh:
+        reader = csv.reader(fh, delimiter=sep, quotechar=quotechar)
+        next(reader, None)  # the header
+        for row in reader:
+            if row and len(row) < width:
+                return (
+                    f"line {reader.line_num} has {len(row)} field(s) where the header has {width}"
+                )
+    return None
+
+
 def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) -> pd.DataFrame:
+    _check_encoding(encoding)
     try:
         with open(path, encoding=encoding, newline="") as fh:
             sample = fh.read(65536)
@@ -135,12 +166,39 @@ def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) 
         ) from exc
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"input file {str(path)!r} is empty; it needs a header line") from exc
+    header = _header(path, sep, encoding, quotechar)
+    if not isinstance(df.index, pd.RangeIndex):  # pandas took the extra fields as an index
+        raise DataError(
+            f"cannot parse {str(path)!r}: line 2 has more fields than the header's "
+            f"{len(header)}; fix the rows (one field per column) or check the delimiter "
+            "(--delimiter)"
+        )
+    if len(set(header)) != len(header):
+        twice = sorted({c for c in header if header.count(c) > 1})
+        raise DataError(
+            f"{str(path)!r} has the column name(s) {', '.join(map(repr, twice))} more than "
+            "once; give every column its own name"
+        )
+    if df.shape[1] > 1 and len(df) and (df.iloc[:, -1] == "").any():
+        short = _short_row(path, sep, encoding, quotechar, df.shape[1])
+        if short is not None:
+            raise DataError(
+                f"cannot parse {str(path)!r}: {short}; fix that line (every row needs one "
+                f"field per column, {sep!r}-separated) or check the delimiter (--delimiter)"
+            )
+    df.attrs["delimiter"] = sep  # what a job writes its CSV outputs with, unless told
     if df.shape[1] == 1 and delimiter is None and any(d in df.columns[0] for d in ";\t|,"):
         raise DataError(
             f"{str(path)!r} was read as a single column {df.columns[0]!r}; the delimiter "
             "could not be detected: pass it with --delimiter"
         )
     return df
+
+
+def _header(path: Path, sep: str, encoding: str, quotechar: str) -> list[str]:
+    """The header line's fields, as the csv module reads them."""
+    with open(path, encoding=encoding, newline="") as fh:
+        return next(csv.reader(fh, delimiter=sep, quotechar=quotechar), [])
 
 
 def to_numeric(values: pd.Series, column: str, source: str = "the data") -> np.ndarray:
@@ -426,11 +484,48 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     return atomic_write(path, lambda p: p.write_bytes(data))
 
 
+_FORMULA_START = r"^[=+\-@\t\r]"
+_PLAIN_NUMBER = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+
+
+def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells cannot be run as spreadsheet formulas.
+
+    A cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, and is not
+    a plain number, gets a leading single quote (``=HYPERLINK(...)`` -> ``'=HYPERLINK(...)``):
+    the defence OWASP recommends against CSV injection. It changes data, so it is opt-in
+    (``output: {neutralize_formulas: true}``).
+    """
+    out = df.copy()
+    for c in out.columns:
+        s = out[c]
+        if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        text = s.astype("string")
+        risky = text.str.contains(_FORMULA_START, regex=True, na=False) & ~text.str.fullmatch(
+            _PLAIN_NUMBER, na=False
+        )
+        if risky.any():
+            s = s.astype(object).copy()
+            s[risky.to_numpy()] = "'" + text[risky].astype(str)
+            out[c] = s
+    return out
+
+
 def write_table(
-    df: pd.DataFrame, path: str | Path, delimiter: str = ",", encoding: str = "utf-8"
+    df: pd.DataFrame,
+    path: str | Path,
+    delimiter: str = ",",
+    encoding: str = "utf-8",
+    neutralize: bool = False,
 ) -> Path:
-    """Atomically write ``df`` as CSV (any suffix but ``.parquet``) or Parquet."""
+    """Atomically write ``df`` as CSV (any suffix but ``.parquet``) or Parquet.
+
+    ``neutralize=True`` writes :func:`neutralize_formulas` of ``df`` (CSV injection defence).
+    """
     path = Path(path)
+    if neutralize:
+        df = neutralize_formulas(df)
     if path.suffix.lower() in (".parquet", ".pq"):
         return atomic_write(path, lambda p: df.to_parquet(p, index=False))
 

@@ -66,10 +66,14 @@ def run_anonymize_job(
     with output_set() as outputs:  # one release: renamed into place together, or not at all
         summary["run_id"] = outputs.run_id
         if out.path is not None:
-            written["data"] = write_table(result.data, out.path, delimiter=out.delimiter)
+            written["data"] = write_table(
+                result.data, out.path, out.delimiter, neutralize=out.neutralize_formulas
+            )
             for name, table in getattr(result, "extra_tables", {}).items():
                 extra = out.path.with_name(f"{out.path.stem}.{name}{out.path.suffix}")
-                written[name] = write_table(table, extra, delimiter=out.delimiter)
+                written[name] = write_table(
+                    table, extra, out.delimiter, neutralize=out.neutralize_formulas
+                )
         summary["outputs"] = {k: str(v) for k, v in written.items()}
         if out.report is not None:
             written["report"] = result.report(out.report)

@@ -72,7 +72,7 @@ TOP_LEVEL_KEYS = (
 )
 _ATTRIBUTE_KEYS = ("role", "type", "hierarchy", "order", "format", "pseudonymize")
 _INPUT_KEYS = ("path", "delimiter", "encoding")
-_OUTPUT_KEYS = ("path", "report", "json", "delimiter")
+_OUTPUT_KEYS = ("path", "report", "json", "delimiter", "neutralize_formulas")
 _HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
 
 
@@ -89,6 +89,7 @@ class OutputSpec:
     report: Path | None = None
     json: Path | None = None
     delimiter: str = ","
+    neutralize_formulas: bool = False
 
 
 @dataclass
@@ -154,8 +155,19 @@ class Job:
             path=self._path(spec.get("path")),
             report=self._path(spec.get("report")),
             json=self._path(spec.get("json")),
-            delimiter=spec.get("delimiter", ","),
+            delimiter=spec.get("delimiter") or self._input_delimiter(),
+            neutralize_formulas=bool(spec.get("neutralize_formulas", False)),
         )
+
+    def _input_delimiter(self) -> str:
+        """The input's delimiter (given or sniffed): CSV outputs use it unless
+        ``output.delimiter`` says otherwise; ``,`` for a DataFrame or Parquet input."""
+        given = self.raw.get("input", {}).get("delimiter")
+        if given:
+            return given
+        if self._data is not None:
+            return self._data.attrs.get("delimiter", ",")
+        return ","
 
     def check_outputs(
         self,
@@ -182,6 +194,17 @@ class Job:
         given = self.input_files()
         given.update({k: v for k, v in (inputs or {}).items() if v is not None})
         check_output_paths(outputs, given)
+
+    def require_outputs(self, *given: str | Path | None) -> None:
+        """ConfigError when the job would write nothing: no ``output`` path, report or JSON
+        and none of the command-line outputs ``given`` (the commands call this, so that a job
+        never exits successfully without a word; the Python runners may run output-less)."""
+        out = self.output
+        if all(v is None for v in (out.path, out.report, out.json, *given)):
+            raise ConfigError(
+                f"{self.key('output')}: the job writes nothing; add e.g. `output: {{path: "
+                "out.csv, report: report.html, json: report.json}` (or pass --json FILE)"
+            )
 
     def input_files(self) -> dict[str, Path]:
         """Every file the job reads, by the key that names it: the job file itself, the
@@ -544,6 +567,12 @@ def job_from_dict(
             raw[key] = v
     if "output" in doc:
         raw["output"] = _validate_keys(doc["output"], "output", _OUTPUT_KEYS, job)
+        nf = raw["output"].get("neutralize_formulas", False)
+        if not isinstance(nf, bool):
+            raise ConfigError(
+                f"{job.key('output.neutralize_formulas')} must be true or false, got "
+                f"{short_repr(nf)}"
+            )
     if "seed" in doc:
         v = doc["seed"]
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):

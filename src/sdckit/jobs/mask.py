@@ -1196,7 +1196,9 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         summary["run_id"] = outputs.run_id
         html = report.render_html()
         if spec.path is not None:
-            written["data"] = write_table(masked, spec.path, delimiter=spec.delimiter)
+            written["data"] = write_table(
+                masked, spec.path, spec.delimiter, neutralize=spec.neutralize_formulas
+            )
         if spec.report is not None:
             written["report"] = write_text(spec.report, html)
         if json_target is not None:
