@@ -76,3 +76,90 @@ def test_short_repr_is_bounded_for_any_value() -> None:
     assert len(short_repr("x" * 10**6)) <= 120
     assert short_repr([1, 2]) == "[1, 2]"
     assert short_repr(list(range(100))) == "[0, 1, 2, 3, 4, 5, 6, 7, ...]"
+
+
+# ---------------------------------------------------------------------------------------------
+# expensive measures check their cost first and can be chosen
+# ---------------------------------------------------------------------------------------------
+def _wide(n: int = 300, m: int = 24):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        rng.integers(0, 3, size=(n, m)).astype(str), columns=[f"q{i}" for i in range(m)]
+    )
+
+
+def test_a_single_column_name_is_one_column() -> None:
+    import pandas as pd
+
+    import sdckit
+
+    df = pd.DataFrame({"age": ["1", "2", "2"], "sex": ["a", "b", "b"]})
+    assert sdckit.analyze(df, "age")["quasi_identifiers"] == ["age"]
+    assert "sex" in sdckit.analyze(df, "age", sensitive="sex")["sensitive"]
+
+
+def test_measures_choose_what_runs() -> None:
+    import sdckit
+    from sdckit.errors import DataError
+
+    df = _wide(50, 4)
+    only_suda = sdckit.analyze(df, list(df.columns), measures=["suda"]).summary
+    assert "suda" in only_suda and "distinction" not in only_suda
+    none = sdckit.analyze(df, list(df.columns), measures=[]).summary
+    assert "suda" not in none and "distinction" not in none and "skipped" not in none
+    with pytest.raises(DataError, match="unknown measure"):
+        sdckit.analyze(df, list(df.columns), measures=["sudo"])
+
+
+def test_unaffordable_measures_are_skipped_with_the_way_to_force_them(monkeypatch) -> None:
+    import sdckit
+    from sdckit.errors import ConfigError
+    from sdckit.risk import analyze as analyze_module
+
+    df = _wide()
+    summary = sdckit.analyze(df, list(df.columns)).summary  # 24 QIs: 2^24 subsets
+    assert "suda" not in summary
+    assert "--suda-max-size" in summary["skipped"]["suda"]
+    monkeypatch.setattr(analyze_module, "MAX_DISTINCTION_WORK", 10)
+    small = _wide(30, 3)
+    summary = sdckit.analyze(small, list(small.columns)).summary
+    assert (
+        "distinction" not in summary
+        and "--measures distinction" in summary["skipped"]["distinction"]
+    )
+    forced = sdckit.analyze(small, list(small.columns), measures=["distinction"]).summary
+    assert "distinction" in forced
+    with pytest.raises(ConfigError, match="max_size"):
+        sdckit.analyze(df, list(df.columns), measures=["suda"])
+    limited = sdckit.analyze(df, list(df.columns), measures=["suda"], suda_max_size=2).summary
+    assert limited["suda"]["records_with_score"] >= 0
+
+
+def test_cli_measures_and_skips_are_reported(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    df = _wide()
+    df.to_csv(tmp_path / "wide.csv", index=False)
+    qi = ",".join(df.columns)
+    res = CliRunner().invoke(
+        app, ["analyze", str(tmp_path / "wide.csv"), "--qi", qi, "--json", str(tmp_path / "r.json"),
+              "--html", str(tmp_path / "r.html")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "skipped suda" in res.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert "suda" in doc["skipped"] and "Measures not computed" in (tmp_path / "r.html").read_text()
+    res = CliRunner().invoke(
+        app, ["analyze", str(tmp_path / "wide.csv"), "--qi", qi, "--measures", "suda",
+              "--suda-max-size", "2", "--json", str(tmp_path / "s.json")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "s.json").read_text())
+    assert "suda" in doc and "distinction" not in doc and "skipped" not in doc

@@ -95,6 +95,12 @@ def test_seed002_homogeneity_attack(seeds: Path) -> None:
         )
     }
     assert distinct == {("Cher", "[20-24]"): 3, ("Rhône", "[25-29]"): 1}
+    risk = sdckit.analyze(published, ["Zip", "Age"], sensitive="BSL")["sensitive"]["BSL"]
+    assert (risk["distinct_l"], risk["homogeneous_classes"], risk["homogeneous_records"]) == (
+        1,
+        1,
+        3,
+    )
 
 
 def test_seed002_two_diversity_needs_more_than_the_three_anonymous_release(seeds: Path) -> None:

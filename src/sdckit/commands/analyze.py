@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sdckit.commands._common import out, run_guarded, split_list
@@ -37,7 +38,19 @@ def _print_risk(summary: dict) -> None:
         t.add_row(f"household risk {k}", f"{v:.6f}")
     for k, v in summary.get("suda", {}).items():
         t.add_row(f"SUDA {k}", f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
+    for a, v in summary.get("sensitive", {}).items():
+        t.add_row(
+            f"{a}: distinct l / entropy l",
+            f"{v['distinct_l']} / {v['entropy_l']:.2f}"
+            + (
+                f" ({v['homogeneous_classes']:,} one-value classes)"
+                if v["homogeneous_classes"]
+                else ""
+            ),
+        )
     out.print(t)
+    for k, why in summary.get("skipped", {}).items():
+        out.print(f"[yellow]skipped {k}:[/] {escape(why)}", highlight=False)
 
 
 def analyze_command(
@@ -54,6 +67,8 @@ def analyze_command(
     population: Path | None,
     encoding: str,
     quiet: bool,
+    measures: list[str] | None = None,
+    suda_max_size: int | None = None,
 ) -> dict:
     """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
     from sdckit.core.io import check_output_paths, output_set, read_table, write_text
@@ -78,6 +93,8 @@ def analyze_command(
         household=household,
         threshold=threshold,
         population=pop,
+        measures=measures,
+        suda_max_size=suda_max_size,
     )
     summary = dict(result.summary)
     summary["input"] = str(input)
@@ -130,8 +147,27 @@ def analyze_cli(
     ] = None,
     encoding: Annotated[str, typer.Option(help="Text encoding of CSV input.")] = "utf-8",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    measures: Annotated[
+        str | None,
+        typer.Option(
+            help="Per-subset measures to compute, comma-separated: distinction, suda (default: "
+            "both, each skipped with a note when its estimated cost is too high; named here, "
+            "a measure always runs)."
+        ),
+    ] = None,
+    suda_max_size: Annotated[
+        int | None,
+        typer.Option(
+            "--suda-max-size", min=1, help="Largest minimal-sample-unique size SUDA2 searches."
+        ),
+    ] = None,
 ) -> None:
-    """Measure the re-identification risk of a data set."""
+    """Measure the re-identification risk of a data set.
+
+    Always: prosecutor/journalist/marketer risk, sample uniques, class sizes (and population,
+    individual and household risk with their options; l-diversity of --sensitive attributes).
+    Per QI subset, when affordable or asked with --measures: distinction/separation, SUDA2.
+    """
     run_guarded(
         analyze_command,
         input,
@@ -147,6 +183,8 @@ def analyze_cli(
         population,
         encoding,
         quiet,
+        split_list(measures) if measures is not None else None,
+        suda_max_size,
     )
 
 

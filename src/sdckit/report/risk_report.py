@@ -201,6 +201,30 @@ def risk_sections(
                 table_limit=120,
             )
         )
+    if summary.get("sensitive"):
+        sections.append(
+            Section(
+                f"{title_prefix}Sensitive attributes inside the classes",
+                text=(
+                    "Distinct l: the fewest distinct values of the attribute in any class; "
+                    "entropy l: exp of the lowest class entropy (Machanavajjhala et al. 2007). "
+                    "A class holding one value only discloses it to anyone who can place a "
+                    "person in the class (the homogeneity attack), however large the class."
+                ),
+                table=[{"attribute": a, **v} for a, v in summary["sensitive"].items()],
+            )
+        )
+    if summary.get("skipped"):
+        sections.append(
+            Section(
+                f"{title_prefix}Measures not computed",
+                text=(
+                    "These measures were skipped because their estimated cost exceeds the "
+                    "default budget; each line says how to force it."
+                ),
+                table=[{"measure": k, "why": v} for k, v in summary["skipped"].items()],
+            )
+        )
     return sections
 
 

@@ -26,7 +26,7 @@ from sdckit.core.frequency import (
     require_values,
 )
 from sdckit.errors import DataError
-from sdckit.risk.distinction import distinction_separation
+from sdckit.risk.distinction import attribute_combinations, distinction_separation
 from sdckit.risk.reidentification import (
     class_size_distribution,
     journalist_risk,
@@ -96,6 +96,8 @@ def analyze(
     levels: Sequence[int] | None = None,
     max_combination_size: int | None = None,
     suda: bool = True,
+    measures: Sequence[str] | str | None = None,
+    suda_max_size: int | None = None,
 ) -> RiskAnalysis:
     """Analyze the re-identification risk of ``data`` with the given quasi-identifiers.
 
@@ -104,10 +106,24 @@ def analyze(
     ``sample_uniques_share``, ``prosecutor``, ``journalist``, ``marketer``,
     ``records_at_risk_share``, ``distinction``, ``separation``, ``suda``, and with the
     options ``population_uniques_share`` (``sampling_fraction``), ``individual_risk``
-    (``weight``) and ``household_risk`` (``household``).
+    (``weight``) and ``household_risk`` (``household``); with ``sensitive`` attributes,
+    ``sensitive`` (per attribute: the smallest number of distinct values in a class, i.e.
+    distinct l-diversity, its entropy form, and the classes with one value only -- the
+    homogeneity attack of Machanavajjhala et al. 2007).
+
+    ``quasi_identifiers`` and ``sensitive`` are lists of column names (one name may be given
+    as a string). The per-record measures over QI subsets are the expensive ones:
+    ``measures`` chooses among :data:`OPTIONAL_MEASURES` (``"distinction"``: distinction and
+    separation of QI combinations; ``"suda"``: SUDA2/DIS). By default both run unless their
+    estimated cost exceeds the budget (:data:`MAX_DISTINCTION_WORK`, the SUDA memory bound),
+    in which case they are skipped and ``summary["skipped"]`` says why and how to force them;
+    a measure named in ``measures`` always runs (SUDA still refuses what cannot fit in
+    memory). ``suda_max_size`` limits the size of the minimal sample uniques searched.
     """
     t0 = time.perf_counter()
-    qi = list(quasi_identifiers)
+    qi = column_list(quasi_identifiers)
+    sensitive = column_list(sensitive)
+    chosen = _chosen_measures(measures, suda)
     if not qi:
         raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
     if len(set(qi)) != len(qi):
@@ -177,20 +193,102 @@ def analyze(
         raise DataError(
             "household risk needs sampling weights: give --weight COL together with --household"
         )
-    dist, sep = distinction_separation(fs, max_combination_size)
-    summary["distinction"] = dist
-    summary["separation"] = sep
-    if suda:
-        from sdckit.risk.suda import suda2
+    if sensitive:
+        summary["sensitive"] = {a: _diversity(fs, a) for a in sensitive}
+    skipped: dict[str, str] = {}
+    forced = measures is not None
+    if "distinction" in chosen:
+        combos = len(attribute_combinations(qi, max_combination_size))
+        work = combos * fs.n_classes
+        if forced or work <= MAX_DISTINCTION_WORK:
+            dist, sep = distinction_separation(fs, max_combination_size)
+            summary["distinction"] = dist
+            summary["separation"] = sep
+        else:
+            skipped["distinction"] = (
+                f"distinction/separation of {combos:,} QI combinations over {fs.n_classes:,} "
+                f"classes ({work:,} class visits) exceeds the default budget of "
+                f"{MAX_DISTINCTION_WORK:,}; force it with --measures distinction (or "
+                "measures=['distinction'])"
+            )
+    if "suda" in chosen:
+        from sdckit.risk.suda import fits, largest_feasible_size, suda2
 
-        # on the classes (distinct keys with their sizes): same scores, no regrouping of rows
-        missing = [
-            _missing_code(q.labels(lv))
-            for q, lv in zip(fs.quasi_identifiers, fs.levels, strict=True)
-        ]
-        summary["suda"] = suda2(fs.keys, missing_codes=missing, counts=fs.counts).as_dict()
+        size = suda_max_size if suda_max_size is not None else len(qi)
+        if forced or fits(len(qi), fs.n_classes, min(size, len(qi))):
+            # on the classes (distinct keys with their sizes): same scores, no regrouping
+            missing = [
+                _missing_code(q.labels(lv))
+                for q, lv in zip(fs.quasi_identifiers, fs.levels, strict=True)
+            ]
+            summary["suda"] = suda2(
+                fs.keys, max_size=suda_max_size, missing_codes=missing, counts=fs.counts
+            ).as_dict()
+        else:
+            best = largest_feasible_size(len(qi), fs.n_classes)
+            skipped["suda"] = (
+                f"SUDA2 over {len(qi)} key variables up to MSU size {size} on "
+                f"{fs.n_classes:,} distinct records exceeds the memory bound"
+                + (
+                    f"; --suda-max-size {best} (suda_max_size={best}) fits"
+                    if best
+                    else "; use fewer quasi-identifiers"
+                )
+            )
+    if skipped:
+        summary["skipped"] = skipped
     summary["elapsed_seconds"] = time.perf_counter() - t0
     return RiskAnalysis(summary=summary, frequency_set=fs, record_risk=record_risk)
+
+
+#: The measures over QI subsets that ``measures`` selects (the others always run).
+OPTIONAL_MEASURES = ("distinction", "suda")
+#: Default budget of distinction/separation: QI combinations x classes visited (about 20 ns
+#: each, so some 40 s on this budget's edge); beyond it the measure is skipped unless asked.
+MAX_DISTINCTION_WORK = 2_000_000_000
+
+
+def column_list(value: Sequence[str] | str | None) -> list[str]:
+    """A list of column names; one name may be given as a string (``"age"`` is ``["age"]``,
+    never ``["a", "g", "e"]``)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def _chosen_measures(measures: Sequence[str] | str | None, suda: bool) -> set[str]:
+    if measures is None:
+        return {m for m in OPTIONAL_MEASURES if suda or m != "suda"}
+    chosen = set(column_list(measures))
+    unknown = sorted(chosen - set(OPTIONAL_MEASURES))
+    if unknown:
+        raise DataError(
+            f"unknown measure(s) {', '.join(map(repr, unknown))}; choose among "
+            f"{', '.join(OPTIONAL_MEASURES)} (the risk measures on classes always run)"
+        )
+    return chosen
+
+
+def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
+    """How diverse ``attribute`` is inside the classes: distinct l (the smallest number of
+    distinct values in a class), entropy l (``exp`` of the smallest class entropy,
+    Machanavajjhala et al. 2007) and the classes / records whose class holds one value only."""
+    hist = fs.histogram(attribute).tocsr()
+    distinct = np.diff(hist.indptr)
+    sizes = np.asarray(hist.sum(axis=1)).ravel()
+    p = hist.data / np.repeat(sizes, distinct)
+    row = np.repeat(np.arange(hist.shape[0]), distinct)
+    entropy = np.bincount(row, weights=-p * np.log(p), minlength=hist.shape[0])
+    homogeneous = distinct == 1
+    return {
+        "distinct_values": int(hist.shape[1]),
+        "distinct_l": int(distinct.min()) if len(distinct) else 0,
+        "entropy_l": float(np.exp(entropy.min())) if len(entropy) else 0.0,
+        "homogeneous_classes": int(homogeneous.sum()),
+        "homogeneous_records": int(sizes[homogeneous].sum()),
+    }
 
 
 def _missing_code(labels: np.ndarray) -> int | None:

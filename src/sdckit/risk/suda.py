@@ -138,15 +138,35 @@ def _missing_cells(codes: np.ndarray, missing_codes: Sequence[int | None] | None
     return cells
 
 
-def _check_size(m: int, n_rows: int, max_size: int) -> None:
+def fits(m: int, n_rows: int, max_size: int) -> bool:
+    """True when SUDA over ``m`` key variables and ``n_rows`` distinct records up to MSU size
+    ``max_size`` stays within the bounds (subsets examined, memory of two adjacent levels)."""
     level = [math.comb(m, k) for k in range(max_size + 1)]
     total = sum(level[1:])
     peak = max(level[k - 1] + level[k] for k in range(1, max_size + 1)) * n_rows * 9
-    if total > _MAX_SUBSETS or peak > _MAX_LEVEL_BYTES:
+    return total <= _MAX_SUBSETS and peak <= _MAX_LEVEL_BYTES
+
+
+def largest_feasible_size(m: int, n_rows: int) -> int:
+    """The largest MSU size that :func:`fits` (0 when not even size 1 does)."""
+    size = 0
+    while size < m and fits(m, n_rows, size + 1):
+        size += 1
+    return size
+
+
+def _check_size(m: int, n_rows: int, max_size: int) -> None:
+    if not fits(m, n_rows, max_size):
+        best = largest_feasible_size(m, n_rows)
         raise ConfigError(
-            f"SUDA over {m} key variables up to MSU size {max_size} would examine {total} "
-            f"variable subsets of {n_rows} distinct records, too many; pass a smaller max_size "
-            "(e.g. 4 or 5) or fewer key variables"
+            f"SUDA over {m} key variables up to MSU size {max_size} on {n_rows:,} distinct "
+            "records examines too many variable subsets or needs too much memory"
+            + (
+                f"; the largest MSU size that fits is {best} (max_size={best}, on the "
+                f"command line --suda-max-size {best})"
+                if best
+                else "; use fewer key variables"
+            )
         )
 
 
