@@ -225,3 +225,59 @@ def test_mondrian_still_cuts_numeric_qis_without_hierarchy() -> None:
     )
     result = sdckit.anonymize(data, schema, [KAnonymity(3)], algorithm="mondrian")
     assert (result.data["age"] != "*").all()
+
+
+# ---------------------------------------------------------------------------------------------
+# every masking function takes a Series as a one-column frame
+# ---------------------------------------------------------------------------------------------
+def _series_cases():
+    from sdckit.masking import local_suppression as ls
+    from sdckit.masking import microaggregation as ma
+    from sdckit.masking import noise, other, pram, recoding, swapping
+
+    num = pd.Series(np.arange(30, dtype=float) * 1.7 % 11, name="x")
+    cat = pd.Series(list("abc") * 10, name="g")
+    return [
+        (ma.mdav, num, {"k": 3}),
+        (ma.vmdav, num, {"k": 3}),
+        (ma.optimal_univariate, num, {"column": "x", "k": 3}),
+        (ma.individual_ranking, num, {"k": 3}),
+        (ma.categorical_microaggregation, cat, {"k": 3}),
+        (ma.kanonymity_microaggregation, num, {"quasi_identifiers": "x", "k": 3}),
+        (ma.fuzzy_microaggregation, num, {"k": 3}),
+        (noise.additive_noise, num, {"columns": None, "seed": 1}),
+        (other.round_to_base, num, {"columns": None, "base": 5}),
+        (other.resample, num, {"columns": None, "seed": 1}),
+        (other.multiplicative_noise, num, {"columns": None, "seed": 1}),
+        (pram.pram, cat, {"columns": None, "seed": 1}),
+        (pram.randomized_response, cat.where(cat != "c", "a"), {"column": "g", "seed": 1}),
+        (recoding.sample, num, {"fraction": 0.5, "seed": 1}),
+        (recoding.global_recode, num, {"column": "x", "method": "breaks", "breaks": [0, 5, 11]}),
+        (
+            recoding.group_categories,
+            cat,
+            {"column": "g", "mapping": {"a": "ab", "b": "ab", "c": "c"}},
+        ),
+        (recoding.top_bottom_code, num, {"column": "x", "top": 8}),
+        (swapping.rank_swap, num, {"columns": None, "p_percent": 10, "seed": 1}),
+        (ls.local_suppression, cat, {"keys": None, "k": 2}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fn", "series", "kwargs"), _series_cases(), ids=lambda v: getattr(v, "__name__", "")
+)
+def test_masking_functions_take_a_series(fn, series, kwargs) -> None:
+    try:
+        result = fn(series, **kwargs)
+    except DataError as exc:  # a clear input error is acceptable, never AttributeError
+        pytest.fail(f"{fn.__name__} refused a Series: {exc}")
+    assert isinstance(result.data, pd.DataFrame)
+    assert list(result.data.columns) == [series.name]
+
+
+def test_masking_functions_refuse_other_types_clearly() -> None:
+    from sdckit.masking.microaggregation import mdav
+
+    with pytest.raises(DataError, match="DataFrame or Series"):
+        mdav([1, 2, 3], k=3)

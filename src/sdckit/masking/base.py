@@ -7,7 +7,8 @@ a small JSON-serialisable record of what was done.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,25 @@ class MaskResult:
     def record(self) -> dict[str, Any]:
         """The publishable record: method, parameters and details."""
         return {"method": self.method, "parameters": self.parameters, "details": self.details}
+
+
+def accepts_series(fn: Callable[..., MaskResult]) -> Callable[..., MaskResult]:
+    """Let a masking function take a pandas Series as a one-column DataFrame (named as the
+    Series, ``value`` if unnamed); the result's ``data`` is a DataFrame as always. Anything
+    else but a DataFrame is a DataError naming the function."""
+
+    @functools.wraps(fn)
+    def wrapper(data: Any, *args: Any, **kwargs: Any) -> MaskResult:
+        if isinstance(data, pd.Series):
+            data = data.to_frame(name=data.name if data.name is not None else "value")
+        elif not isinstance(data, pd.DataFrame):
+            raise DataError(
+                f"{fn.__name__}: data must be a pandas DataFrame or Series, got "
+                f"{type(data).__name__}"
+            )
+        return fn(data, *args, **kwargs)
+
+    return wrapper
 
 
 def check_columns(data: pd.DataFrame, columns: Sequence[str] | str | None) -> list[str]:

@@ -35,7 +35,7 @@ from numba import njit
 
 from sdckit.core.encoding import encode
 from sdckit.errors import DataError, VerificationError
-from sdckit.masking.base import MaskResult, callable_module, check_columns
+from sdckit.masking.base import MaskResult, accepts_series, callable_module, check_columns
 
 _MAX_BITS = 62
 
@@ -223,6 +223,7 @@ def _importance(data: pd.DataFrame, keys: list[str], importance: Any) -> list[in
     return [int(v) for v in imp]
 
 
+@accepts_series
 def local_suppression(
     data: pd.DataFrame,
     keys: Sequence[str] | str,

@@ -33,7 +33,13 @@ import pandas as pd
 from sdckit.core.encoding import as_text, encode
 from sdckit.errors import DataError, VerificationError, preview
 from sdckit.masking import _mdav_kernels as kern
-from sdckit.masking.base import MaskResult, check_columns, numeric_matrix, standardize
+from sdckit.masking.base import (
+    MaskResult,
+    accepts_series,
+    check_columns,
+    numeric_matrix,
+    standardize,
+)
 
 Centroid = Literal["mean", "median"]
 
@@ -340,6 +346,7 @@ def _multivariate(
     return _masked_frame(data, cols, out), reports
 
 
+@accepts_series
 def mdav(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None = None,
@@ -380,6 +387,7 @@ def mdav(
     )
 
 
+@accepts_series
 def vmdav(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None = None,
@@ -422,6 +430,7 @@ def vmdav(
     )
 
 
+@accepts_series
 def optimal_univariate(
     data: pd.DataFrame, column: str, k: int = 3, seed: int | None = None
 ) -> MaskResult:
@@ -458,6 +467,7 @@ def _il_1d(x: np.ndarray, masked: np.ndarray) -> float | None:
     return None if sst == 0 else 100.0 * float(((x - masked) ** 2).sum()) / sst
 
 
+@accepts_series
 def individual_ranking(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None = None,
@@ -566,6 +576,7 @@ def _lower_median_ranks(ranks: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return srt[starts + (sizes - 1) // 2]
 
 
+@accepts_series
 def categorical_microaggregation(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None = None,
@@ -629,6 +640,7 @@ def categorical_microaggregation(
     )
 
 
+@accepts_series
 def kanonymity_microaggregation(
     data: pd.DataFrame,
     quasi_identifiers: Sequence[str] | str,
@@ -700,6 +712,7 @@ def _memberships(d2: np.ndarray, m: float) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
+@accepts_series
 def fuzzy_microaggregation(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None = None,

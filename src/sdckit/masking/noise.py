@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import DataError
-from sdckit.masking.base import MaskResult, check_columns, numeric_matrix
+from sdckit.masking.base import MaskResult, accepts_series, check_columns, numeric_matrix
 
 _METHODS = ("uncorrelated", "correlated", "kim")
 
@@ -74,6 +74,7 @@ def _write_back(data: pd.DataFrame, columns: Sequence[str], values: np.ndarray) 
     return out
 
 
+@accepts_series
 def additive_noise(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,

@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import DataError
-from sdckit.masking.base import MaskResult, check_columns, integer_like, numeric_matrix
+from sdckit.masking.base import (
+    MaskResult,
+    accepts_series,
+    check_columns,
+    integer_like,
+    numeric_matrix,
+)
 
 
 def _positive(value: float, name: str, method: str, example: str) -> float:
@@ -32,6 +38,7 @@ def _positive(value: float, name: str, method: str, example: str) -> float:
     return v
 
 
+@accepts_series
 def round_to_base(
     data: pd.DataFrame, columns: Sequence[str] | str | None, base: float
 ) -> MaskResult:
@@ -60,6 +67,7 @@ def round_to_base(
     return MaskResult(out, "round_to_base", {"columns": cols, "base": b}, {"n_changed": changed})
 
 
+@accepts_series
 def resample(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
@@ -99,6 +107,7 @@ def resample(
     return MaskResult(out, "resample", {"columns": cols, "t": int(t)}, {})
 
 
+@accepts_series
 def multiplicative_noise(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,

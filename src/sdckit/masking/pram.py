@@ -29,7 +29,7 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text
 from sdckit.errors import DataError, preview
-from sdckit.masking.base import MaskResult, callable_module, check_columns
+from sdckit.masking.base import MaskResult, accepts_series, callable_module, check_columns
 
 _ROW_TOL = 1e-8
 
@@ -240,6 +240,7 @@ def _apply_matrix(codes: np.ndarray, P: np.ndarray, rng: np.random.Generator) ->
 # --------------------------------------------------------------------------- public API
 
 
+@accepts_series
 def pram(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
@@ -416,6 +417,7 @@ def rr_estimate(m: float, n: float, p: float) -> float:
     return (m_ / n_ - (1.0 - p_)) / (2.0 * p_ - 1.0)
 
 
+@accepts_series
 def randomized_response(
     data: pd.DataFrame,
     column: str,

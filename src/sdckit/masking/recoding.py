@@ -15,7 +15,13 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text
 from sdckit.errors import DataError, preview
-from sdckit.masking.base import MaskResult, check_columns, integer_like, numeric_matrix
+from sdckit.masking.base import (
+    MaskResult,
+    accepts_series,
+    check_columns,
+    integer_like,
+    numeric_matrix,
+)
 
 _RECODE_METHODS = ("equal_width", "equal_frequency", "log_equidistant", "breaks")
 
@@ -38,6 +44,7 @@ def _allocate(total: int, sizes: np.ndarray) -> np.ndarray:
     return np.minimum(alloc, sizes)
 
 
+@accepts_series
 def sample(
     data: pd.DataFrame,
     fraction: float | None = None,
@@ -130,6 +137,7 @@ def _show(v: Any) -> str:
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
+@accepts_series
 def global_recode(
     data: pd.DataFrame,
     column: str,
@@ -246,6 +254,7 @@ def global_recode(
     return MaskResult(out, "global_recode", params, details)
 
 
+@accepts_series
 def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]) -> MaskResult:
     """Recode categories by a mapping (sdcMicro ``groupAndRename``).
 
@@ -298,6 +307,7 @@ def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]
 # --------------------------------------------------------------------------- top/bottom coding
 
 
+@accepts_series
 def top_bottom_code(
     data: pd.DataFrame,
     column: str,

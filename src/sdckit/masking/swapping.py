@@ -28,7 +28,13 @@ from numba import njit
 
 from sdckit.core.encoding import as_text, encode
 from sdckit.errors import DataError
-from sdckit.masking.base import MaskResult, check_columns, integer_like, numeric_matrix
+from sdckit.masking.base import (
+    MaskResult,
+    accepts_series,
+    check_columns,
+    integer_like,
+    numeric_matrix,
+)
 
 _SCAN_WINDOW = 32  # windows up to this many ranks are scanned linearly, larger ones by Fenwick
 
@@ -391,6 +397,7 @@ def _rank_apply(
     return out, info
 
 
+@accepts_series
 def rank_swap(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
@@ -423,6 +430,7 @@ def rank_swap(
     return MaskResult(out, "rank_swap", {"columns": cols, "p_percent": p}, info)
 
 
+@accepts_series
 def rank_swap_p_buckets(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
@@ -452,6 +460,7 @@ def rank_swap_p_buckets(
     return MaskResult(out, "rank_swap_p_buckets", {"columns": cols, "p": pv}, info)
 
 
+@accepts_series
 def rank_swap_p_distribution(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
@@ -512,6 +521,7 @@ def _group_ids(data: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
     return key
 
 
+@accepts_series
 def data_swap(
     data: pd.DataFrame,
     swap_columns: Sequence[str] | str,
@@ -678,6 +688,7 @@ def _dense(key: np.ndarray) -> np.ndarray:
     return np.unique(key, return_inverse=True)[1].astype(np.int64)
 
 
+@accepts_series
 def record_swap(
     data: pd.DataFrame,
     household: str,
