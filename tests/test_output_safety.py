@@ -423,3 +423,16 @@ def test_neutralize_formulas_is_opt_in(small: Path) -> None:
     ]  # fmt: skip
     job = _mask_job(small, path="x.csv", neutralize_formulas="maybe")
     assert _invoke("mask", "--config", job).exit_code == 2
+
+
+def test_quiet_silences_library_warnings(tmp_path: Path) -> None:
+    script = (
+        "import sys, warnings; import sdckit.cli as c; "
+        "c.app = lambda: warnings.warn('numpy says hi', RuntimeWarning); "
+        "sys.argv = ['sdckit', 'analyze', '--quiet']; c.main()"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stderr == ""
+    loud = script.replace("'--quiet'", "'-v'")
+    res = subprocess.run([sys.executable, "-c", loud], capture_output=True, text=True)
+    assert "numpy says hi" in res.stderr

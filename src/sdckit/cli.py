@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import signal
+import sys
+import warnings
 
 import typer
 
@@ -52,8 +54,14 @@ def _terminated(signum: int, frame: object) -> None:
 
 
 def main() -> None:
-    """Console-script entry point (usage errors exit 2, input errors 2, bugs 1)."""
+    """Console-script entry point (usage errors exit 2, input errors 2, bugs 1).
+
+    Under ``--quiet`` no warning of a library (numpy, pandas, matplotlib) reaches the
+    terminal: a quiet run prints errors only.
+    """
     signal.signal(signal.SIGTERM, _terminated)
+    if "--quiet" in sys.argv[1:] or "-q" in sys.argv[1:]:
+        warnings.simplefilter("ignore")
     app()
 
 
