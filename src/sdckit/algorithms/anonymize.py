@@ -61,6 +61,7 @@ JSON_KEYS = (
     "transformation",
     "suppressed_records",
     "metrics",
+    "metric_conventions",
     "models_satisfied",
     "verified",
     "nodes_checked",
@@ -99,6 +100,7 @@ class AnonymizationResult:
                 "transformation": self.transformation,
                 "suppressed_records": self.suppressed_records,
                 "metrics": self.metrics,
+                "metric_conventions": self.details.get("metric_conventions", {}),
                 "models_satisfied": self.models_satisfied,
                 "verified": self.verified,
                 "nodes_checked": self.nodes_checked,
@@ -423,6 +425,10 @@ def anonymize(
     if notices:
         details["notices"] = notices
     details["metric"] = spec.name
+    details["metric_conventions"] = {
+        **spec.conventions(),
+        "precision": "Sweeney's precision, higher is better (ARX prints 1 - precision)",
+    }
     return AnonymizationResult(
         data=released,
         transformation=output.transformation,

@@ -70,6 +70,10 @@ SNAPSHOT_CLASSES = 2000  # sources larger than this get an intermediate snapshot
 TOP_RATIO = 1000  # top-down picks per bound-ordered pick (speed only)
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
 _CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes together)
+#: ... and at most this many times the base frequency set's classes, so that the cache (some
+#: 60 bytes a class) stays proportional to the data: 2,000,000 nearly unique records would
+#: otherwise cache 20,000,000 classes (over 1 GB) on top of the data itself.
+_CACHE_PER_BASE_CLASS = 3
 MAX_LATTICE = 2_000_000
 
 
@@ -204,6 +208,9 @@ class LatticeSearch:
         self._cache_classes = np.zeros(64, dtype=np.int64)
         self._cache_index: list[int] = []
         self._cache_total = 0
+        self._cache_budget = min(
+            _CACHE_BUDGET, max(1_000_000, _CACHE_PER_BASE_CLASS * self.base.n_classes)
+        )
         self._store(0, self.base)
         self.checked: list[NodeResult] = []
 
@@ -264,7 +271,7 @@ class LatticeSearch:
 
     # -- cache of evaluated frequency sets (roll-up sources) -------------------------------
     def _store(self, index: int, fs: FrequencySet) -> None:
-        if self._cache_total + fs.n_classes > _CACHE_BUDGET and index != 0:
+        if self._cache_total + fs.n_classes > self._cache_budget and index != 0:
             return
         if not self.keep_base_map:
             fs = replace(fs, base_row_class=None, base_map=None, parent_map=None)

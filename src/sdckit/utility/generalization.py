@@ -29,14 +29,28 @@ hierarchy; a suppressed record counts as generalized to the root ``*``):
   Higher is better; the search minimises ``1 - Prec``.
 * **discernibility** -- Bayardo & Agrawal 2005 ("Data privacy through optimal
   k-anonymization", ICDE): ``sum_{released classes E} |E|^2 + (suppressed records) * n``.
-* **aecs** -- average equivalence class size (LeFevre et al. 2006, "Mondrian"):
-  ``released records / released classes`` (``C_AVG = aecs / k``).
+  With ``gs_factor`` (ARX's generalization/suppression factor ``g``, default 0.5 as ARX):
+  generalization weighs ``gF = 1`` if ``g <= 0.5`` else ``2 - 2g``, suppression ``sF = 2g`` if
+  ``g < 0.5`` else 1; a kept record adds ``gF * share``, a suppressed one
+  ``share + sF * (1 - share)`` (its share at the transformation's level), and the minimum is
+  ``gF * n / D_i`` (ARX ``MetricMDNMLoss``). At 0.5 both factors are 1: the definition above.
+* **aecs** -- average equivalence class size (LeFevre et al. 2006, "Mondrian"). Two
+  conventions (``metric: {name: aecs, suppressed: ...}``): ``released`` (default)
+  ``released records / released classes`` (``C_AVG = aecs / k``); ``as_class`` (ARX
+  ``MetricSDAECS``) ``n / (released classes + 1)`` when records are suppressed -- all ``n``
+  records, the suppressed ones forming one more class.
 * **entropy** (``non_uniform_entropy``) -- Gionis & Tassa 2009 ("k-anonymization with
-  minimal loss of information", IEEE TKDE 21(2)), as ARX ``MetricMDNUEntropy``: each record
-  costs ``sum_i -log2(f_i(v) / F_i(g))`` where ``v`` is its original value, ``g`` its
-  released value, ``f_i(v)`` the number of records with value ``v`` and ``F_i(g)`` the number
-  of records whose value lies under ``g`` (both over all ``n`` input records); a suppressed
-  value lies under the root (``F = n``).
+  minimal loss of information", IEEE TKDE 21(2)): each record costs
+  ``sum_i -log2(f_i(v) / F_i(g))`` where ``v`` is its original value, ``g`` its released
+  value, ``f_i(v)`` the number of records with value ``v`` and ``F_i(g)`` the number of
+  records whose value lies under ``g`` (both over all ``n`` input records). Suppressed records
+  (``metric: {name: entropy, suppressed: ...}``): ``root`` (default; sdckit's reading of
+  Gionis & Tassa: a suppressed value is released as the root, ``F = n``); ``not_charged``
+  (ARX's monotonic ``createEntropyMetric(true)``, ``MetricMDNUEntropyPrecomputed``: suppressed
+  records cost what their generalization costs, suppression adds nothing); ``group`` (ARX's
+  default non-monotonic ``MetricMDNUNMEntropy``: the generalization cost of every record plus,
+  per attribute, ``-sum_g c_g log2(c_g / S)`` over the generalized values ``g`` of the ``S``
+  suppressed records, ``c_g`` of them showing ``g``).
 * **height** -- the sum of the transformation's levels (ARX ``MetricMDHeight``; Samarati
   2001's "height" of a lattice node).
 * **iloss** -- Xiao & Tao 2006 ("Personalized privacy preservation", SIGMOD):
@@ -78,13 +92,49 @@ AGGREGATES = ("geometric", "arithmetic", "sum", "max")
 _ALIASES = {"non_uniform_entropy": "entropy", "nue": "entropy", "dm": "discernibility"}
 
 
+#: Conventions for suppressed records, per metric (the first is the default).
+SUPPRESSED_CONVENTIONS = {
+    "aecs": ("released", "as_class"),
+    "entropy": ("root", "not_charged", "group"),
+}
+
+
 @dataclass(frozen=True)
 class MetricSpec:
-    """A metric to minimise: its name, the aggregate over attributes and per-QI weights."""
+    """A metric to minimise: its name, the aggregate over attributes and per-QI weights,
+    ARX's generalization/suppression factor (``loss``) and the convention for suppressed
+    records (``aecs``, ``entropy``; see the module docstring)."""
 
     name: str = "loss"
     aggregate: str = "geometric"
     weights: Mapping[str, float] | None = None
+    gs_factor: float = 0.5
+    suppressed: str | None = None
+
+    @property
+    def g_factor(self) -> float:
+        """ARX's generalization factor: 1 up to ``gs_factor = 0.5``, then down to 0 at 1."""
+        return 1.0 if self.gs_factor <= 0.5 else 1.0 - 2.0 * (self.gs_factor - 0.5)
+
+    @property
+    def s_factor(self) -> float:
+        """ARX's suppression factor: ``2 * gs_factor`` below 0.5, else 1."""
+        return 2.0 * self.gs_factor if self.gs_factor < 0.5 else 1.0
+
+    def convention(self, metric: str) -> str:
+        """The suppressed-record convention this spec gives ``metric`` (``aecs`` or
+        ``entropy``): the spec's own when it is that metric, else the default."""
+        if metric == self.name and self.suppressed is not None:
+            return self.suppressed
+        return SUPPRESSED_CONVENTIONS[metric][0]
+
+    def conventions(self) -> dict[str, Any]:
+        """What the JSON states next to the values: the convention behind each metric."""
+        return {
+            "loss_gs_factor": self.gs_factor if self.name == "loss" else 0.5,
+            "aecs_suppressed": self.convention("aecs"),
+            "non_uniform_entropy_suppressed": self.convention("entropy"),
+        }
 
     def weight_vector(self, names: Sequence[str]) -> np.ndarray:
         """Weights aligned with ``names`` (1 where not given)."""
@@ -110,15 +160,18 @@ def parse_metric(metric: str | Mapping[str, Any] | MetricSpec) -> MetricSpec:
     elif isinstance(metric, str):
         spec = MetricSpec(name=metric)
     elif isinstance(metric, Mapping):
-        unknown = set(metric) - {"name", "aggregate", "weights"}
+        allowed = {"name", "aggregate", "weights", "gs_factor", "suppressed"}
+        unknown = set(metric) - allowed
         if unknown:
             raise ConfigError(
-                f"metric: unknown key(s) {sorted(unknown)}; allowed: name, aggregate, weights"
+                f"metric: unknown key(s) {sorted(unknown)}; allowed: {', '.join(sorted(allowed))}"
             )
         spec = MetricSpec(
             name=metric.get("name", "loss"),
             aggregate=metric.get("aggregate", "geometric"),
             weights=metric.get("weights"),
+            gs_factor=metric.get("gs_factor", 0.5),
+            suppressed=metric.get("suppressed"),
         )
     else:
         raise ConfigError(f"metric must be a name such as 'loss' or a mapping, got {metric!r}")
@@ -129,7 +182,29 @@ def parse_metric(metric: str | Mapping[str, Any] | MetricSpec) -> MetricSpec:
         raise ConfigError(
             f"metric.aggregate must be one of {', '.join(AGGREGATES)}, got {spec.aggregate!r}"
         )
-    return MetricSpec(name, spec.aggregate, spec.weights)
+    gs = spec.gs_factor
+    if isinstance(gs, bool) or not isinstance(gs, (int, float)) or not 0.0 <= gs <= 1.0:
+        raise ConfigError(
+            f"metric.gs_factor must be a number in [0, 1] (ARX's generalization/suppression "
+            f"factor: 0 favours suppression, 1 generalization, 0.5 treats both alike), got {gs!r}"
+        )
+    if gs != 0.5 and name != "loss":
+        raise ConfigError(
+            f"metric.gs_factor applies to the loss metric; metric {name!r} takes none"
+        )
+    if spec.suppressed is not None:
+        choices = SUPPRESSED_CONVENTIONS.get(name)
+        if choices is None:
+            raise ConfigError(
+                f"metric.suppressed sets the convention of aecs or entropy; metric {name!r} has "
+                "none"
+            )
+        if spec.suppressed not in choices:
+            raise ConfigError(
+                f"metric.suppressed for {name} must be one of {', '.join(choices)}, got "
+                f"{spec.suppressed!r}"
+            )
+    return MetricSpec(name, spec.aggregate, spec.weights, float(gs), spec.suppressed)
 
 
 def aggregate_losses(losses: np.ndarray, weights: np.ndarray, how: str = "geometric") -> np.ndarray:
@@ -151,9 +226,12 @@ def aggregate_losses(losses: np.ndarray, weights: np.ndarray, how: str = "geomet
     raise ConfigError(f"metric.aggregate must be one of {', '.join(AGGREGATES)}, got {how!r}")
 
 
-def _normalized_loss(share_sum: np.ndarray, n: float, domain: np.ndarray) -> np.ndarray:
-    """``(sum share - n/D) / (n - n/D)``, 0 where ``D <= 1`` or ``n = 0``."""
-    low = n / np.maximum(domain, 1)
+def _normalized_loss(
+    share_sum: np.ndarray, n: float, domain: np.ndarray, g_factor: float = 1.0
+) -> np.ndarray:
+    """``(sum share - gF n/D) / (n - gF n/D)``, 0 where ``D <= 1`` or ``n = 0`` (ARX's
+    normalization; ``gF`` the generalization factor, 1 by default)."""
+    low = g_factor * n / np.maximum(domain, 1)
     denom = n - low
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(denom > 0, (share_sum - low) / np.where(denom > 0, denom, 1.0), 0.0)
@@ -222,8 +300,9 @@ class LatticeMetrics:
         nodes = np.asarray(nodes, dtype=np.int64)
         name, cols = self.spec.name, np.arange(self.m)
         if name == "loss":
-            sums = self._share_sum[cols, nodes]
-            losses = _normalized_loss(sums, self.n, self.domain)
+            g = self.spec.g_factor
+            sums = g * self._share_sum[cols, nodes]
+            losses = _normalized_loss(sums, self.n, self.domain, g)
             return aggregate_losses(losses, self.weights, self.spec.aggregate)
         if name == "precision":
             top = np.maximum(self.heights - 1, 1)
@@ -263,7 +342,9 @@ class LatticeMetrics:
         out: dict[str, float] = {}
         for name in which:
             if name == "loss":
-                losses = _normalized_loss(self.share_sums(fs, suppressed), self.n, self.domain)
+                g = self.spec.g_factor
+                sums = self._loss_sums(fs, suppressed)
+                losses = _normalized_loss(sums, self.n, self.domain, g)
                 out[name] = float(aggregate_losses(losses, self.weights, self.spec.aggregate))
             elif name == "iloss":
                 sums = self.share_sums(fs, suppressed) - self.n / self.domain
@@ -278,7 +359,7 @@ class LatticeMetrics:
                 out[name] = float((kept * kept).sum() + n_supp * self.n)
             elif name == "aecs":
                 kept = counts[~suppressed]
-                out[name] = float(kept.sum() / len(kept)) if len(kept) else 0.0
+                out[name] = aecs(kept, n_supp, self.spec.convention("aecs"))
             elif name == "height":
                 out[name] = float(sum(fs.levels))
             elif name == "entropy":
@@ -287,11 +368,29 @@ class LatticeMetrics:
                 raise ConfigError(f"unknown metric {name!r}")
         return out
 
+    def _loss_sums(self, fs: FrequencySet, suppressed: np.ndarray) -> np.ndarray:
+        """Per attribute, ARX's weighted share sum: ``gF * share`` for kept records and
+        ``share + sF * (1 - share)`` for suppressed ones (``1`` when ``sF = 1``)."""
+        g, s = self.spec.g_factor, self.spec.s_factor
+        if g == 1.0 and s == 1.0:
+            return self.share_sums(fs, suppressed)
+        keep = ~suppressed
+        counts = fs.counts.astype(float)
+        out = np.empty(self.m)
+        for i, level in enumerate(fs.levels):
+            share = counts * self.share[i][level][fs.keys[:, i]]
+            supp = share[suppressed] + s * (counts[suppressed] - share[suppressed])
+            out[i] = g * share[keep].sum() + supp.sum()
+        return out
+
     def _entropy_value(self, fs: FrequencySet, suppressed: np.ndarray) -> float:
         levels = np.asarray(fs.levels)
         total = float(self._entropy_sum[np.arange(self.m), levels].sum())
-        if not suppressed.any():
+        convention = self.spec.convention("entropy")
+        if not suppressed.any() or convention == "not_charged":
             return total
+        if convention == "group":
+            return total + _group_entropy(fs.keys[suppressed], fs.counts[suppressed])
         if fs.base_map is None and len(fs.counts) == len(self._base_counts) and not levels.any():
             base_supp = suppressed  # the base frequency set itself
         elif fs.base_map is None or len(fs.base_map) != len(self._base_counts):
@@ -309,6 +408,33 @@ class LatticeMetrics:
             delta = self.entropy_root[i][leaf] - self.entropy_cost[i][int(levels[i])][leaf]
             extra += float((counts * delta).sum())
         return total + extra
+
+
+def aecs(kept_counts: np.ndarray, n_suppressed: float, convention: str = "released") -> float:
+    """Average equivalence class size (LeFevre et al. 2006) of the released classes
+    ``kept_counts``: ``released`` -- released records / released classes; ``as_class`` (ARX
+    ``MetricSDAECS``) -- all records / (released classes + 1 when records are suppressed)."""
+    kept = np.asarray(kept_counts, dtype=float)
+    if convention == "as_class":
+        classes = len(kept) + (1 if n_suppressed > 0 else 0)
+        return float((kept.sum() + n_suppressed) / classes) if classes else 0.0
+    return float(kept.sum() / len(kept)) if len(kept) else 0.0
+
+
+def _group_entropy(keys: np.ndarray, counts: np.ndarray) -> float:
+    """ARX ``MetricMDNUNMEntropy``'s charge for the suppressed records: per attribute,
+    ``-sum_g c_g log2(c_g / S)`` over the generalized values ``g`` (the rows of ``keys``) of
+    the ``S`` suppressed records."""
+    counts = np.asarray(counts, dtype=float)
+    total_s = counts.sum()
+    if total_s <= 0:
+        return 0.0
+    out = 0.0
+    for i in range(keys.shape[1]):
+        c = np.bincount(keys[:, i], weights=counts)
+        c = c[c > 0]
+        out += float(-(c * np.log2(c / total_s)).sum())
+    return out
 
 
 def _neg_log2_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -352,19 +478,37 @@ def output_metrics(
     weights = spec.weight_vector(qis)
     low = np.zeros(m)
     share_sums = np.zeros(m)
+    loss_sums = np.zeros(m)
+    g, s = spec.g_factor, spec.s_factor
+    trans = output.transformation
+    full_domain = trans is not None and all(schema.hierarchy(q) is not None for q in qis)
     for i, q in enumerate(qis):
         h = schema.hierarchy(q)
         low[i] = 1.0 / len(h.leaves) if h is not None else 0.0
-        share_sums[i] = float(np.asarray(output.share[q], dtype=float).sum())
+        shares = np.asarray(output.share[q], dtype=float)
+        share_sums[i] = float(shares.sum())
+        loss_sums[i] = g * float(shares[~supp].sum())
+        if supp.any() and s != 1.0:  # ARX: share + sF * (1 - share) at the node's level
+            if not full_domain:
+                raise ConfigError(
+                    "metric.gs_factor below 0.5 with suppressed records needs a full-domain "
+                    "generalization (optimal, datafly): the share a suppressed record had "
+                    "before suppression is known only there"
+                )
+            level = int(trans[q])
+            leaf = h.leaf_index(original[q].to_numpy()[supp], column=q)
+            before = h.leaves_under(level)[h.levels[level][leaf]] / len(h.leaves)
+            loss_sums[i] += float((before + s * (1.0 - before)).sum())
+        else:
+            loss_sums[i] += float(shares[supp].sum())
     with np.errstate(divide="ignore", invalid="ignore"):
-        denom = n - n * low
-        losses = np.where(denom > 0, (share_sums - n * low) / np.where(denom > 0, denom, 1), 0.0)
+        denom = n - g * n * low
+        losses = np.where(denom > 0, (loss_sums - g * n * low) / np.where(denom > 0, denom, 1), 0.0)
     losses = np.clip(losses, 0.0, 1.0)
     result: dict[str, float | None] = {
         "loss": float(aggregate_losses(losses, weights, spec.aggregate)) if m else 0.0
     }
-    trans = output.transformation
-    if trans is not None and all(schema.hierarchy(q) is not None for q in qis):
+    if full_domain:
         heights = np.array([schema.hierarchy(q).height for q in qis])
         top = np.maximum(heights - 1, 1)
         lv = np.array([trans[q] for q in qis], dtype=float)
@@ -380,10 +524,19 @@ def output_metrics(
     kept = output.data.loc[~supp, qis] if m else output.data.loc[~supp]
     counts = _class_sizes(kept, qis)
     result["discernibility"] = float((counts.astype(float) ** 2).sum() + supp.sum() * n)
-    result["aecs"] = float(counts.sum() / len(counts)) if len(counts) else 0.0
-    if trans is not None and all(schema.hierarchy(q) is not None for q in qis):
-        result["non_uniform_entropy"] = _full_domain_entropy(original, trans, schema, qis, supp)
+    result["aecs"] = aecs(counts, float(supp.sum()), spec.convention("aecs"))
+    convention = spec.convention("entropy")
+    if full_domain:
+        result["non_uniform_entropy"] = _full_domain_entropy(
+            original, trans, schema, qis, supp, convention
+        )
     else:
+        if supp.any() and convention != "root":
+            raise ConfigError(
+                f"non-uniform entropy with suppressed: {convention} needs a full-domain "
+                "generalization (optimal, datafly): the generalized value of a suppressed "
+                "record is known only there"
+            )
         result["non_uniform_entropy"] = _output_entropy(original, output, qis, supp)
     result["iloss"] = float(((share_sums - n * low) * weights).sum())
     return result
@@ -404,8 +557,10 @@ def _full_domain_entropy(
     schema: Schema,
     qis: Sequence[str],
     supp: np.ndarray,
+    convention: str = "root",
 ) -> float:
-    """Non-uniform entropy of a full-domain generalization: ``F(g)`` from the hierarchy."""
+    """Non-uniform entropy of a full-domain generalization: ``F(g)`` from the hierarchy;
+    suppressed records as ``convention`` says (module docstring)."""
     from sdckit.core.frequency import encode_quasi_identifier
 
     n = float(len(supp))
@@ -419,7 +574,12 @@ def _full_domain_entropy(
         root = _neg_log2_ratio(f, np.full(len(f), n))
         per_leaf_records = np.bincount(enc.codes[~supp], minlength=len(f))
         supp_records = f - per_leaf_records
-        total += float((per_leaf_records * cost).sum() + (supp_records * root).sum())
+        if convention == "root":
+            total += float((per_leaf_records * cost).sum() + (supp_records * root).sum())
+            continue
+        total += float((f * cost).sum())  # every record at its generalization
+        if convention == "group" and supp.any():
+            total += _group_entropy(to_code[enc.codes[supp]][:, None], np.ones(int(supp.sum())))
     return total
 
 
