@@ -120,3 +120,29 @@ def test_optimal_equals_exhaustive_under_the_conventions(case, gs, which) -> Non
         MetricSpec("entropy", suppressed=["root", "not_charged", "group"][int(gs * 10) % 3]),
     ][which]
     _check_against_exhaustive(df, schema, models, limit, metric)
+
+
+def test_evaluate_states_both_drisk_conventions() -> None:
+    import sdckit
+
+    # 3 records, 2 attributes; sd of the protected columns: a -> 1, b -> 1
+    x = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [1.0, 2.0, 3.0]})
+    xm = pd.DataFrame({"a": [1.0, 2.4, 3.0], "b": [1.0, 2.0, 3.4]})  # rows 2, 3: one outside
+    xm.iloc[0] = [1.3, 1.3]  # row 1: both outside the +-0.05 sd interval
+    doc = sdckit.evaluate(x, xm)
+    # rows 2 and 3 have at most 1 attribute outside
+    assert _find(doc, "sdcmicro_drisk") == pytest.approx(2 / 3)
+    assert _find(doc, "sdcmicro_drisk_all_inside") == pytest.approx(0.0)
+    assert "%in% 0:1" in _find(doc, "sdcmicro_drisk_rule")
+
+
+def _find(doc, key):
+    """The value of ``key`` anywhere in a nested JSON document."""
+    if isinstance(doc, dict):
+        if key in doc:
+            return doc[key]
+        for v in doc.values():
+            got = _find(v, key)
+            if got is not None:
+                return got
+    return None

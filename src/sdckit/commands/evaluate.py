@@ -31,7 +31,9 @@ def _print(doc: dict) -> None:
     if "dbrl_weighted" in det:
         t.add_row("DBRL weighted", _fmt(det["dbrl_weighted"]["dbrl"]))
     if "sdcmicro_drisk" in det:
-        t.add_row("sdcMicro dRisk", _fmt(det["sdcmicro_drisk"]))
+        t.add_row("sdcMicro dRisk (<= 1 attribute outside)", _fmt(det["sdcmicro_drisk"]))
+    if "sdcmicro_drisk_all_inside" in det:
+        t.add_row("dRisk, every attribute inside", _fmt(det["sdcmicro_drisk_all_inside"]))
     if "transparency_attack" in doc:
         ta = doc["transparency_attack"]
         t.add_row("transparency attack: certain matches", _fmt(ta["certain_matches"]))

@@ -69,6 +69,15 @@ MAX_FULL_PAIRS = 2_000_000
 # --------------------------------------------------------------------------------------------
 # column types
 # --------------------------------------------------------------------------------------------
+
+#: The convention behind ``sdcmicro_drisk`` (stated in the JSON next to the value).
+DRISK_RULE = (
+    "sdcmicro_drisk: share of records with at most 1 attribute outside the interval "
+    "[x' - 0.05 sd, x' + 0.05 sd] (sdcMicro dRisk, rowSums(...) %in% 0:1); "
+    "sdcmicro_drisk_all_inside: every attribute inside"
+)
+
+
 def _is_number_column(s: pd.Series) -> bool:
     """Whether every cell of ``s`` parses as a number (missing tokens allowed)."""
     if pd.api.types.is_bool_dtype(s.dtype):
@@ -380,7 +389,12 @@ def evaluate(
         idr = interval_disclosure(o, p, q_num)
         dr["interval_disclosure"] = idr.interval_disclosure
         details["interval_disclosure"] = idr.to_dict()
+        # both conventions, named: sdcMicro's own (dRisk.R: 0 or 1 attribute outside the
+        # interval counts as at risk, unchanged through sdcMicro 5.8's sources) and the
+        # stricter reading (every attribute inside)
         details["sdcmicro_drisk"] = sdcmicro_drisk(o, p, q_num)
+        details["sdcmicro_drisk_all_inside"] = sdcmicro_drisk(o, p, q_num, max_outside=0)
+        details["sdcmicro_drisk_rule"] = DRISK_RULE
     else:
         notes.append(
             "no numeric intruder attributes: distance-based linkage and interval disclosure "
@@ -956,7 +970,9 @@ def evaluation_report(
             "interval_disclosure"
         ]
     if "sdcmicro_drisk" in det:
-        facts["sdcMicro dRisk (k = 0.05 sd)"] = det["sdcmicro_drisk"]
+        facts["sdcMicro dRisk (k = 0.05 sd; at most 1 attribute outside)"] = det["sdcmicro_drisk"]
+    if "sdcmicro_drisk_all_inside" in det:
+        facts["dRisk, every attribute inside"] = det["sdcmicro_drisk_all_inside"]
     if facts:
         figs = []
         if "interval_disclosure" in det:
