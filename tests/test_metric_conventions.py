@@ -146,3 +146,23 @@ def _find(doc, key):
             if got is not None:
                 return got
     return None
+
+
+@pytest.mark.parametrize("metric", ["loss", "height", "precision", "discernibility"])
+def test_ties_are_reported_with_the_rule(tmp_path, metric) -> None:
+    import sdckit
+
+    data = pd.DataFrame({"a": ["a1", "a2", "a1", "a2"], "b": ["b1", "b2", "b2", "b1"]})
+    hierarchies = {
+        "a": Hierarchy([["a1", "A"], ["a2", "A"]], name="a"),
+        "b": Hierarchy([["b1", "B"], ["b2", "B"]], name="b"),
+    }
+    schema = Schema.from_roles(quasi_identifying=["a", "b"], hierarchies=hierarchies)
+    result = sdckit.anonymize(data, schema, [KAnonymity(2)], metric=metric)
+    ties = result.to_dict()["optimum_ties"]
+    assert ties["count"] == 2
+    assert ties["transformations"] == [{"a": 0, "b": 1}, {"a": 1, "b": 0}]
+    assert result.transformation == {"a": 0, "b": 1}  # lowest level sum, then lexicographic
+    assert "lexicographic" in ties["rule"]
+    html = result.report(tmp_path / "r.html").read_text()
+    assert "2 transformations share the optimal value" in html

@@ -79,7 +79,25 @@ def anonymization_report(result: AnonymizationResult) -> Report:
                 ],
             }
         )
-    notices = result.details.get("notices") or []
+    notices = list(result.details.get("notices") or [])
+    ties = result.details.get("ties")
+    if ties and ties["count"] > 1:
+        shown = "; ".join(
+            ", ".join(f"{a}={v}" for a, v in t.items()) for t in ties["transformations"][:5]
+        )
+        notices.append(
+            f"{ties['count']} transformations share the optimal value ({shown}"
+            f"{'; ...' if ties['count'] > 5 else ''}); this one was chosen by {ties['rule']}. "
+            "Another tool (ARX) may report another of them: the value is the same."
+        )
+    conventions = result.details.get("metric_conventions")
+    if conventions:
+        notices.append(
+            "Metric conventions: AECS with suppressed records "
+            f"'{conventions['aecs_suppressed']}', non-uniform entropy "
+            f"'{conventions['non_uniform_entropy_suppressed']}', loss gs_factor "
+            f"{conventions['loss_gs_factor']:g}; precision is Sweeney's (higher is better)."
+        )
     report.add(
         Section(
             "Release",

@@ -581,6 +581,7 @@ def optimal(
         "quasi_identifiers": names,
         "solution_space": search.solution_space(),
         "metrics": metrics,
+        "ties": _ties(search, best, names),
     }
     return AlgorithmOutput(
         data=released,
@@ -590,6 +591,31 @@ def optimal(
         nodes_checked=len(search.checked),
         details=details,
     )
+
+
+#: How the search picks among transformations of equal cost (stated in the JSON and report).
+TIE_RULE = (
+    "the lowest sum of generalization levels, then the first level vector in lexicographic "
+    "order (attributes in schema order)"
+)
+
+
+def _ties(search: LatticeSearch, best: NodeResult, names: list[str]) -> dict[str, Any]:
+    """The satisfying transformations whose cost equals the optimum (relative tolerance
+    1e-12), among the evaluated nodes, and the rule that picked one of them. Nodes above a
+    satisfying node without suppression are not evaluated (they cannot cost less), so a tie
+    among them is not listed; ARX may report any of the tied transformations."""
+    tol = _REL_TOL * max(1.0, abs(best.cost))
+    tied = sorted(
+        {tuple(int(v) for v in r.levels) for r in search.checked
+         if r.satisfied and abs(r.cost - best.cost) <= tol},
+        key=lambda lv: (sum(lv), lv),
+    )  # fmt: skip
+    return {
+        "count": len(tied),
+        "transformations": [dict(zip(names, lv, strict=True)) for lv in tied[:20]],
+        "rule": TIE_RULE,
+    }
 
 
 def _reevaluate(search: LatticeSearch, fs: FrequencySet) -> tuple[bool, int, np.ndarray]:
