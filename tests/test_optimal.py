@@ -165,8 +165,8 @@ def _exhaustive(df, schema, models, limit, metric):
                 violating |= md.evaluate(fs).violating
         if fs.counts[violating].sum() > budget:
             continue
-        kept = fs.select(~violating)
-        if not all(md.evaluate(kept).satisfied for md in models if md.is_global):
+        violating = _enforce_by_loop(fs, violating, [md for md in models if md.is_global], budget)
+        if violating is None:
             continue
         cost = lm.cost(fs, violating)
         key = (sum(levels), levels)
@@ -177,6 +177,24 @@ def _exhaustive(df, schema, models, limit, metric):
         if cost < best[0] - tol or (abs(cost - best[0]) <= tol and key < best[1]):
             best = (cost, key)
     return best
+
+
+def _enforce_by_loop(fs, violating, global_models, budget):
+    """Reference for ARX's enforcement of global models: suppress the smallest released class
+    (first in class order among equals), one at a time, until every global model holds on
+    the rest; None when the budget runs out first."""
+    violating = violating.copy()
+    while True:
+        kept = fs.select(~violating)
+        if all(md.evaluate(kept).satisfied for md in global_models):
+            return violating
+        candidates = [c for c in range(fs.n_classes) if not violating[c]]
+        if not candidates:
+            return None
+        smallest = min(candidates, key=lambda c: (fs.counts[c], c))
+        violating[smallest] = True
+        if fs.counts[violating].sum() > budget:
+            return None
 
 
 def _check_against_exhaustive(df, schema, models, limit, metric):
@@ -317,12 +335,14 @@ def test_search_checks_fewer_nodes_than_lattice(adult):
 
 
 def test_global_model_with_suppression_is_not_pruned():
-    """Average risk after local suppression is not monotone: no predictive tagging then.
+    """Average risk after suppression is not monotone: no predictive tagging then.
 
     x: 100 records 'A' and six single records b1..b6 (pairs under B1..B3, then '*'); k=2,
     average risk <= 0.02, limit 6 records. Level 0 suppresses b1..b6 and leaves one class of
-    100 (risk 0.01): satisfied. Level 1 suppresses nothing but has 4 classes for 106 records
-    (risk 0.038): fails, although level 0 below it satisfies. Level 0 is optimal.
+    100 (risk 0.01): loss 36/636. Level 1 has 4 classes for 106 records (risk 0.038); as ARX
+    does, the budget then suppresses the smallest classes (B1, B2: 4 records) until the risk
+    is 2/102 <= 0.02: loss 26/636, the optimum. Without the budget used for the global model,
+    level 1 would fail although level 0 below it satisfies.
     """
     rows = [["A", "A", "*"]] + [[f"b{i}", f"B{(i + 1) // 2}", "*"] for i in range(1, 7)]
     h = Hierarchy(rows, name="x")
@@ -333,6 +353,8 @@ def test_global_model_with_suppression_is_not_pruned():
     assert not LatticeSearch(base, models, 6).prunable  # level 1 failing must not prune level 0
     assert LatticeSearch(base, models, 0).prunable  # without suppression it is monotone
     out = optimal(df, schema, models, suppression_limit=0.06)
-    assert out.transformation == {"x": 0}
-    assert out.suppressed_records == 6
-    assert out.details["metric_value"] == pytest.approx(36 / 636)
+    assert out.transformation == {"x": 1}
+    assert out.suppressed_records == 4
+    assert out.details["metric_value"] == pytest.approx(26 / 636)
+    out = optimal(df, schema, models, suppression_limit=0.03)  # 3 records: level 1 cannot
+    assert out.transformation == {"x": 2} and out.suppressed_records == 0

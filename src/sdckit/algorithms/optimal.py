@@ -59,7 +59,7 @@ from sdckit.core.frequency import (
 )
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, HierarchyError, NoSolutionError
-from sdckit.models.base import PrivacyModel
+from sdckit.models.base import PrivacyModel, enforce_global_models
 from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metric
 
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
@@ -326,8 +326,8 @@ class LatticeSearch:
                     floor = max(m.finer_violations(fs, res) for m, res in results)
                 break
         if ok and self.global_models:
-            kept = fs.select(~violating) if violating.any() else fs
-            ok = all(md.evaluate(kept).satisfied for md in self.global_models)
+            violating, ok = enforce_global_models(fs, violating, self.global_models, self.budget)
+            n_supp = int(fs.counts[violating].sum())
         cost = self.metrics.cost(fs, violating) if ok else None
         res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]), floor)
         return res, fs, violating
@@ -623,4 +623,6 @@ def _reevaluate(search: LatticeSearch, fs: FrequencySet) -> tuple[bool, int, np.
     violating = np.zeros(fs.n_classes, dtype=bool)
     for md in search.local_models:
         violating |= md.evaluate(fs).violating
+    if search.global_models:
+        violating, _ = enforce_global_models(fs, violating, search.global_models, search.budget)
     return True, int(fs.counts[violating].sum()), violating

@@ -24,6 +24,7 @@ uniqueness) have no per-class verdict: when they fail, ``violating`` is all ``Fa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +132,18 @@ class PrivacyModel(ABC):
             return float(fs.counts[np.asarray(result.violating, dtype=bool)].sum())
         return 0.0
 
+    def holds_after_removing_smallest(self, sizes: np.ndarray) -> np.ndarray | None:
+        """For a global model: whether it holds once the ``j`` smallest classes are suppressed,
+        for ``j = 0 .. len(sizes)`` (``sizes``: the released class sizes, ascending).
+
+        ARX enforces its sample-based criteria (average risk, sample uniqueness) this way:
+        after the class-based models, the smallest classes are suppressed one after another
+        until the criterion holds or the suppression limit is reached
+        (``TransformationChecker``/``enforceSampleBasedCriteria``). ``None`` (the default):
+        the model cannot be enforced by suppression and is checked as it is.
+        """
+        return None
+
     def prepare(self, base: FrequencySet) -> None:  # noqa: B027 - optional hook
         """Called once with the ungeneralized frequency set of all records (default: nothing)."""
 
@@ -199,3 +212,42 @@ def check_attribute(attribute, model: str) -> str:
             f"{model}: parameter 'attribute' must be a column name, got {attribute!r}"
         )
     return attribute
+
+
+def enforce_global_models(
+    fs: FrequencySet, violating: np.ndarray, models: Sequence[PrivacyModel], budget: int
+) -> tuple[np.ndarray, bool]:
+    """Suppress, within ``budget`` records in all, the fewest smallest released classes that
+    make every global model hold (ARX's enforcement of sample-based criteria).
+
+    ``violating`` flags the classes the class-based models already suppress. Returns the new
+    flags and whether every model holds. A model without
+    :meth:`PrivacyModel.holds_after_removing_smallest` is checked on the release as it is.
+    Classes of equal size are taken in class order (deterministic).
+    """
+    violating = np.asarray(violating, dtype=bool)
+    kept = np.flatnonzero(~violating)
+    order = kept[np.argsort(fs.counts[kept], kind="stable")]
+    sizes = fs.counts[order]
+    left = budget - int(fs.counts[violating].sum())
+    affordable = int(np.searchsorted(np.cumsum(sizes), left, side="right"))  # max j
+    feasible = np.ones(len(sizes) + 1, dtype=bool)
+    plain = []
+    for md in models:
+        holds = md.holds_after_removing_smallest(sizes)
+        if holds is None:
+            plain.append(md)
+        else:
+            feasible &= np.asarray(holds, dtype=bool)
+    feasible[affordable + 1 :] = False
+    hits = np.flatnonzero(feasible)
+    if not len(hits):
+        return violating, False
+    j = int(hits[0])
+    out = violating.copy()
+    out[order[:j]] = True
+    if plain:
+        kept_fs = fs.select(~out) if out.any() else fs
+        if not all(md.evaluate(kept_fs).satisfied for md in plain):
+            return violating, False
+    return out, True

@@ -10,9 +10,14 @@ the frequency set given (after ``select``):
 * sample uniqueness: the share of records in classes of size 1 (ARX ``SampleUniqueness``:
   ``getFractionOfRecordsInClassesOfSize(1) <= threshold``).
 
-ARX enforces them by suppressing the smallest classes until the threshold holds; here a failing
-global model reports ``satisfied=False`` with no class flagged (the anonymizer decides what to
-suppress). ARX flags both monotonic with generalization and suppression.
+ARX enforces them by suppressing the smallest classes until the threshold holds, within the
+suppression limit; so do sdckit's anonymizers, through
+:meth:`~sdckit.models.base.PrivacyModel.holds_after_removing_smallest`. Smallest-first is the
+cheapest order for both: suppressing a class of size ``c`` lowers ``#classes - t #records``
+by ``1 - t c`` at a cost of ``c`` records, a gain per record that falls as ``c`` grows; and only
+singletons lower the share of sample uniques. On its own, :meth:`evaluate` reports a failing
+global model as ``satisfied=False`` with no class flagged. ARX flags both monotonic with
+generalization and suppression.
 """
 
 from __future__ import annotations
@@ -53,6 +58,17 @@ class AverageRiskThreshold(PrivacyModel):
         n = fs.n_records
         return fs.n_classes / n if n else 0.0
 
+    def holds_after_removing_smallest(self, sizes: np.ndarray) -> np.ndarray:
+        """``#classes <= t #records`` after suppressing the ``j`` smallest classes, all ``j``
+        (an empty release has no risk)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        j = np.arange(len(sizes) + 1)
+        records = sizes.sum() - np.concatenate([[0], np.cumsum(sizes)])
+        classes = len(sizes) - j
+        with np.errstate(divide="ignore", invalid="ignore"):
+            risk = np.where(records > 0, classes / np.maximum(records, 1), 0.0)
+        return risk <= self.threshold  # the comparison evaluate() makes
+
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         risk = self.average_risk(fs)
         ok = risk <= self.threshold
@@ -90,6 +106,15 @@ class SampleUniquenessThreshold(PrivacyModel):
         """Share of the records that are alone in their class (0 for an empty release)."""
         n = fs.n_records
         return int(np.count_nonzero(fs.counts == 1)) / n if n else 0.0
+
+    def holds_after_removing_smallest(self, sizes: np.ndarray) -> np.ndarray:
+        """Share of sample uniques ``<= t`` after suppressing the ``j`` smallest classes."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        records = sizes.sum() - np.concatenate([[0], np.cumsum(sizes)])
+        uniques = int(np.count_nonzero(sizes == 1)) - np.concatenate([[0], np.cumsum(sizes == 1)])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(records > 0, uniques / np.maximum(records, 1), 0.0)
+        return share <= self.threshold  # the comparison evaluate() makes
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         share = self.sample_uniqueness(fs)
