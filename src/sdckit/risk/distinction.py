@@ -68,8 +68,17 @@ def distinction_separation(
     dist: dict[str, float] = {}
     sep: dict[str, float] = {}
     index = {n: i for i, n in enumerate(names)}
+    # memory stays proportional to the data: only the level just above is kept as parents,
+    # and only while the cached keys hold at most twice the frequency set's own
+    budget = max(2 * fs.keys.size, 5_000_000)
+    cached = 0
+    level = len(names) + 1
     for combo in sorted(combos, key=len, reverse=True):
         cols = tuple(index[n] for n in combo)
+        if len(cols) < level:
+            level = len(cols)
+            for stale in [c for c in cache if len(c) > level + 1 and c != full]:
+                cached -= cache.pop(stale)[0].size
         if cols not in cache:
             parents = [
                 tuple(sorted((*cols, j)))
@@ -83,8 +92,11 @@ def distinction_separation(
                 [keys[:, p] for p in pos], [cards[c] for c in cols], ordered=False
             )
             sizes = np.bincount(group, weights=counts, minlength=n_groups).astype(np.int64)
-            cache[cols] = (keys[rep][:, pos], sizes)
-        sizes = cache[cols][1]
+            if cached + n_groups * len(pos) <= budget:
+                cache[cols] = (keys[rep][:, pos], sizes)
+                cached += n_groups * len(pos)
+        else:
+            sizes = cache[cols][1]
         dist[",".join(combo)] = distinction(sizes)
         sep[",".join(combo)] = separation(sizes)
     order = {",".join(c): i for i, c in enumerate(combos)}
