@@ -413,8 +413,10 @@ def anonymize(
     if risk:
         from sdckit.risk.analyze import analyze
 
-        risk_before = analyze(work, qis, suda=False).summary
-        risk_after = analyze(output.data, qis, suda=False).summary
+        # ARX semantics: a suppressed or missing value is a category of its own (the release
+        # is judged by its equivalence classes); only the class-based measures are needed
+        risk_before = analyze(work, qis, measures=[], missing="category").summary
+        risk_after = analyze(output.data, qis, measures=[], missing="category").summary
     t4 = time.perf_counter()
     details = dict(output.details)
     details["timings"] = {

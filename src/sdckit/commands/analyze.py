@@ -17,6 +17,12 @@ def _print_risk(summary: dict) -> None:
     t.add_column("measure")
     t.add_column("value", justify="right")
     t.add_row("records", f"{summary['records']:,}")
+    mv = summary.get("missing_values") or {}
+    if mv.get("records_with_missing_key"):
+        t.add_row(
+            f"records with a missing key ({mv['semantics']})",
+            f"{mv['records_with_missing_key']:,}",
+        )
     t.add_row("equivalence classes", f"{summary['equivalence_classes']:,}")
     t.add_row(
         "sample uniques", f"{summary['sample_uniques']:,} ({summary['sample_uniques_share']:.2%})"
@@ -69,6 +75,7 @@ def analyze_command(
     quiet: bool,
     measures: list[str] | None = None,
     suda_max_size: int | None = None,
+    missing: str = "wildcard",
 ) -> dict:
     """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
     from sdckit.core.io import check_output_paths, output_set, read_table, write_text
@@ -95,6 +102,7 @@ def analyze_command(
         population=pop,
         measures=measures,
         suda_max_size=suda_max_size,
+        missing=missing,
     )
     summary = dict(result.summary)
     summary["input"] = str(input)
@@ -161,6 +169,14 @@ def analyze_cli(
             "--suda-max-size", min=1, help="Largest minimal-sample-unique size SUDA2 searches."
         ),
     ] = None,
+    missing: Annotated[
+        str,
+        typer.Option(
+            help="What a missing key value (empty, NA, NaN) matches: 'wildcard' (any value, "
+            "as sdcMicro and mu-Argus count locally suppressed records) or 'category' (only "
+            "itself, as ARX counts suppressed values)."
+        ),
+    ] = "wildcard",
 ) -> None:
     """Measure the re-identification risk of a data set.
 
@@ -185,6 +201,7 @@ def analyze_cli(
         quiet,
         split_list(measures) if measures is not None else None,
         suda_max_size,
+        missing,
     )
 
 

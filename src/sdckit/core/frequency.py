@@ -477,3 +477,63 @@ def numeric_weights(values, name: str) -> np.ndarray:
             f"{s.iloc[row]!r}; fix or drop that row, or choose another weight column"
         )
     return w
+
+
+def wildcard_frequencies(
+    keys: np.ndarray,
+    counts: np.ndarray,
+    missing: np.ndarray,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sample frequencies ``f_k`` (and weighted ``F_k``) when a missing value matches any value.
+
+    sdcMicro's ``freqCalc`` / mu-Argus semantics (Templ 2008, "Statistical disclosure control
+    for microdata using the R-package sdcMicro", TDP 1(2); sdcMicro ``freqCalc``: "a missing
+    value stands for any of the possible categories"): records ``i`` and ``j`` match when they
+    agree on every key that both observe; ``f_k(i)`` counts the records matching ``i`` (itself
+    included), ``F_k(i)`` sums their weights. A locally suppressed record therefore joins every
+    class it could belong to.
+
+    ``keys`` (rows x keys) are the codes of distinct key combinations (e.g. a frequency set's
+    ``keys``), ``counts`` the records of each, ``missing`` flags the missing cells of ``keys``
+    and ``weights`` the summed sampling weights of each row (or ``None``). Computed per pair of
+    missing-value patterns (A, B): the rows of A are matched with those of B on the keys
+    observed in both, one vectorized group count per pair; no pairs of records are formed.
+    Returns ``(f_k, F_k)`` per row (``F_k`` is ``None`` without weights).
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.float64)
+    missing = np.asarray(missing, dtype=bool)
+    rows, m = keys.shape
+    fk = np.zeros(rows, dtype=np.float64)
+    big_f = None if weights is None else np.zeros(rows, dtype=np.float64)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if rows == 0:
+        return fk.astype(np.int64), big_f
+    _, pattern = np.unique(missing, axis=0, return_inverse=True)
+    pattern = pattern.ravel()
+    n_patterns = int(pattern.max()) + 1
+    members = [np.flatnonzero(pattern == p) for p in range(n_patterns)]
+    observed = [~missing[rows_p[0]] for rows_p in members]
+    cards = keys.max(axis=0) + 1 if rows else np.zeros(m, dtype=np.int64)
+    for a, rows_a in enumerate(members):
+        for b, rows_b in enumerate(members):
+            cols = np.flatnonzero(observed[a] & observed[b])
+            if not len(cols):  # nothing observed in common: every record of B matches
+                fk[rows_a] += counts[rows_b].sum()
+                if big_f is not None:
+                    big_f[rows_a] += w[rows_b].sum()
+                continue
+            both = np.concatenate((rows_a, rows_b))
+            group, n_groups, _ = group_keys(
+                [keys[both, j] for j in cols], [int(cards[j]) for j in cols], ordered=False
+            )
+            in_b = group[len(rows_a) :]
+            fk[rows_a] += np.bincount(in_b, weights=counts[rows_b], minlength=n_groups)[
+                group[: len(rows_a)]
+            ]
+            if big_f is not None:
+                big_f[rows_a] += np.bincount(in_b, weights=w[rows_b], minlength=n_groups)[
+                    group[: len(rows_a)]
+                ]
+    return np.rint(fk).astype(np.int64), big_f

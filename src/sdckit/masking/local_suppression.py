@@ -34,6 +34,7 @@ import pandas as pd
 from numba import njit
 
 from sdckit.core.encoding import encode
+from sdckit.core.frequency import wildcard_frequencies as wildcard_counts
 from sdckit.errors import DataError, VerificationError
 from sdckit.masking.base import MaskResult, accepts_series, callable_module, check_columns
 
@@ -57,9 +58,9 @@ def _dense_combine(cols: Sequence[np.ndarray], n: int) -> np.ndarray:
 def _fk_codes(codes: np.ndarray) -> np.ndarray:
     """Frequencies ``f_k`` of every row when missing (code ``-1``) matches any value.
 
-    Rows are first collapsed to distinct combinations with counts; then, for every pair of
-    missing-value patterns (A, B), the combinations of pattern A are matched to those of
-    pattern B on the keys observed in both (one vectorized group count per pair).
+    Rows are first collapsed to distinct combinations with counts; the wildcard matching is
+    :func:`sdckit.core.frequency.wildcard_frequencies` (the frequency engine's, shared with
+    risk analysis).
     """
     n, m = codes.shape
     if n == 0:
@@ -67,29 +68,10 @@ def _fk_codes(codes: np.ndarray) -> np.ndarray:
     full = _dense_combine([codes[:, j] + 1 for j in range(m)], n)
     _, first, inv, cnt = np.unique(full, return_index=True, return_inverse=True, return_counts=True)
     u = codes[first]  # distinct combinations
-    U = len(u)
     na = u < 0
     if not na.any():
         return cnt[inv].astype(np.int64)
-    if m > _MAX_BITS:
-        raise DataError(f"local_suppression: at most {_MAX_BITS} key variables are supported")
-    pat = (na.astype(np.int64) << np.arange(m, dtype=np.int64)).sum(axis=1)
-    upat, pinv = np.unique(pat, return_inverse=True)
-    members = [np.flatnonzero(pinv == i) for i in range(len(upat))]
-    fk = np.zeros(U, dtype=np.int64)
-    for ia, A in enumerate(upat):
-        rows_a = members[ia]
-        for ib, B in enumerate(upat):
-            rows_b = members[ib]
-            obs = [j for j in range(m) if not ((int(A) | int(B)) >> j) & 1]
-            if not obs:
-                fk[rows_a] += cnt[rows_b].sum()
-                continue
-            both = np.concatenate((rows_a, rows_b))
-            key = _dense_combine([u[both, j] for j in obs], len(both))
-            ids, kinv = np.unique(key, return_inverse=True)
-            tally = np.bincount(kinv[len(rows_a) :], weights=cnt[rows_b], minlength=len(ids))
-            fk[rows_a] += tally[kinv[: len(rows_a)]].astype(np.int64)
+    fk, _ = wildcard_counts(np.where(na, 0, u), cnt, na)
     return fk[inv]
 
 

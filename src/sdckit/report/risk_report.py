@@ -44,6 +44,20 @@ def class_size_figure(summary: dict[str, Any], record_risk: np.ndarray | None = 
     return fig
 
 
+def _missing_fact(summary: dict[str, Any]) -> dict[str, str]:
+    """The fact naming how missing key values were counted (only when there are some)."""
+    mv = summary.get("missing_values") or {}
+    n = mv.get("records_with_missing_key")
+    if not n:
+        return {}
+    how = (
+        "each matches any value (sdcMicro/mu-Argus)"
+        if mv.get("semantics") == "wildcard"
+        else "each is a category of its own (ARX)"
+    )
+    return {"records with a missing key value": f"{n:,}: {how}"}
+
+
 def _pct(x: float) -> str:
     return f"{x:.2%}"
 
@@ -78,6 +92,7 @@ def risk_sections(
                 "records": summary["records"],
                 "quasi-identifiers": ", ".join(summary.get("quasi_identifiers", [])),
                 "equivalence classes": summary["equivalence_classes"],
+                **_missing_fact(summary),
                 "sample uniques (records alone in their class)": (
                     f"{summary['sample_uniques']:,} ({_pct(summary['sample_uniques_share'])})"
                 ),

@@ -24,6 +24,7 @@ from sdckit.core.frequency import (
     encode_quasi_identifier,
     frequency_set,
     require_values,
+    wildcard_frequencies,
 )
 from sdckit.errors import DataError
 from sdckit.risk.distinction import attribute_combinations, distinction_separation
@@ -32,6 +33,7 @@ from sdckit.risk.reidentification import (
     journalist_risk,
     marketer_risk,
     prosecutor_risk,
+    record_risk_summary,
     records_at_risk_share,
 )
 
@@ -98,6 +100,7 @@ def analyze(
     suda: bool = True,
     measures: Sequence[str] | str | None = None,
     suda_max_size: int | None = None,
+    missing: str = "wildcard",
 ) -> RiskAnalysis:
     """Analyze the re-identification risk of ``data`` with the given quasi-identifiers.
 
@@ -119,8 +122,22 @@ def analyze(
     in which case they are skipped and ``summary["skipped"]`` says why and how to force them;
     a measure named in ``measures`` always runs (SUDA still refuses what cannot fit in
     memory). ``suda_max_size`` limits the size of the minimal sample uniques searched.
+
+    ``missing`` says what a missing key value (an empty cell, ``NA``, ``NaN``) is:
+    ``"wildcard"`` (default, as sdcMicro's ``freqCalc``/``measure_risk`` and mu-Argus: it
+    matches any value, so a locally suppressed record joins every class it could belong to;
+    ``f_k``, ``F_k`` and all risks per record then come from
+    :func:`sdckit.core.frequency.wildcard_frequencies`) or ``"category"`` (one more value, as
+    ARX counts it). ``summary["missing_values"]`` states which was used and how many records
+    have a missing key. Distinction/separation and SUDA2 work on the classes either way (SUDA2
+    never lets a missing value be part of a minimal sample unique, as sdcMicro's ``suda2``).
     """
     t0 = time.perf_counter()
+    if missing not in MISSING_SEMANTICS:
+        raise DataError(
+            f"missing must be one of {', '.join(MISSING_SEMANTICS)} (what a missing key value "
+            f"matches), got {missing!r}"
+        )
     qi = column_list(quasi_identifiers)
     sensitive = column_list(sensitive)
     chosen = _chosen_measures(measures, suda)
@@ -130,10 +147,10 @@ def analyze(
         raise DataError(f"a quasi-identifier is listed twice: {qi}")
     if len(data) == 0:
         raise DataError("the data has no records")
-    missing = [c for c in qi if c not in data.columns]
-    if missing:
+    absent = [c for c in qi if c not in data.columns]
+    if absent:
         raise DataError(
-            f"quasi-identifier column(s) {', '.join(map(repr, missing))} not found; "
+            f"quasi-identifier column(s) {', '.join(map(repr, absent))} not found; "
             f"available columns: {', '.join(map(str, data.columns))}"
         )
     fs = frequency_set(
@@ -151,20 +168,48 @@ def analyze(
     if population is not None:
         pop_counts = population_class_sizes(fs, population, data)
     row_class = fs.row_class()
-    record_risk = 1.0 / counts[row_class]
-    uniques = int((counts == 1).sum())
+    missing_cells = _missing_cells(fs)
+    records_missing = int(counts[missing_cells.any(axis=1)].sum())
+    wildcard = missing == "wildcard" and records_missing > 0
+    if wildcard and (population is not None or sampling_fraction is not None):
+        raise DataError(
+            f"{records_missing:,} record(s) have a missing quasi-identifier value; population "
+            "risk (--population, --sampling-fraction) needs classes, which wildcard matching "
+            'does not form: pass --missing category (missing="category") to count a '
+            "missing value as a category of its own"
+        )
+    fk_class = Fk_class = None
+    if wildcard:
+        class_weights = fs.weights if weight is not None else None
+        fk_class, Fk_class = wildcard_frequencies(fs.keys, counts, missing_cells, class_weights)
+        freq = fk_class
+    else:
+        freq = counts
+    record_risk = 1.0 / freq[row_class]
+    uniques = int(counts[freq == 1].sum())
     summary: dict[str, Any] = {
         "records": n,
         "quasi_identifiers": qi,
         "equivalence_classes": fs.n_classes,
+        "missing_values": {
+            "semantics": missing,
+            "records_with_missing_key": records_missing,
+            "tokens": sorted(MISSING_TOKENS),
+        },
         "sample_uniques": uniques,
         "sample_uniques_share": uniques / n,
-        "prosecutor": prosecutor_risk(counts).as_dict(),
-        "journalist": journalist_risk(counts, pop_counts).as_dict(),
-        "marketer": marketer_risk(counts, pop_counts),
+        "prosecutor": (
+            record_risk_summary(freq, counts) if wildcard else prosecutor_risk(counts)
+        ).as_dict(),
+        "journalist": (
+            record_risk_summary(freq, counts) if wildcard else journalist_risk(counts, pop_counts)
+        ).as_dict(),
+        "marketer": float((counts / freq).sum() / n)
+        if wildcard
+        else marketer_risk(counts, pop_counts),
         "threshold": threshold,
-        "records_at_risk_share": records_at_risk_share(counts, threshold),
-        "class_size_distribution": class_size_distribution(counts),
+        "records_at_risk_share": records_at_risk_share(counts, threshold, freq),
+        "class_size_distribution": class_size_distribution(counts, freq),
     }
     if population is not None:
         summary["population_records"] = len(population)
@@ -176,8 +221,12 @@ def analyze(
     if weight is not None:
         from sdckit.risk.individual import individual_risk
 
-        keys = _key_codes(fs)
-        ind = individual_risk(keys, np.asarray(_weights(data, weight)))
+        if wildcard:
+            from sdckit.risk.individual import individual_risk_from_frequencies
+
+            ind = individual_risk_from_frequencies(fk_class[row_class], Fk_class[row_class])
+        else:
+            ind = individual_risk(_key_codes(fs), np.asarray(_weights(data, weight)))
         summary["individual_risk"] = ind.as_dict()
         if household is not None:
             from sdckit.risk.individual import household_risk
@@ -239,6 +288,27 @@ def analyze(
         summary["skipped"] = skipped
     summary["elapsed_seconds"] = time.perf_counter() - t0
     return RiskAnalysis(summary=summary, frequency_set=fs, record_risk=record_risk)
+
+
+#: What a missing key value matches: any value (sdcMicro) or only itself (a category, ARX).
+MISSING_SEMANTICS = ("wildcard", "category")
+#: Key values that are missing: an empty cell, R's NA, NaN (read back as text).
+MISSING_TOKENS = frozenset({"", "NA", "NaN", "nan"})
+
+
+def _missing_cells(fs: FrequencySet) -> np.ndarray:
+    """(classes x keys) flags of the missing key values (:data:`MISSING_TOKENS`)."""
+    out = np.zeros(fs.keys.shape, dtype=bool)
+    for i, (q, lv) in enumerate(zip(fs.quasi_identifiers, fs.levels, strict=True)):
+        labels = np.asarray(q.labels(lv), dtype=object)
+        is_missing = np.array(
+            [v is None or (isinstance(v, float) and v != v) or str(v) in MISSING_TOKENS
+             for v in labels],
+            dtype=bool,
+        )  # fmt: skip
+        if is_missing.any():
+            out[:, i] = is_missing[fs.keys[:, i]]
+    return out
 
 
 #: The measures over QI subsets that ``measures`` selects (the others always run).

@@ -192,8 +192,15 @@ def individual_risk(
     group, n_groups, _ = group_keys([codes[:, j] for j in range(codes.shape[1])], cards)
     f_group = np.bincount(group, minlength=n_groups)
     F_group = np.bincount(group, weights=w, minlength=n_groups)
-    fk = f_group[group].astype(np.int64)
-    Fk = F_group[group]
+    return individual_risk_from_frequencies(f_group[group].astype(np.int64), F_group[group])
+
+
+def individual_risk_from_frequencies(fk: np.ndarray, Fk: np.ndarray) -> IndividualRisk:
+    """:func:`individual_risk` from given per-record ``f_k`` and ``F_k`` (for instance the
+    wildcard frequencies of :func:`sdckit.core.frequency.wildcard_frequencies`, as sdcMicro's
+    ``measure_risk`` counts records with missing key values)."""
+    fk = np.asarray(fk, dtype=np.int64)
+    Fk = np.asarray(Fk, dtype=np.float64)
     risk = benedetti_franconi_risk(fk, Fk)
     lo, med, hi, mean, total = _summaries(risk)
     return IndividualRisk(

@@ -47,6 +47,16 @@ def _summary(sizes: np.ndarray, weights: np.ndarray) -> RiskSummary:
     )
 
 
+def record_risk_summary(frequencies: np.ndarray, records: np.ndarray) -> RiskSummary:
+    """Risk ``1/f`` summarized over records, for rows of ``records`` records each having the
+    sample frequency ``frequencies`` (the wildcard ``f_k`` of sdcMicro, say; with
+    ``frequencies = records`` this is :func:`prosecutor_risk`)."""
+    f = np.asarray(frequencies, dtype=np.float64)
+    r = np.asarray(records, dtype=np.float64)
+    keep = r > 0
+    return _summary(f[keep], r[keep])
+
+
 def prosecutor_risk(counts: np.ndarray) -> RiskSummary:
     """Prosecutor risk over records from class sizes ``counts`` (El Emam & Dankar 2008)."""
     counts = np.asarray(counts, dtype=np.float64)
@@ -86,29 +96,44 @@ def marketer_risk(counts: np.ndarray, population_counts: np.ndarray | None = Non
     return float((counts[keep] / pop[keep]).sum() / n)
 
 
-def records_at_risk_share(counts: np.ndarray, threshold: float = 0.2) -> float:
-    """Share of records whose prosecutor risk ``1/f_j`` exceeds ``threshold``."""
+def records_at_risk_share(
+    counts: np.ndarray, threshold: float = 0.2, frequencies: np.ndarray | None = None
+) -> float:
+    """Share of records whose prosecutor risk ``1/f_j`` exceeds ``threshold``.
+
+    ``frequencies``: each row's ``f`` when it is not its record count (wildcard matching).
+    """
     if not 0 < threshold <= 1:
         raise DataError(f"--threshold must be in (0, 1], got {threshold}")
     counts = np.asarray(counts, dtype=np.float64)
+    f = counts if frequencies is None else np.asarray(frequencies, dtype=np.float64)
     n = counts.sum()
     if n == 0:
         return 0.0
-    return float(counts[(counts > 0) & (1.0 / np.maximum(counts, 1) > threshold)].sum() / n)
+    return float(counts[(counts > 0) & (1.0 / np.maximum(f, 1) > threshold)].sum() / n)
 
 
-def class_size_distribution(counts: np.ndarray) -> list[dict[str, float]]:
-    """Classes and records per class size: ``[{"size", "classes", "records", "records_share"}]``."""
+def class_size_distribution(
+    counts: np.ndarray, frequencies: np.ndarray | None = None
+) -> list[dict[str, float]]:
+    """Classes and records per class size: ``[{"size", "classes", "records", "records_share"}]``.
+
+    ``frequencies``: each row's ``f`` when it is not its record count (wildcard matching);
+    ``size`` is then that ``f`` and ``classes`` the distinct key combinations having it.
+    """
     counts = np.asarray(counts, dtype=np.int64)
-    counts = counts[counts > 0]
+    f = counts if frequencies is None else np.asarray(frequencies, dtype=np.int64)
+    keep = counts > 0
+    counts, f = counts[keep], f[keep]
     n = counts.sum()
-    sizes, classes = np.unique(counts, return_counts=True)
+    sizes, inverse, classes = np.unique(f, return_inverse=True, return_counts=True)
+    records = np.bincount(inverse.ravel(), weights=counts, minlength=len(sizes)).astype(np.int64)
     return [
         {
             "size": int(s),
             "classes": int(c),
-            "records": int(s * c),
-            "records_share": float(s * c / n) if n else 0.0,
+            "records": int(r),
+            "records_share": float(r / n) if n else 0.0,
         }
-        for s, c in zip(sizes, classes, strict=True)
+        for s, c, r in zip(sizes, classes, records, strict=True)
     ]
