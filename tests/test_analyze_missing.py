@@ -150,3 +150,34 @@ def test_cli_missing_option(tmp_path):
     r = runner.invoke(app, ["analyze", str(src), "--qi", "a,b", "--missing", "maybe"])
     assert r.exit_code == 2
     assert "missing must be one of" in r.output
+
+
+def test_sdcmicro_freqcalc_example_with_missings(shared_data):
+    # sdcMicro's documented freqCalc example: francdat with keyVars Key1..Key4 and weight w,
+    # then x[3,5] <- NA (row 3 Key3), x[4,2] <- x[4,4] <- NA (row 4 Key1, Key2), x[5,6] <- NA
+    # (row 5 Key4), x[6,2] <- NA (row 6 Key1). Hand-computed under its rule ("a missing value
+    # stands for any of the possible categories"), e.g. row 4 (NA,NA,1,5) matches row 5
+    # (4,3,1,NA) and row 7 (6,2,1,5): fk 3, Fk 17 + 541 + 5 = 563.
+    fr = pd.read_csv(shared_data / "sdcmicro" / "sdcMicro_francdat.csv")
+    keys = ["Key1", "Key2", "Key3", "Key4"]
+    x = fr[keys].astype("string")
+    x.loc[2, "Key3"] = ""
+    x.loc[3, ["Key1", "Key2"]] = ""
+    x.loc[4, "Key4"] = ""
+    x.loc[5, "Key1"] = ""
+    x["w"] = fr["w"]
+    fk_expected = [3, 2, 4, 3, 3, 2, 2, 3]
+    big_f_expected = [149, 84.5, 194.5, 563, 566, 549, 22, 149]
+    codes = np.stack([pd.factorize(x[k])[0] for k in keys], axis=1)
+    fk, big_f = wildcard_frequencies(
+        codes, np.ones(8), (x[keys] == "").to_numpy(), x["w"].to_numpy(float)
+    )
+    assert fk.tolist() == fk_expected
+    np.testing.assert_allclose(big_f, big_f_expected)
+    res = analyze(x, keys, weight="w", measures=[])
+    np.testing.assert_allclose(res.record_risk, 1.0 / np.array(fk_expected))
+    assert res.summary["sample_uniques"] == 0
+    from sdckit.risk.individual import benedetti_franconi_risk
+
+    expected_risk = benedetti_franconi_risk(np.array(fk_expected), np.array(big_f_expected))
+    assert res.summary["individual_risk"]["max"] == pytest.approx(float(expected_risk.max()))

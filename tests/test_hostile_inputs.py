@@ -163,3 +163,51 @@ def test_cli_measures_and_skips_are_reported(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "s.json").read_text())
     assert "suda" in doc and "distinction" not in doc and "skipped" not in doc
+
+
+@pytest.mark.parametrize("algorithm", ["optimal", "datafly", "mondrian", "tds", "anatomy"])
+@pytest.mark.parametrize("variant", ["distinct", "entropy", "recursive"])
+def test_l_above_the_distinct_values_is_unreachable_not_a_budget_problem(
+    algorithm: str, variant: str
+) -> None:
+    import pandas as pd
+
+    import sdckit
+    from sdckit.core.hierarchy import Hierarchy
+    from sdckit.core.schema import Schema
+    from sdckit.errors import NoSolutionError
+    from sdckit.models import LDiversity
+
+    df = pd.DataFrame({"a": ["1", "2", "1", "2", "3", "3"], "s": list("xyxyyx")})
+    schema = Schema.from_roles(
+        quasi_identifying=["a"],
+        sensitive=["s"],
+        hierarchies={"a": Hierarchy([["1", "*"], ["2", "*"], ["3", "*"]], name="a")},
+    )
+    model = LDiversity("s", 3, variant, c=2 if variant == "recursive" else None)
+    with pytest.raises(NoSolutionError) as err:
+        sdckit.anonymize(df, schema, [model], suppression_limit=0.5, algorithm=algorithm)
+    message = str(err.value)
+    assert "only 2 distinct value(s)" in message and "lower l to at most 2" in message
+    assert "suppression_limit" not in message
+
+
+def test_unreachable_l_from_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text("a,s\n1,x\n2,y\n1,x\n2,y\n")
+    (tmp_path / "job.yaml").write_text(
+        "input: {path: d.csv}\n"
+        "attributes:\n"
+        "  a: {role: quasi_identifying, hierarchy: {masking: {}}}\n"
+        "  s: {role: sensitive}\n"
+        "models: [{l_diversity: {attribute: s, l: 3}}]\n"
+        "suppression_limit: 0.5\n"
+        "output: {path: out.csv}\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "sdckit.cli", "anonymize", "--config", str(tmp_path / "job.yaml")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2, r.stderr
+    assert "lower l to at most 2" in r.stderr + r.stdout
+    assert not (tmp_path / "out.csv").exists()

@@ -38,7 +38,7 @@ from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.io import to_numeric
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, NoSolutionError
-from sdckit.models.base import ModelResult, PrivacyModel
+from sdckit.models.base import ModelResult, PrivacyModel, check_reachable
 from sdckit.models.check import _validate
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.models.ldiversity import LDiversity
@@ -133,6 +133,7 @@ def prepare(
     )
     for m in models:
         m.prepare(base)
+    check_reachable(models, base, algorithm)
     n = len(data)
     max_suppressed = int(math.floor(limit * n + 1e-9))
     return Prepared(

@@ -59,7 +59,7 @@ from sdckit.core.frequency import (
 )
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, HierarchyError, NoSolutionError
-from sdckit.models.base import PrivacyModel, enforce_global_models
+from sdckit.models.base import PrivacyModel, check_reachable, enforce_global_models
 from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metric
 
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
@@ -535,6 +535,7 @@ def optimal(
     if len(data) == 0:
         raise DataError("the data has no records; nothing to anonymize")
     base, _ = prepare_base(data, schema, models)
+    check_reachable(models, base, "optimal")
     budget = suppression_budget(limit, base.n_records)
     search = LatticeSearch(base, models, budget, spec, progress)
     best = search.run()

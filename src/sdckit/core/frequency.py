@@ -289,7 +289,11 @@ class FrequencySet:
 
     # -- derivations ---------------------------------------------------------------------
     def _regroup(self, new_codes: list[np.ndarray], cards: list[int], qis, levels) -> FrequencySet:
-        group, n_groups, rep = group_keys(new_codes, cards)
+        if new_codes:
+            group, n_groups, rep = group_keys(new_codes, cards)
+        else:  # no QI left: every class goes into one
+            group = np.zeros(self.n_classes, dtype=np.int64)
+            n_groups = 1 if self.n_classes else 0
         keys = (
             np.stack([c[rep] for c in new_codes], axis=1).astype(np.int32)
             if new_codes

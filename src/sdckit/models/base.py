@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, NoSolutionError
 
 __all__ = ["ModelResult", "PrivacyModel", "json_ready"]
 
@@ -144,6 +144,16 @@ class PrivacyModel(ABC):
         """
         return None
 
+    def unreachable(self, base: FrequencySet) -> str | None:
+        """Why no generalization or suppression of ``base`` can satisfy the model, or None.
+
+        ``base`` is the ungeneralized frequency set of all records. A model that fails even
+        when every record is in one class (e.g. l above the number of distinct sensitive
+        values) cannot be met by any release but the empty one; saying so beats suggesting a
+        higher suppression limit. Default: None (no such check).
+        """
+        return None
+
     def prepare(self, base: FrequencySet) -> None:  # noqa: B027 - optional hook
         """Called once with the ungeneralized frequency set of all records (default: nothing)."""
 
@@ -251,3 +261,13 @@ def enforce_global_models(
         if not all(md.evaluate(kept_fs).satisfied for md in plain):
             return violating, False
     return out, True
+
+
+def check_reachable(models: Sequence[PrivacyModel], base: FrequencySet, algorithm: str) -> None:
+    """Raise :class:`~sdckit.errors.NoSolutionError` naming every model of ``models`` that no
+    transformation of ``base`` can satisfy (:meth:`PrivacyModel.unreachable`)."""
+    reasons = [r for r in (m.unreachable(base) for m in models) if r]
+    if reasons:
+        raise NoSolutionError(
+            f"{algorithm}: no release can satisfy the privacy models: " + "; ".join(reasons)
+        )

@@ -131,6 +131,23 @@ class LDiversity(PrivacyModel):
         return r1, tail
 
     # -- evaluation ----------------------------------------------------------------------
+    def unreachable(self, base: FrequencySet) -> str | None:
+        """Fewer distinct sensitive values in the whole data than any variant needs per class.
+
+        No class can hold more distinct values than all records together (generalization
+        merges classes, suppression removes them), and every variant needs ``ceil(l)`` of
+        them. (The entropy and recursive conditions themselves are not checked on the whole
+        data: suppressing the classes dominated by one value can leave more diverse ones.)
+        """
+        distinct = int(self.distinct_values(base.project([]))[0]) if base.n_classes else 0
+        if distinct >= self._min_size:
+            return None
+        return (
+            f"{self.attribute!r} has only {distinct} distinct value(s) in the whole data, so no "
+            f"class can hold the {self._min_size} that {self.name} needs; lower l to at most "
+            f"{distinct}"
+        )
+
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag the classes that are not l-diverse (vectorized over the CSR histogram)."""
         distinct = self.distinct_values(fs)
