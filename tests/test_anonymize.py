@@ -118,9 +118,13 @@ def test_missing_hierarchy_says_which_builder():
 
 def test_no_solution_is_input_error():
     df, schema = _small()
+    # whole-data entropy of disease (3 flu, 2 cold, 1 hiv) is that of 2.75 values: reachable
+    # by distinct count (3 values), but no transformation reaches entropy 2.9 at 0%
     with pytest.raises(NoSolutionError, match="closest transformation") as info:
-        sdckit.anonymize(df, schema, [LDiversity("disease", 4), KAnonymity(2)])
+        sdckit.anonymize(df, schema, [LDiversity("disease", 2.9, "entropy"), KAnonymity(2)])
     assert isinstance(info.value, SdcInputError)
+    with pytest.raises(NoSolutionError, match="only 3 distinct value.*lower l to at most 3"):
+        sdckit.anonymize(df, schema, [LDiversity("disease", 4), KAnonymity(2)])
 
 
 def test_verification_catches_a_wrong_release(monkeypatch):

@@ -63,7 +63,10 @@ def test_hand_traced_k2_with_suppression():
 
 
 def test_no_solution_and_bad_input():
+    unbalanced = DF.assign(disease=["a"] * 5 + ["b"])  # entropy of 1.57 values at most
     with pytest.raises(NoSolutionError, match="top level"):
+        datafly(unbalanced, SCHEMA, [LDiversity("disease", 2, "entropy")])
+    with pytest.raises(NoSolutionError, match="lower l to at most 1"):
         datafly(DF.assign(disease="a"), SCHEMA, [LDiversity("disease", 2)])
     schema = Schema.from_roles(quasi_identifying=["zip", "age"], hierarchies={"zip": ZIP_H})
     with pytest.raises(ConfigError, match="'age'.*interval_hierarchy"):

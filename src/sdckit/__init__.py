@@ -9,14 +9,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from sdckit.core.frequency import FrequencySet, frequency_set
-from sdckit.core.io import read_table, write_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.errors import SdcError, SdcInputError
 
-#: Public names imported on first use, so that ``import sdckit`` (and every CLI command)
-#: starts fast: name -> module.
+#: Public names imported on first use, so that ``import sdckit`` (and every CLI command,
+#: ``--help`` included) starts without numpy, pandas or scipy: name -> module.
 _LAZY = {
+    "FrequencySet": "sdckit.core.frequency",
+    "frequency_set": "sdckit.core.frequency",
+    "read_table": "sdckit.core.io",
+    "write_table": "sdckit.core.io",
     "AnonymizationResult": "sdckit.algorithms.anonymize",
     "anonymize": "sdckit.algorithms.anonymize",
     "evaluate": "sdckit.jobs.evaluate",

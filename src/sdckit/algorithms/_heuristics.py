@@ -133,7 +133,7 @@ def prepare(
     )
     for m in models:
         m.prepare(base)
-    check_reachable(models, base, algorithm)
+    check_reachable(models, base, algorithm, limit)
     n = len(data)
     max_suppressed = int(math.floor(limit * n + 1e-9))
     return Prepared(

@@ -535,7 +535,7 @@ def optimal(
     if len(data) == 0:
         raise DataError("the data has no records; nothing to anonymize")
     base, _ = prepare_base(data, schema, models)
-    check_reachable(models, base, "optimal")
+    check_reachable(models, base, "optimal", limit)
     budget = suppression_budget(limit, base.n_records)
     search = LatticeSearch(base, models, budget, spec, progress)
     best = search.run()

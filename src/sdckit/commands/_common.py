@@ -14,10 +14,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from sdckit.core.io import check_output_paths
 from sdckit.errors import SdcInputError
 
-__all__ = ["check_output_paths", "err", "out", "run_guarded", "split_list"]
+__all__ = ["err", "out", "run_guarded", "split_list"]
 
 err = Console(stderr=True, soft_wrap=True)  # messages never broken mid-word
 out = Console()

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import check_output_paths, out, run_guarded, split_list
+from sdckit.commands._common import out, run_guarded, split_list
 
 
 def _fmt(v: Any) -> str:
@@ -142,7 +142,7 @@ def evaluate_command(
 
     Every measure is computed before anything is written, so bad input writes nothing.
     """
-    from sdckit.core.io import read_table
+    from sdckit.core.io import check_output_paths, read_table
     from sdckit.jobs.evaluate import evaluate, evaluation_report, split_column_types
     from sdckit.report.writer import write_json
 

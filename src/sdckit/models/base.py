@@ -263,9 +263,17 @@ def enforce_global_models(
     return out, True
 
 
-def check_reachable(models: Sequence[PrivacyModel], base: FrequencySet, algorithm: str) -> None:
+def check_reachable(
+    models: Sequence[PrivacyModel], base: FrequencySet, algorithm: str, suppression_limit: float
+) -> None:
     """Raise :class:`~sdckit.errors.NoSolutionError` naming every model of ``models`` that no
-    transformation of ``base`` can satisfy (:meth:`PrivacyModel.unreachable`)."""
+    transformation of ``base`` can satisfy (:meth:`PrivacyModel.unreachable`).
+
+    With a suppression limit of 1 the empty release (every record suppressed) is allowed, as
+    in ARX, so nothing is refused up front.
+    """
+    if suppression_limit >= 1.0:
+        return
     reasons = [r for r in (m.unreachable(base) for m in models) if r]
     if reasons:
         raise NoSolutionError(
