@@ -318,3 +318,23 @@ def test_population_table_gives_journalist_risk(tmp_path):
     assert doc["journalist"] == {"min": 0.2, "max": 1.0, "average": (0.2 + 0.2 + 0.5 + 1) / 4}
     assert doc["population_records"] == 9
     assert "journalist risk equals prosecutor risk" not in page.read_text()
+
+
+def test_help_starts_without_the_numeric_stack():
+    # `sdckit CMD --help` imports only CMD's module and neither numpy, pandas nor scipy (cold
+    # start: sdckit.cli.build_app with one command)
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.argv = ['sdckit', 'analyze', '--help']; import sdckit.cli as c\n"
+        "try:\n    c.main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('numpy', 'pandas', 'scipy', 'numba', 'matplotlib') "
+        "if m in sys.modules]\n"
+        "others = [m for m in sys.modules if m.startswith('sdckit.commands.') "
+        "and m not in ('sdckit.commands._common', 'sdckit.commands.analyze')]\n"
+        "print('HEAVY', heavy, 'OTHERS', others)"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert "Usage: sdckit analyze" in res.stdout
+    assert "HEAVY [] OTHERS []" in res.stdout, res.stdout[-500:]

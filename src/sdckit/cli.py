@@ -17,15 +17,6 @@ import typer
 
 import sdckit.commands
 
-app = typer.Typer(
-    name="sdckit",
-    help="Statistical disclosure control: analyze risk, anonymize, mask and evaluate data.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
 #: The one output policy of every command, shown at the end of each command's --help.
 OUTPUT_POLICY = (
     "Outputs: an existing file at an output path is replaced, never a file the command reads "
@@ -34,17 +25,52 @@ OUTPUT_POLICY = (
     "is written into, a symlink is followed."
 )
 
-
-def _register_commands() -> None:
-    """Import every public module of :mod:`sdckit.commands` and let it add its commands."""
-    for info in sorted(pkgutil.iter_modules(sdckit.commands.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"sdckit.commands.{info.name}").register(app)
-    for command in app.registered_commands:
-        command.epilog = OUTPUT_POLICY
+HELP = "Statistical disclosure control: analyze risk, anonymize, mask and evaluate data."
 
 
-_register_commands()
+def command_names() -> list[str]:
+    """The public modules of :mod:`sdckit.commands`, one per command (``analyze``, ...)."""
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(sdckit.commands.__path__)
+        if not info.name.startswith("_")
+    )
+
+
+def build_app(command: str | None = None) -> typer.Typer:
+    """The Typer application with every command, or with ``command`` alone.
+
+    Each command module adds its commands (``register(app)``). ``sdckit NAME ...`` needs only
+    the module of NAME, so :func:`main` builds the app with that one and a command starts
+    without importing the others; ``sdckit --help`` lists them all.
+    """
+    application = typer.Typer(
+        name="sdckit",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # click's plain help: rich's markdown renderer costs 0.1 s
+    )
+
+    @application.callback()
+    def _root() -> None:  # a group even with one command registered: `sdckit NAME` stays
+        """Statistical disclosure control: analyze risk, anonymize, mask and evaluate data."""
+
+    for name in [command] if command else command_names():
+        importlib.import_module(f"sdckit.commands.{name}").register(application)
+    for registered in application.registered_commands:
+        registered.epilog = OUTPUT_POLICY
+    return application
+
+
+def __getattr__(name: str):
+    """``sdckit.cli.app``: the application with every command, built on first use."""
+    if name == "app":
+        application = build_app()
+        globals()["app"] = application
+        return application
+    raise AttributeError(f"module 'sdckit.cli' has no attribute {name!r}")
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -60,9 +86,13 @@ def main() -> None:
     terminal: a quiet run prints errors only.
     """
     signal.signal(signal.SIGTERM, _terminated)
-    if "--quiet" in sys.argv[1:] or "-q" in sys.argv[1:]:
+    argv = sys.argv[1:]
+    if "--quiet" in argv or "-q" in argv:
         warnings.simplefilter("ignore")
-    app()
+    application = globals().get("app")
+    if application is None:
+        application = build_app(argv[0] if argv and argv[0] in command_names() else None)
+    application()
 
 
 if __name__ == "__main__":  # pragma: no cover
