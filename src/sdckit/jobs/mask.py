@@ -811,16 +811,20 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
         if attr is not None and not attr.type.numeric:
             out[c] = s.mask(s.astype(str).str.strip() == "")  # empty cell = missing
             continue
-        if attr is None:
+        if attr is None:  # numeric when every value parses (parsed once, reused)
             text = s.astype(str).str.strip()
-            present = text[~text.isin(MISSING_TOKENS) & s.notna()]
+            absent = text.isin(MISSING_TOKENS) | s.isna()
+            present = text[~absent]
             if present.empty or present.str.match(r"^[+-]?0\d").any():
                 out[c] = s.mask(text == "")  # empty cell = missing
                 continue
-            if pd.to_numeric(present, errors="coerce").isna().any():
+            parsed = pd.to_numeric(text.where(~absent), errors="coerce")
+            if parsed[~absent].isna().any():
                 out[c] = s.mask(text == "")  # empty cell = missing
                 continue
-        x = to_numeric(s, c, "the input")
+            x = parsed.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            x = to_numeric(s, c, "the input")
         ok = ~np.isnan(x)
         if np.all(x[ok] == np.round(x[ok])) and np.all(np.abs(x[ok]) < 2**53):
             if ok.all():

@@ -170,25 +170,43 @@ def rows_subset(rows, n: int, what: str = "intruder_rows") -> np.ndarray:
 
 
 def nearest_with_ties(
-    tree: cKDTree, queries: np.ndarray, truth: np.ndarray, targets: np.ndarray
+    queries: np.ndarray, truth: np.ndarray, targets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Exact nearest neighbour of each query with fractional tie credit.
+    """Exact nearest neighbour of each query among ``targets`` with fractional tie credit.
 
-    ``truth[i]`` is the position (in ``targets``, the points of ``tree``) of the query's true
-    match. Returns ``(nearest, n_at_min, credit)`` where ``n_at_min`` counts the targets at the
-    minimal distance (within ``TIE_RTOL``) and ``credit`` is ``1/n_at_min`` when the true match
-    is one of them, else 0. A k=1 query plus a ball count at the minimal distance is used
-    (a k=2 query is much slower in high dimension because the second neighbour is far).
+    ``truth[i]`` is the row of ``targets`` that is query ``i``'s true match. Returns
+    ``(nearest, n_at_min, credit)`` where ``n_at_min`` counts the targets at the minimal
+    distance (within ``TIE_RTOL``) and ``credit`` is ``1/n_at_min`` when the true match is one
+    of them, else 0; ``nearest`` is the true match when it is among them, else one of them.
+
+    The kd-tree holds the distinct target points with their multiplicities (a microaggregated
+    file has one point per group), so equal records are one search and count as ties by
+    their number. A k=1 query finds the nearest distance; a ball count at that distance finds
+    the other points tied with it (a k=2 query is much slower in high dimension because the
+    second neighbour is far).
     """
-    d1, nearest = tree.query(queries, k=1, workers=-1)
+    distinct, first, inverse, mult = np.unique(
+        targets, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    inverse = inverse.ravel()
+    tree = cKDTree(distinct)
+    d1, point = tree.query(queries, k=1, workers=-1)
     radius = d1 + TIE_RTOL * (1.0 + d1)
-    n_at_min = np.asarray(
+    points_at_min = np.asarray(
         tree.query_ball_point(queries, r=radius, return_length=True, workers=-1), dtype=np.int64
     )
-    n_at_min = np.maximum(n_at_min, 1)
+    n_at_min = mult[point].astype(np.int64)
+    several = np.flatnonzero(points_at_min > 1)
+    if several.size:  # several distinct points tied: add up their multiplicities
+        balls = tree.query_ball_point(queries[several], r=radius[several], workers=-1)
+        sizes = np.fromiter((len(b) for b in balls), dtype=np.int64, count=len(balls))
+        members = np.fromiter((m for b in balls for m in b), dtype=np.int64, count=int(sizes.sum()))
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        n_at_min[several] = np.add.reduceat(mult[members], starts)
     d_true = np.sqrt(((queries - targets[truth]) ** 2).sum(axis=1))
-    true_in = (nearest == truth) | (d_true <= radius)
+    true_in = (inverse[truth] == point) | (d_true <= radius)
     credit = np.where(true_in, 1.0 / n_at_min, 0.0)
+    nearest = np.where(inverse[truth] == point, truth, first[point])
     return nearest.astype(np.int64), n_at_min, credit
 
 
@@ -375,9 +393,8 @@ def distance_linkage(
     y = numeric_block(protected, cols, "protected file")
     rows = rows_subset(intruder_rows, len(original))
     zx, zy = linkage_space(x, y, cols, metric, weights, covariance)
-    tree = cKDTree(zy)
     queries = np.ascontiguousarray(zx[rows])
-    nearest, n_at_min, credit = nearest_with_ties(tree, queries, rows, zy)
+    nearest, n_at_min, credit = nearest_with_ties(queries, rows, zy)
     correct = float(credit.sum())
     parameters: dict = {}
     if metric == "mahalanobis":

@@ -1,0 +1,220 @@
+"""What users wait for: each ``sdckit`` command as a fresh process, from start to files written.
+
+Run ``python benchmarks/bench_commands.py`` (``--repeat N``, default 3; ``--case TEXT`` runs
+only the cases whose name contains TEXT). Each case is run as a new Python process
+(``python -m sdckit.cli ...``, as the ``sdckit`` script does), median wall time of the runs;
+the reference figure beside it is ARX 3.9.2 (whole anonymization) or sdcMicro 5.8.1 measured
+on the same machine class (2 cores), and the target is the project's goal for the case.
+
+Cases: ``--help``; ``anonymize`` job files on the bundled Adult data (k=5 at 0% and 5%,
+distinct 3-diversity and equal-distance 0.2-closeness of occupation at 5%, all writing CSV +
+JSON + HTML) and on Cup (k=5 5%, needs ``../shared/data/arx``); ``mask`` MDAV k=5 on
+100,000 x 10 normal columns (seed 0) with its report; ``analyze`` on 1,000,000 resampled
+Adult rows x 8 QIs with the default measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sdckit.datasets import data_dir, load_adult
+
+SHARED_ARX = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arx"
+ADULT_QIS = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
+CUP_QIS = ["ZIP", "AGE", "GENDER", "INCOME", "STATE", "RAMNTALL", "NGIFTALL", "MINRAMNT"]
+
+
+def _anonymize_job(
+    folder: Path, name: str, csv: Path, hierarchies: Path, prefix: str, qis: list[str], body: str
+) -> list[str]:
+    lines = [f'input: {{path: "{csv}", delimiter: ";"}}', "attributes:"]
+    lines += [
+        f'  {q}: {{role: quasi_identifying, hierarchy: "{hierarchies}/{prefix}_hierarchy_{q}.csv"}}'
+        for q in qis
+    ]
+    lines.append(body)
+    lines.append(
+        f'output: {{path: "{folder}/{name}.csv", report: "{folder}/{name}.html", '
+        f'json: "{folder}/{name}.json"}}'
+    )
+    job = folder / f"{name}.yaml"
+    job.write_text("\n".join(lines) + "\n")
+    return ["anonymize", "--config", str(job), "--quiet"]
+
+
+def cases(folder: Path) -> list[tuple[str, str, str, list[str]]]:
+    """(name, reference figure, target, sdckit arguments)."""
+    adult = data_dir() / "adult.csv"
+    hier = data_dir()
+    qi8 = [q for q in ADULT_QIS if q != "occupation"]
+    out: list[tuple[str, str, str, list[str]]] = [
+        ("sdckit --help", "-", "<= 0.3 s", ["--help"]),
+        ("sdckit analyze --help", "-", "<= 0.3 s", ["analyze", "--help"]),
+    ]
+    k5 = "models: [{k_anonymity: {k: 5}}]\nmetric: {name: loss}"
+    out.append(
+        (
+            "anonymize Adult k=5 0%",
+            "ARX 2.1 s",
+            "<= 1.0 s",
+            _anonymize_job(
+                folder, "a0", adult, hier, "adult", ADULT_QIS, k5 + "\nsuppression_limit: 0"
+            ),
+        )
+    )
+    out.append(
+        (
+            "anonymize Adult k=5 5%",
+            "ARX 5.8 s",
+            "<= 2.9 s",
+            _anonymize_job(
+                folder, "a5", adult, hier, "adult", ADULT_QIS, k5 + "\nsuppression_limit: 0.05"
+            ),
+        )
+    )
+    sens = "  occupation: {role: sensitive}\n"
+    out.append(
+        (
+            "anonymize Adult l=3 5%",
+            "ARX 6.8 s",
+            "<= 3.4 s",
+            _anonymize_job(
+                folder,
+                "l3",
+                adult,
+                hier,
+                "adult",
+                qi8,
+                sens + "models: [{l_diversity: {attribute: occupation, l: 3}}]\n"
+                "suppression_limit: 0.05",
+            ),
+        )
+    )
+    out.append(
+        (
+            "anonymize Adult t=0.2 5%",
+            "ARX 12.4 s",
+            "<= 6.2 s",
+            _anonymize_job(
+                folder,
+                "t02",
+                adult,
+                hier,
+                "adult",
+                qi8,
+                sens + "models: [{t_closeness: {attribute: occupation, t: 0.2}}]\n"
+                "suppression_limit: 0.05",
+            ),
+        )
+    )
+    if (SHARED_ARX / "cup.csv").exists():
+        out.append(
+            (
+                "anonymize Cup k=5 5%",
+                "ARX 16.0 s",
+                "<= 8.0 s",
+                _anonymize_job(
+                    folder,
+                    "cup",
+                    SHARED_ARX / "cup.csv",
+                    SHARED_ARX,
+                    "cup",
+                    CUP_QIS,
+                    k5 + "\nsuppression_limit: 0.05",
+                ),
+            )
+        )
+    rng = np.random.default_rng(0)
+    cols = [f"x{i}" for i in range(10)]
+    pd.DataFrame(rng.normal(size=(100_000, 10)), columns=cols).to_csv(
+        folder / "num.csv", index=False
+    )
+    (folder / "mask.yaml").write_text(
+        f'input: {{path: "{folder}/num.csv"}}\n'
+        f"methods: [{{microaggregation: {{columns: [{', '.join(cols)}], k: 5, method: mdav}}}}]\n"
+        f'output: {{path: "{folder}/masked.csv", report: "{folder}/mask.html", '
+        f'json: "{folder}/mask.json"}}\nseed: 1\n'
+    )
+    out.append(
+        (
+            "mask MDAV k=5 100,000 x 10",
+            "sdcMicro 88 s",
+            "<= 8.8 s",
+            ["mask", "--config", str(folder / "mask.yaml"), "--quiet"],
+        )
+    )
+    df, _ = load_adult()
+    rows = np.random.default_rng(0).integers(0, len(df), 1_000_000)
+    df.iloc[rows][qi8].to_csv(folder / "adult1m.csv", sep=";", index=False)
+    out.append(
+        (
+            "analyze 1,000,000 x 8 QIs",
+            "-",
+            "<= 3 s",
+            [
+                "analyze",
+                str(folder / "adult1m.csv"),
+                "--delimiter",
+                ";",
+                "--qi",
+                ",".join(qi8),
+                "--json",
+                str(folder / "risk.json"),
+                "--quiet",
+            ],
+        )
+    )
+    return out
+
+
+def main() -> None:
+    """Print the table of whole-process timings."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--case", default="")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        print(
+            f"{'case (fresh process)':32} {'median s':>9} {'runs':>22}  {'reference':>14}  target"
+        )
+        for name, reference, target, argv in cases(folder):
+            if args.case not in name:
+                continue
+            walls = []
+            for _ in range(max(args.repeat, 1)):
+                t0 = time.perf_counter()
+                subprocess.run(
+                    [sys.executable, "-m", "sdckit.cli", *argv],
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                )
+                walls.append(time.perf_counter() - t0)
+            runs = " ".join(f"{w:.2f}" for w in walls)
+            print(
+                f"{name:32} {statistics.median(walls):9.2f} {runs:>22}  {reference:>14}  {target}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
