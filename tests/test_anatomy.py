@@ -158,3 +158,25 @@ def test_adult_l5():
     assert sizes.min() >= 5 and out.details["groups"] == len(sizes)
     per_group = out.extra_tables["sensitive_table"].groupby("group_id")["count"].max()
     assert per_group.max() == 1
+
+
+def test_class_metrics_count_the_groups():
+    # the hand-traced table: 8 distinct QI rows in 4 groups of 2 -> aecs 8/4 = 2 and
+    # discernibility 4 * 2^2 = 16 (on the QI labels every record would be alone: 1 and 8);
+    # with the suppression example (rows 2 and 4 suppressed, 4 released in 2 groups of 2):
+    # aecs 2, discernibility 2 * 2^2 + 2 suppressed * 6 records = 20
+    import sdckit
+
+    df = pd.DataFrame(
+        {"age": [30, 31, 32, 33, 34, 35, 36, 37], "zip": list("pqrstuvw"), "s": list("ABCADBCA")}
+    )
+    res = sdckit.anonymize(df, _schema(), [LDiversity("s", 2)], algorithm="anatomy")
+    assert res.metrics["aecs"] == 2.0
+    assert res.metrics["discernibility"] == 16.0
+    df = pd.DataFrame({"age": range(6), "zip": list("abcdef"), "s": list("AAABAC")})
+    res = sdckit.anonymize(
+        df, _schema(), [LDiversity("s", 2)], algorithm="anatomy", suppression_limit=2 / 6
+    )
+    assert res.suppressed_records == 2
+    assert res.metrics["aecs"] == 2.0
+    assert res.metrics["discernibility"] == 20.0

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -83,6 +84,23 @@ def check_limit(suppression_limit, algorithm: str) -> float:
             f"(e.g. 0.05 for 5%), got {suppression_limit!r}"
         )
     return float(suppression_limit)
+
+
+def refuse_metric(metric: Any, algorithm: str, rule: str) -> None:
+    """ConfigError when a metric is given to a heuristic that a metric cannot steer.
+
+    Mondrian, Datafly, TDS and Anatomy choose by their own rule (``rule``), as in their
+    papers and in ARX; the result's metrics are all reported either way, so a metric given
+    to them would be silently ignored: it is refused, naming the way to optimize it.
+    """
+    if metric is None:
+        return
+    name = metric.get("name", metric) if isinstance(metric, Mapping) else metric
+    raise ConfigError(
+        f"{algorithm}: a metric does not steer this algorithm ({rule}); every metric of "
+        f"the result is reported either way. Remove the metric ({name!r}), or use algorithm "
+        "'optimal' to minimise it"
+    )
 
 
 def reject_options(options: Mapping, known: Sequence[str], algorithm: str) -> None:

@@ -35,6 +35,8 @@ the classes from the group ids (the sensitive values come from the input rows).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -51,6 +53,7 @@ from ._heuristics import (
     evaluate_all,
     point_share,
     prepare,
+    refuse_metric,
     reject_options,
     release,
     report_progress,
@@ -110,7 +113,7 @@ def anatomy(
     models: list[PrivacyModel],
     *,
     suppression_limit: float = 0.0,
-    metric: str = "loss",
+    metric: Any = None,
     seed: int | None = None,
     progress: Progress = None,
     **options,
@@ -122,6 +125,11 @@ def anatomy(
     :class:`~sdckit.errors.NoSolutionError` when making the data eligible would suppress more
     than ``suppression_limit * n`` records or a model fails on the groups.
     """
+    refuse_metric(
+        metric,
+        "anatomy",
+        "it bucketizes by sensitive value and releases the quasi-identifiers unchanged",
+    )
     reject_options(options, ("l", "sensitive"), "anatomy")
     models = list(models)
     l_val, attr = _parameters(models, schema, options)

@@ -354,7 +354,7 @@ def anonymize(
     models: Sequence[PrivacyModel] | PrivacyModel,
     *,
     suppression_limit: float = 0.0,
-    metric: str | Mapping[str, Any] = "loss",
+    metric: str | Mapping[str, Any] | None = None,
     algorithm: str = "optimal",
     seed: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
@@ -366,7 +366,8 @@ def anonymize(
     ``schema`` gives roles (identifying columns are dropped or pseudonymized, quasi-
     identifiers are generalized, sensitive attributes feed the models) and hierarchies;
     ``suppression_limit`` is the share of records that may be suppressed; ``metric`` the
-    information loss to minimise (name or ``{"name", "aggregate", "weights"}``); ``algorithm``
+    information loss ``optimal`` minimises (name or ``{"name", "aggregate", "weights", ...}``;
+    default ``loss``; the heuristics choose by their own rule and refuse a metric); ``algorithm``
     one of :data:`ALGORITHMS`; ``seed`` the random seed for randomized algorithms;
     ``progress(done, total)`` is passed to the algorithm. ``risk=False`` skips the risk
     analyses (``risk_before``/``risk_after`` are then empty). Raises

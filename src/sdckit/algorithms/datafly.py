@@ -16,6 +16,8 @@ of the previous frequency set (no rescan of the rows).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -28,6 +30,7 @@ from ._heuristics import (
     leaf_shares,
     no_solution,
     prepare,
+    refuse_metric,
     reject_options,
     release,
     report_progress,
@@ -44,7 +47,7 @@ def datafly(
     models: list[PrivacyModel],
     *,
     suppression_limit: float = 0.0,
-    metric: str = "loss",
+    metric: Any = None,
     seed: int | None = None,
     progress: Progress = None,
     **options,
@@ -56,6 +59,11 @@ def datafly(
     influence the (deterministic) heuristic. Raises :class:`~sdckit.errors.NoSolutionError`
     when even the top of every hierarchy leaves more violating records than may be suppressed.
     """
+    refuse_metric(
+        metric,
+        "datafly",
+        "it generalizes the attribute with the most distinct values, one level at a time",
+    )
     reject_options(options, (), "datafly")
     prep = prepare(data, schema, models, suppression_limit, "datafly")
     missing = [q for q in prep.qis if schema.hierarchy(q) is None]

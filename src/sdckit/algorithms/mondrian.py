@@ -40,6 +40,7 @@ models are checked in one vectorized pass per round, not per partition.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,7 @@ from ._heuristics import (
     prepare,
     range_labels,
     range_shares,
+    refuse_metric,
     reject_options,
     release,
     report_progress,
@@ -188,7 +190,7 @@ def mondrian(
     models: list[PrivacyModel],
     *,
     suppression_limit: float = 0.0,
-    metric: str = "loss",
+    metric: Any = None,
     seed: int | None = None,
     progress: Progress = None,
     **options,
@@ -202,6 +204,11 @@ def mondrian(
     :class:`~sdckit.errors.NoSolutionError` is raised. See the module docstring for the
     released labels and shares.
     """
+    refuse_metric(
+        metric,
+        "mondrian",
+        "it cuts the partition's widest attribute (normalized range) at its median",
+    )
     reject_options(options, ("relaxed",), "mondrian")
     relaxed = options.get("relaxed", False)
     if not isinstance(relaxed, (bool, np.bool_)):

@@ -43,6 +43,7 @@ attribute of the schema, else the first insensitive one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,7 @@ from ._heuristics import (
     qi_frequency_set,
     range_labels,
     range_shares,
+    refuse_metric,
     reject_options,
     release,
     report_progress,
@@ -319,7 +321,7 @@ def tds(
     models: list[PrivacyModel],
     *,
     suppression_limit: float = 0.0,
-    metric: str = "loss",
+    metric: Any = None,
     seed: int | None = None,
     progress: Progress = None,
     **options,
@@ -330,6 +332,9 @@ def tds(
     The performed specializations, in order, are in ``details["specializations"]``.
     ``metric`` and ``seed`` do not influence the (deterministic) search.
     """
+    refuse_metric(
+        metric, "tds", "it specializes by information gain per anonymity loss, Fung et al. 2005"
+    )
     reject_options(options, ("class_attribute",), "tds")
     prep = prepare(data, schema, models, suppression_limit, "tds")
     cls_name, cls, n_cls = _class_codes(prep, options.get("class_attribute"))

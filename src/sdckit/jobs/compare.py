@@ -243,7 +243,7 @@ def _expand_anonymize(spec: Any, where: str, job) -> list[tuple[dict[str, Any], 
                 f"{where}.anonymize.suppression_limit must be a share of records in [0, 1] "
                 f"(e.g. 0.05), got {sl!r}"
             )
-        metric = chosen.get("metric", "loss")
+        metric = chosen.get("metric")
         try:
             parse_metric(metric)
         except SdcInputError as exc:

@@ -123,9 +123,10 @@ class Job:
         return self.raw.get("suppression_limit", 0.0)
 
     @property
-    def metric(self) -> dict[str, Any]:
-        """``{name, ...options}`` (default ``{name: loss}``)."""
-        return self.raw.get("metric", {"name": "loss"})
+    def metric(self) -> dict[str, Any] | None:
+        """``{name, ...options}``, or None when the job names no metric (``loss`` is used
+        where an algorithm optimizes one; the heuristics refuse a metric they cannot use)."""
+        return self.raw.get("metric")
 
     @property
     def algorithm(self) -> str:

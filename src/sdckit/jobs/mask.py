@@ -398,7 +398,7 @@ _register(
             "standardize": Param("bool", default=True),
             "gamma": Param("float", default=0.2, lo=0.0),
             "order": Param("mapping"),
-            "m": Param("float", default=2.0, lo=1.0, lo_open=True),
+            "m": Param("float", default=1.5, lo=1.0, lo_open=True),
             "max_iter": Param("int", default=100, lo=1),
             "tol": Param("float", default=1e-6, lo=0.0, lo_open=True),
         },

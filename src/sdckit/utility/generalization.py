@@ -153,9 +153,12 @@ class MetricSpec:
         return out
 
 
-def parse_metric(metric: str | Mapping[str, Any] | MetricSpec) -> MetricSpec:
-    """Normalise ``"loss"`` / ``{"name": "loss", "aggregate": ..., "weights": {...}}``."""
-    if isinstance(metric, MetricSpec):
+def parse_metric(metric: str | Mapping[str, Any] | MetricSpec | None) -> MetricSpec:
+    """Normalise ``"loss"`` / ``{"name": "loss", "aggregate": ..., "weights": {...}}``
+    (``None``: the default, ``loss``)."""
+    if metric is None:
+        spec = MetricSpec()
+    elif isinstance(metric, MetricSpec):
         spec = metric
     elif isinstance(metric, str):
         spec = MetricSpec(name=metric)
@@ -465,7 +468,10 @@ def output_metrics(
     (the certainty penalty of Xu et al. 2006, the range analogue of ``h / HGV``) and height is
     ``None``. Entropy: for full-domain outputs ``F(g)`` counts the records whose value lies
     under ``g`` in the hierarchy; otherwise it sums ``f(v)`` over the original values ``v``
-    released as ``g`` (the records "under" a Mondrian range or TDS value).
+    released as ``g`` (the records "under" a Mondrian range or TDS value). ``discernibility``
+    and ``aecs`` count the classes by the QI labels, or by the columns of
+    ``output.details["verification_key"]`` when the algorithm names its classes (Anatomy's
+    QI-groups, Xiao & Tao 2006: an intruder links a record to its group, not to its labels).
     """
     spec = parse_metric(metric)
     qis = [q for q in schema.quasi_identifiers if q in output.share]
@@ -520,9 +526,11 @@ def output_metrics(
         pen = (share_sums - n * low) / np.where(1 - low > 0, 1 - low, 1)
         result["precision"] = 1.0 - float(pen.sum() / (n * m)) if n and m else 1.0
         result["height"] = None
-    # classes of the released rows (non-suppressed)
-    kept = output.data.loc[~supp, qis] if m else output.data.loc[~supp]
-    counts = _class_sizes(kept, qis)
+    # classes of the released rows (non-suppressed): by their QI labels, or by the columns
+    # the algorithm names as its classes (Anatomy's QI-groups: group_id)
+    key = list(output.details.get("verification_key") or qis)
+    kept = output.data.loc[~supp, key] if key else output.data.loc[~supp]
+    counts = _class_sizes(kept, key)
     result["discernibility"] = float((counts.astype(float) ** 2).sum() + supp.sum() * n)
     result["aecs"] = aecs(counts, float(supp.sum()), spec.convention("aecs"))
     convention = spec.convention("entropy")
