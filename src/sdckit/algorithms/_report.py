@@ -24,34 +24,25 @@ _METRIC_TEXT = {
 
 
 def solution_space_figure(space: list[dict], chosen: list[int] | None, metric: str):
-    """Scatter of level sum vs metric of the checked nodes (satisfying vs not)."""
-    import matplotlib
+    """Scatter of level sum vs metric of the checked nodes (satisfying vs not; inline SVG)."""
+    from sdckit.report.charts import ScatterChart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
     sums = np.array([sum(r["levels"]) for r in space], dtype=float)
     ok = np.array([r["satisfied"] for r in space], dtype=bool)
     val = np.array(
         [r["metric"] if r["metric"] is not None else r["lower_bound"] for r in space], dtype=float
     )
     rng = np.random.default_rng(0)  # horizontal jitter only, for legibility
-    jitter = rng.uniform(-0.15, 0.15, len(space))
-    ax.scatter(sums[~ok] + jitter[~ok], val[~ok], s=8, c="#bbbbbb", label="fails (lower bound)")
-    ax.scatter(sums[ok] + jitter[ok], val[ok], s=10, c="#3d6fb6", label="satisfies (metric)")
+    x = sums + rng.uniform(-0.15, 0.15, len(space))
+    groups = {
+        "fails (lower bound)": (x[~ok], val[~ok], "#bbbbbb", 2.0),
+        "satisfies (metric)": (x[ok], val[ok], "#3d6fb6", 2.5),
+    }
     if chosen is not None:
         best = [r for r in space if r["satisfied"] and r["levels"] == list(chosen)]
         if best:
-            ax.scatter(
-                [sum(chosen)], [best[0]["metric"]], s=80, marker="*", c="#c0504d", label="chosen"
-            )
-    ax.set_xlabel("sum of generalization levels")
-    ax.set_ylabel(metric)
-    ax.set_title("Checked transformations")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+            groups["chosen"] = ([float(sum(chosen))], [best[0]["metric"]], "#c0504d", 5.0)
+    return ScatterChart("Checked transformations", "sum of generalization levels", metric, groups)
 
 
 def anonymization_report(result: AnonymizationResult) -> Report:

@@ -40,6 +40,11 @@ in schema QI order.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # scipy is imported where it is used: a k-anonymity run never needs it
+    pass
+
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,7 +52,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core.frequency import (
@@ -241,6 +245,8 @@ class LatticeSearch:
                     mat = np.zeros((d, c))
                     mat[np.arange(d), to_code] = 1.0
                 else:
+                    from scipy import sparse
+
                     mat = sparse.csr_matrix((np.ones(d), (np.arange(d), to_code)), shape=(d, c))
                 mats.append(mat)
             one_hot.append(mats)

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from sdckit.commands._common import err, out, run_guarded
@@ -21,6 +20,8 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Callable[[int, int], Non
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn(label),
         BarColumn(),

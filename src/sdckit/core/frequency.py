@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from sdckit.core.encoding import EncodedColumn, as_text, encode
 from sdckit.errors import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from scipy import sparse  # imported where used: a k-anonymity run never needs scipy
+
     from sdckit.core.hierarchy import Hierarchy
 
 _KEY_LIMIT = 1 << 62
@@ -101,6 +102,8 @@ def regroup_histogram(h: sparse.csr_matrix, group: np.ndarray, n_groups: int) ->
     combined into one integer key and summed with a bincount table (or a sort when the table
     would be large), avoiding a sparse matrix product on every roll-up.
     """
+    from scipy import sparse
+
     n_cols = h.shape[1]
     rows = np.repeat(group.astype(np.int64, copy=False), np.diff(h.indptr))
     key = rows * n_cols + h.indices
@@ -403,6 +406,8 @@ def build_frequency_set(
     counts = np.bincount(group, minlength=n_groups).astype(np.int64)
     sens, sens_values = {}, {}
     for name, enc in (sensitive or {}).items():
+        from scipy import sparse
+
         sens[name] = sparse.csr_matrix(
             (np.ones(n, dtype=np.int64), (group, enc.codes.astype(np.int64))),
             shape=(n_groups, enc.cardinality),

@@ -7,8 +7,12 @@ never loop over classes in Python.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # scipy is imported where it is used: a k-anonymity run never needs it
+    from scipy import sparse
+
 import numpy as np
-from scipy import sparse
 
 from sdckit.core.frequency import FrequencySet
 from sdckit.errors import ConfigError
@@ -16,6 +20,8 @@ from sdckit.errors import ConfigError
 
 def histogram(fs: FrequencySet, attribute: str, model: str) -> sparse.csr_matrix:
     """The canonical (sorted, no explicit zeros) CSR histogram of ``attribute`` in ``fs``."""
+    from scipy import sparse
+
     if attribute not in fs.sensitive:
         raise ConfigError(
             f"{model}: attribute {attribute!r} is not a sensitive attribute of this frequency "

@@ -25,8 +25,12 @@ All distances are computed for every class at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # scipy is imported where it is used: a k-anonymity run never needs it
+    from scipy import sparse
+
 import numpy as np
-from scipy import sparse
 
 from sdckit.core.frequency import FrequencySet
 from sdckit.core.hierarchy import Hierarchy
@@ -104,6 +108,8 @@ class TCloseness(PrivacyModel):
     # -- preparation ---------------------------------------------------------------------
     def prepare(self, base: FrequencySet) -> None:
         """Store the distribution of the attribute over all records of ``base``."""
+        from scipy import sparse
+
         h = histogram(base, self.attribute, self.name)
         counts = np.asarray(h.sum(axis=0)).ravel().astype(np.float64)
         total = counts.sum()

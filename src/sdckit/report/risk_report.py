@@ -11,37 +11,34 @@ from sdckit.report.writer import Report, Section
 
 
 def class_size_figure(summary: dict[str, Any], record_risk: np.ndarray | None = None):
-    """Bar chart of records per class size (1..10, >10); with ``record_risk`` a risk histogram."""
-    import matplotlib
+    """Bar chart of records per class size (1..10, >10); with ``record_risk`` a risk histogram
+    beside it (inline SVG, :mod:`sdckit.report.charts`)."""
+    from sdckit.report.charts import BarChart, ChartRow, histogram_chart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    dist = summary["class_size_distribution"]
     labels = [str(s) for s in range(1, 11)] + [">10"]
     records = np.zeros(11)
-    for row in dist:
+    for row in summary["class_size_distribution"]:
         records[min(row["size"], 11) - 1] += row["records"]
-    ncols = 2 if record_risk is not None else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols, 3.2))
-    axes = np.atleast_1d(axes)
-    axes[0].bar(labels, records / max(records.sum(), 1) * 100, color="#3d6fb6")
-    axes[0].set_xlabel("equivalence class size")
-    axes[0].set_ylabel("% of records")
-    axes[0].set_title("Records by class size")
-    if record_risk is not None:
-        axes[1].hist(
-            record_risk,
-            bins=np.linspace(0, 1, 21),
-            color="#c0504d",
-            weights=np.full(len(record_risk), 100 / max(len(record_risk), 1)),
+    charts = [
+        BarChart(
+            "Records by class size",
+            "equivalence class size",
+            "% of records",
+            labels,
+            records / max(records.sum(), 1) * 100,
         )
-        axes[1].axvline(summary.get("threshold", 0.2), color="k", ls="--", lw=1)
-        axes[1].set_xlabel("prosecutor risk 1/f (dashed: threshold)")
-        axes[1].set_ylabel("% of records")
-        axes[1].set_title("Per-record re-identification risk")
-    fig.tight_layout()
-    return fig
+    ]
+    if record_risk is not None:
+        charts.append(
+            histogram_chart(
+                np.asarray(record_risk, dtype=float),
+                np.linspace(0, 1, 21),
+                "Per-record re-identification risk",
+                "prosecutor risk 1/f (dashed: threshold)",
+                marker=summary.get("threshold", 0.2),
+            )
+        )
+    return ChartRow(charts, "Records by class size and per-record risk")
 
 
 def _missing_fact(summary: dict[str, Any]) -> dict[str, str]:

@@ -2,8 +2,9 @@
 
 Every command (analyze, anonymize, mask, evaluate, compare) builds a ``Report`` and calls
 :meth:`Report.write_html`; machine-readable output goes through :func:`write_json`. Figures
-are matplotlib figures embedded as PNG (base64) so the page is one self-contained file a
-person can open and read without the JSON. Writes are atomic.
+are charts drawn as inline SVG (:mod:`sdckit.report.charts`) or matplotlib figures embedded
+as PNG (base64), so the page is one self-contained file a person can open and read without
+the JSON. Writes are atomic.
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ class Section:
     facts: Mapping[str, Any] | None = None
     table: pd.DataFrame | Sequence[Mapping[str, Any]] | None = None
     table_limit: int = 200
-    figures: list[Any] = field(default_factory=list)  # matplotlib figures
+    #: matplotlib figures (embedded as PNG) or charts of :mod:`sdckit.report.charts`
+    #: (anything with ``to_svg()``, embedded as inline SVG)
+    figures: list[Any] = field(default_factory=list)
     note: str | None = None
 
     def render_context(self) -> dict[str, Any]:
@@ -123,7 +126,8 @@ class Section:
             "facts": [(k, _fmt(v)) for k, v in (self.facts or {}).items()],
             "table": table,
             "truncated": truncated,
-            "images": [figure_png(f) for f in self.figures],
+            "images": [figure_png(f) for f in self.figures if not hasattr(f, "to_svg")],
+            "svgs": [f.to_svg() for f in self.figures if hasattr(f, "to_svg")],
             "note": self.note,
         }
 
