@@ -71,3 +71,26 @@ def test_job_file_with_a_metric_for_mondrian_is_a_usage_error(tmp_path: Path) ->
     assert bad.returncode == 2
     assert "mondrian: a metric does not steer" in bad.stderr
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["optimal", "mondrian"])
+def test_missing_hierarchy_is_told_in_the_language_of_the_interface(
+    tmp_path: Path, algorithm: str
+) -> None:
+    from sdckit.errors import MissingHierarchyError
+
+    schema = Schema.from_roles(quasi_identifying=["a"], sensitive=["s"])
+    with pytest.raises(MissingHierarchyError) as api:
+        sdckit.anonymize(DF, schema, [KAnonymity(2)], algorithm=algorithm)
+    assert "sdckit.core.hierarchy_builders" in str(api.value)
+    assert "`hierarchy:" not in str(api.value)
+    DF.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "job.yaml").write_text(
+        "input: {path: d.csv}\nattributes:\n  a: {role: quasi_identifying}\n"
+        f"models: [{{k_anonymity: {{k: 2}}}}]\nalgorithm: {algorithm}\noutput: {{path: o.csv}}\n"
+    )
+    run = [sys.executable, "-m", "sdckit.cli", "anonymize", "--config", str(tmp_path / "job.yaml")]
+    res = subprocess.run(run, capture_output=True, text=True)
+    assert res.returncode == 2
+    assert "attributes.a" in res.stderr and "`hierarchy: {masking: {}}`" in res.stderr
+    assert "sdckit.core" not in res.stderr

@@ -209,9 +209,11 @@ def test_categorical_qi_without_hierarchy_is_refused_with_the_yaml(algorithm: st
     )
     with pytest.raises(HierarchyError) as info:
         sdckit.anonymize(data, schema, [KAnonymity(3)], algorithm=algorithm)
-    text = str(info.value)
+    text = str(info.value)  # the Python API's words
     assert "'job'" in text or "'age'" in text
-    assert "hierarchy: {" in text and "FILE.csv" in text
+    assert "sdckit.core.hierarchy_builders" in text and "read_hierarchy" in text
+    job_text = str(info.value.for_job_file("job.yaml: attributes.x"))  # a job file's words
+    assert "hierarchy: {" in job_text and "FILE.csv" in job_text
 
 
 def test_mondrian_still_cuts_numeric_qis_without_hierarchy() -> None:

@@ -30,6 +30,32 @@ class HierarchyError(SdcInputError):
     """A generalization hierarchy is malformed or does not match the data."""
 
 
+class MissingHierarchyError(HierarchyError):
+    """A quasi-identifier needs a hierarchy and has none.
+
+    The message speaks the language of the interface in use: ``str(error)`` names the Python
+    builders (the API); :meth:`for_job_file` gives the YAML to write under the attribute in a
+    job file, which the job runners raise instead.
+    """
+
+    def __init__(self, attribute: str, reason: str, python_hint: str, yaml_hint: str) -> None:
+        self.attribute = attribute
+        self.reason = reason
+        self.python_hint = python_hint
+        self.yaml_hint = yaml_hint
+        super().__init__(
+            f"quasi-identifier {attribute!r} has no generalization hierarchy, {reason}. "
+            f"Give it one in the schema's hierarchies: {python_hint}"
+        )
+
+    def for_job_file(self, key: str) -> HierarchyError:
+        """The same error for a job-file user: ``key`` names the attribute's entry."""
+        return HierarchyError(
+            f"{key}: quasi-identifier {self.attribute!r} has no hierarchy, {self.reason}. "
+            f"Add one to it: {self.yaml_hint}"
+        )
+
+
 class DataError(SdcInputError):
     """The data itself is unusable (unknown column, unparsable number, empty file...)."""
 

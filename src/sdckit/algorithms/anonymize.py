@@ -33,7 +33,7 @@ from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import build_frequency_set, encode_ordered
 from sdckit.core.schema import Schema
-from sdckit.errors import ConfigError, DataError, HierarchyError, VerificationError
+from sdckit.errors import ConfigError, DataError, MissingHierarchyError, VerificationError
 from sdckit.models.base import PrivacyModel
 from sdckit.models.check import _validate as validate_models
 from sdckit.models.kanonymity import KAnonymity
@@ -132,9 +132,9 @@ def _resolve(algorithm: str) -> Callable[..., AlgorithmOutput]:
         ) from None
 
 
-def _builder_hint(schema: Schema, name: str, algorithm: str) -> str:
+def _builder_hint(schema: Schema, name: str, algorithm: str) -> MissingHierarchyError:
     """Why ``name`` needs a hierarchy for ``algorithm``, and how to give it one, in the words
-    of a job file (YAML) and of the Python API."""
+    of the Python API and of a job file (YAML)."""
     attr = schema.attributes[name]
     if attr.type.numeric:
         yaml_hint = "`hierarchy: {interval: {widths: [10, 50]}}`"
@@ -150,17 +150,19 @@ def _builder_hint(schema: Schema, name: str, algorithm: str) -> str:
         )
         py = "order_hierarchy or masking_hierarchy"
     why = (
-        "which full-domain generalization needs"
+        f"which full-domain generalization needs ({algorithm})"
         if algorithm in NEEDS_HIERARCHY
-        else "without which this algorithm would release '*' for every record (the whole "
+        else f"without which {algorithm} would release '*' for every record (the whole "
         "attribute suppressed)"
     )
-    return (
-        f"quasi-identifier {name!r} has no generalization hierarchy, {why} ({algorithm}). "
-        f"In a job file give it one: `hierarchy: FILE.csv` (ARX format) or {yaml_hint}; "
-        f"in Python: sdckit.core.hierarchy.read_hierarchy or "
-        f"sdckit.core.hierarchy_builders.{py}"
-        + ("; a number can also be declared `type: integer`" if not attr.type.numeric else "")
+    numeric_note = "" if attr.type.numeric else "; a number can also be declared a number"
+    return MissingHierarchyError(
+        name,
+        why,
+        f"sdckit.core.hierarchy_builders.{py}, or sdckit.core.hierarchy.read_hierarchy for an "
+        f"ARX hierarchy file{numeric_note.replace('declared a number', 'typed DataType.INTEGER')}",
+        f"{yaml_hint}, or `hierarchy: FILE.csv` (ARX format)"
+        + numeric_note.replace("declared a number", "declared `type: integer`"),
     )
 
 
@@ -209,7 +211,7 @@ def _validate(
         if algorithm in NEEDS_HIERARCHY or (
             algorithm in PARTITIONING and not schema.attributes[q].type.numeric
         ):
-            raise HierarchyError(_builder_hint(schema, q, algorithm))
+            raise _builder_hint(schema, q, algorithm)
 
 
 def _identifiers(data: pd.DataFrame, schema: Schema) -> tuple[dict[str, pd.Series], list[str]]:

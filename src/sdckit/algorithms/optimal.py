@@ -62,7 +62,12 @@ from sdckit.core.frequency import (
     encode_quasi_identifier,
 )
 from sdckit.core.schema import Schema
-from sdckit.errors import ConfigError, DataError, HierarchyError, NoSolutionError
+from sdckit.errors import (
+    ConfigError,
+    DataError,
+    MissingHierarchyError,
+    NoSolutionError,
+)
 from sdckit.models.base import PrivacyModel, check_reachable, enforce_global_models
 from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metric
 
@@ -89,13 +94,16 @@ def _small_records(sizes: np.ndarray, k_min: int) -> int:
     return int(sizes[(sizes > 0) & (sizes < k_min)].sum())
 
 
-def _hierarchy_hint(name: str) -> str:
-    return (
-        f"quasi-identifier {name!r} has no generalization hierarchy, which full-domain "
-        "generalization needs; give it a hierarchy file (read_hierarchy, ARX CSV format) or "
-        "build one: sdckit.core.hierarchy_builders.interval_hierarchy for numbers, "
-        "order_hierarchy for ordered categories, masking_hierarchy for codes such as ZIPs, "
-        "date_hierarchy for dates"
+def _hierarchy_hint(name: str) -> MissingHierarchyError:
+    return MissingHierarchyError(
+        name,
+        "which full-domain generalization needs (optimal)",
+        "sdckit.core.hierarchy_builders.interval_hierarchy for numbers, order_hierarchy for "
+        "ordered categories, masking_hierarchy for codes such as ZIPs, date_hierarchy for "
+        "dates, or sdckit.core.hierarchy.read_hierarchy for an ARX hierarchy file",
+        "`hierarchy: {interval: {widths: [10, 50]}}` for numbers, `{order: {group_sizes: [2, "
+        "4]}}` or `{masking: {}}` for categories and codes, or `hierarchy: FILE.csv` (ARX "
+        "format)",
     )
 
 
@@ -119,7 +127,7 @@ def prepare_base(
         )
     for q in qis:
         if schema.hierarchy(q) is None:
-            raise HierarchyError(_hierarchy_hint(q))
+            raise _hierarchy_hint(q)
     sensitive: list[str] = []
     for m in models:
         for a in m.sensitive_attributes:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.core.io import output_set, write_table
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, MissingHierarchyError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
 
@@ -47,17 +47,20 @@ def run_anonymize_job(
         )
     job.check_outputs({"--json": json_out})
     data = job.read_input()
-    result = anonymize(
-        data,
-        job.schema,
-        job.models,
-        suppression_limit=job.suppression_limit,
-        metric=job.metric,
-        algorithm=job.algorithm,
-        seed=job.seed,
-        progress=progress,
-        **job.algorithm_options,
-    )
+    try:
+        result = anonymize(
+            data,
+            job.schema,
+            job.models,
+            suppression_limit=job.suppression_limit,
+            metric=job.metric,
+            algorithm=job.algorithm,
+            seed=job.seed,
+            progress=progress,
+            **job.algorithm_options,
+        )
+    except MissingHierarchyError as exc:  # say it as the job file would
+        raise exc.for_job_file(job.key(f"attributes.{exc.attribute}")) from None
     out = job.output
     json_path = json_out or out.json
     summary = dict(result.to_dict())

@@ -79,7 +79,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import ConfigError, DataError, SdcInputError
+from sdckit.errors import ConfigError, DataError, MissingHierarchyError, SdcInputError
 
 __all__ = [
     "Configuration",
@@ -558,7 +558,10 @@ def compare(
     anonymized: dict[str, dict[str, Any]] = {}
     for c in configurations:
         if c.anonymize is not None:
-            anonymized[c.label] = _run_anonymize(original, schema, c, seed)
+            try:
+                anonymized[c.label] = _run_anonymize(original, schema, c, seed)
+            except MissingHierarchyError as exc:  # say it as the job file would
+                raise exc.for_job_file(key(f"attributes.{exc.attribute}")) from None
             records[c.label] = [anonymized[c.label]["record"]]
             steps[c.label] = [{"anonymize": anonymized[c.label]["record"]["parameters"]}]
             if anonymized[c.label]["data"] is not None:
