@@ -26,20 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdckit.datasets import data_dir, load_adult
+from sdckit.datasets import ADULT_COLUMNS, data_dir, load_adult
 
 SHARED_ARX = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arx"
-ADULT_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "occupation",
-    "salary-class",
-]
+ADULT_QIS = list(ADULT_COLUMNS)
 CUP_QIS = ["ZIP", "AGE", "GENDER", "INCOME", "STATE", "RAMNTALL", "NGIFTALL", "MINRAMNT"]
 
 
