@@ -34,25 +34,17 @@ import pandas as pd
 from numba import njit
 
 from sdckit.core.encoding import encode
+from sdckit.core.frequency import group_keys
 from sdckit.core.frequency import wildcard_frequencies as wildcard_counts
 from sdckit.errors import DataError, VerificationError
 from sdckit.masking.base import MaskResult, accepts_series, callable_module, check_columns
 
-_MAX_BITS = 62
 
-
-def _dense_combine(cols: Sequence[np.ndarray], n: int) -> np.ndarray:
-    """Dense int64 ids of the rows of the given non-negative code columns."""
-    key = np.zeros(n, dtype=np.int64)
-    span = 1
-    for c in cols:
-        card = int(c.max()) + 1 if len(c) else 1
-        if span * card >= (1 << _MAX_BITS):
-            key = np.unique(key, return_inverse=True)[1].astype(np.int64)
-            span = int(key.max()) + 1 if n else 1
-        key = key * card + c
-        span *= card
-    return key
+def _row_groups(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
+    """Dense ids of the distinct rows of ``codes`` (missing ``-1`` is a value of its own):
+    the frequency engine's :func:`~sdckit.core.frequency.group_keys` on the shifted codes."""
+    cols = [codes[:, j] + 1 for j in range(codes.shape[1])]
+    return group_keys(cols, [int(c.max()) + 1 if len(c) else 1 for c in cols])
 
 
 def _fk_codes(codes: np.ndarray) -> np.ndarray:
@@ -65,8 +57,8 @@ def _fk_codes(codes: np.ndarray) -> np.ndarray:
     n, m = codes.shape
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    full = _dense_combine([codes[:, j] + 1 for j in range(m)], n)
-    _, first, inv, cnt = np.unique(full, return_index=True, return_inverse=True, return_counts=True)
+    inv, n_groups, first = _row_groups(codes)
+    cnt = np.bincount(inv, minlength=n_groups)
     u = codes[first]  # distinct combinations
     na = u < 0
     if not na.any():
@@ -132,8 +124,7 @@ def _anonymize(codes: np.ndarray, k: int, col_order: np.ndarray) -> tuple[np.nda
     """Suppress values in ``codes`` (copy returned) until every row has ``f_k >= k``."""
     n = codes.shape[0]
     out = codes.copy()
-    full = _dense_combine([out[:, j] + 1 for j in range(out.shape[1])], n)
-    full = np.unique(full, return_inverse=True)[1].astype(np.int64)
+    full = _row_groups(out)[0]
     order = np.argsort(full, kind="stable")
     sizes = np.bincount(full)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))

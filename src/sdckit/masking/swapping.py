@@ -27,6 +27,7 @@ import pandas as pd
 from numba import njit
 
 from sdckit.core.encoding import as_text, encode
+from sdckit.core.frequency import group_keys
 from sdckit.errors import DataError
 from sdckit.masking.base import (
     MaskResult,
@@ -510,15 +511,12 @@ def _check_rate(rate: float, name: str, method: str) -> float:
 
 
 def _group_ids(data: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
-    """Dense ids of the combinations of ``cols`` (missing is a value), in sorted key order."""
+    """Dense ids of the combinations of ``cols`` (missing is a value), in sorted key order
+    (the frequency engine's :func:`~sdckit.core.frequency.group_keys`)."""
     if not cols:
         return np.zeros(len(data), dtype=np.int64)
-    key = np.zeros(len(data), dtype=np.int64)
-    for c in cols:
-        enc = encode(data[c], c)
-        key = key * enc.cardinality + enc.codes
-        key = np.unique(key, return_inverse=True)[1].astype(np.int64)  # keep it dense
-    return key
+    encoded = [encode(data[c], c) for c in cols]
+    return group_keys([e.codes for e in encoded], [e.cardinality for e in encoded])[0]
 
 
 @accepts_series
@@ -684,8 +682,9 @@ def _profiles(similar: Any) -> list[list[str]]:
     return out
 
 
-def _dense(key: np.ndarray) -> np.ndarray:
-    return np.unique(key, return_inverse=True)[1].astype(np.int64)
+def _refine(key: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Dense ids of the pairs (``key``, ``codes``) of two non-negative code columns."""
+    return group_keys([key, codes], [int(key.max()) + 1, int(codes.max()) + 1])[0]
 
 
 @accepts_series
@@ -792,12 +791,11 @@ def record_swap(
     area = np.empty((H, nhh), dtype=np.int64)
     area_key = np.zeros(n, dtype=np.int64)
     for h in range(H):
-        card = int(hier_codes[h].max()) + 1
-        key = _dense(key * card + hier_codes[h])
+        key = _refine(key, hier_codes[h])
         counts = np.bincount(key)
         risk = 1.0 / counts[key]
         hh_risk[h] = np.maximum.reduceat(risk[order], starts)
-        area_key = _dense(area_key * card + hier_codes[h])
+        area_key = _refine(area_key, hier_codes[h])
         area[h] = area_key[first]
     threshold = 2.0 if k_anonymity == 0 else 1.0 / k_anonymity
     above = hh_risk > threshold

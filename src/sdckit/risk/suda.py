@@ -170,18 +170,6 @@ def _check_size(m: int, n_rows: int, max_size: int) -> None:
         )
 
 
-def _combine(ids: np.ndarray, n_ids: int, col: np.ndarray, card: int) -> tuple[np.ndarray, int]:
-    """Dense group ids of the pairs (``ids``, ``col``) -- a mixed-radix key, then compacted."""
-    key = ids * card + col
-    radix = n_ids * card
-    if radix <= max(8 * len(key), 1 << 16):
-        present = np.bincount(key, minlength=radix) > 0
-        remap = np.cumsum(present) - 1
-        return remap[key], int(remap[-1]) + 1
-    _, inverse = np.unique(key, return_inverse=True)
-    return inverse.astype(np.int64, copy=False), int(inverse.max()) + 1
-
-
 def _msu_counts(
     codes: np.ndarray, mult: np.ndarray, missing: np.ndarray, max_size: int
 ) -> np.ndarray:
@@ -205,7 +193,9 @@ def _msu_counts(
                 ids, n_ids = codes[:, last], int(cards[last])
             else:
                 parent_ids, parent_n, _ = previous[subset[:-1]]
-                ids, n_ids = _combine(parent_ids, parent_n, codes[:, last], int(cards[last]))
+                ids, n_ids, _ = group_keys(
+                    [parent_ids, codes[:, last]], [parent_n, int(cards[last])]
+                )
             unique = np.bincount(ids, weights=mult, minlength=n_ids)[ids] == 1.0
             msu = unique & ~missing[:, list(subset)].any(axis=1)
             for i in range(k if k > 1 else 0):
