@@ -107,7 +107,7 @@ def test_interval_builder_spec(folder: Path) -> None:
     ("doc", "fragment"),
     [
         ({"suppresion_limit": 0.1}, "did you mean 'suppression_limit'"),
-        ({"suppression_limit": 1.5}, "suppression_limit must be a share of records in [0, 1]"),
+        ({"suppression_limit": 1.5}, "suppression_limit must be a share of the records"),
         ({"models": [{"k_anonimity": {"k": 2}}]}, "models[0]: unknown name 'k_anonimity'"),
         ({"models": {"k_anonymity": {"k": 2}}}, "models must be a list"),
         ({"attributes": {"age": {"role": "qi"}}}, "attributes.age.role: unknown role 'qi'"),

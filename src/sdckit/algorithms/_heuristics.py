@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core import params
 from sdckit.core.encoding import EncodedColumn, as_text
 from sdckit.core.frequency import (
     FrequencySet,
@@ -73,19 +74,6 @@ class Prepared:
         return len(self.data)
 
 
-def check_limit(suppression_limit, algorithm: str) -> float:
-    """Validate the suppression limit (a share of the records in ``[0, 1]``)."""
-    ok = isinstance(suppression_limit, (int, float, np.integer, np.floating)) and not isinstance(
-        suppression_limit, (bool, np.bool_)
-    )
-    if not ok or not 0.0 <= float(suppression_limit) <= 1.0:
-        raise ConfigError(
-            f"{algorithm}: suppression_limit must be a share of the records between 0 and 1 "
-            f"(e.g. 0.05 for 5%), got {suppression_limit!r}"
-        )
-    return float(suppression_limit)
-
-
 def refuse_metric(metric: Any, algorithm: str, rule: str) -> None:
     """ConfigError when a metric is given to a heuristic that a metric cannot steer.
 
@@ -128,7 +116,7 @@ def prepare(
         raise ConfigError(f"{algorithm}: data must be a pandas DataFrame, got {type(data)}")
     if not isinstance(schema, Schema):
         raise ConfigError(f"{algorithm}: schema must be a sdckit Schema, got {type(schema)}")
-    limit = check_limit(suppression_limit, algorithm)
+    limit = params.suppression_limit(suppression_limit, f"{algorithm}: suppression_limit")
     schema.check_columns(data)
     qis = schema.quasi_identifiers
     if need_qis and not qis:

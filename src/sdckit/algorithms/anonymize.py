@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
+from sdckit.core import params
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import build_frequency_set, encode_ordered
 from sdckit.core.schema import Schema
@@ -185,14 +186,7 @@ def _validate(
             "the schema has no quasi-identifying attribute; mark the columns an intruder could "
             "know as quasi_identifying"
         )
-    ok = isinstance(suppression_limit, (int, float, np.integer, np.floating)) and not isinstance(
-        suppression_limit, bool
-    )
-    if not ok or not 0.0 <= float(suppression_limit) <= 1.0:
-        raise ConfigError(
-            f"suppression_limit must be a share of the records between 0 and 1 (e.g. 0.05 for "
-            f"5%), got {suppression_limit!r}"
-        )
+    params.suppression_limit(suppression_limit)
     if isinstance(models, PrivacyModel):
         models = [models]
     validate_models(data, schema, models)

@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
+from sdckit.core import params
 from sdckit.core.frequency import (
     FrequencySet,
     QuasiIdentifier,
@@ -458,16 +459,6 @@ class LatticeSearch:
         ]
 
 
-def _validate_limit(limit: float) -> float:
-    ok = isinstance(limit, (int, float, np.integer, np.floating)) and not isinstance(limit, bool)
-    if not ok or not (0.0 <= float(limit) <= 1.0):
-        raise ConfigError(
-            f"suppression_limit must be a share of the records between 0 and 1 (e.g. 0.05 for "
-            f"5%), got {limit!r}"
-        )
-    return float(limit)
-
-
 def generalized_output(
     data: pd.DataFrame,
     base: FrequencySet,
@@ -544,7 +535,7 @@ def optimal(
             f"optimal: unknown option(s) {sorted(options)}; the optimal search takes none"
         )
     del seed
-    limit = _validate_limit(suppression_limit)
+    limit = params.suppression_limit(suppression_limit)
     spec = parse_metric(metric)
     if len(data) == 0:
         raise DataError("the data has no records; nothing to anonymize")

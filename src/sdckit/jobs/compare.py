@@ -79,6 +79,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.params import suppression_limit as valid_suppression_limit
 from sdckit.errors import ConfigError, DataError, MissingHierarchyError, SdcInputError
 
 __all__ = [
@@ -237,12 +238,9 @@ def _expand_anonymize(spec: Any, where: str, job) -> list[tuple[dict[str, Any], 
                 f"{where}.anonymize.algorithm: unknown algorithm {alg!r}; use one of "
                 f"{', '.join(ALGORITHMS)}"
             )
-        sl = chosen.get("suppression_limit", 0.0)
-        if isinstance(sl, bool) or not isinstance(sl, (int, float)) or not 0 <= sl <= 1:
-            raise ConfigError(
-                f"{where}.anonymize.suppression_limit must be a share of records in [0, 1] "
-                f"(e.g. 0.05), got {sl!r}"
-            )
+        sl = valid_suppression_limit(
+            chosen.get("suppression_limit", 0.0), f"{where}.anonymize.suppression_limit"
+        )
         metric = chosen.get("metric")
         try:
             parse_metric(metric)

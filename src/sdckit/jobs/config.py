@@ -47,6 +47,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from sdckit.core import params
 from sdckit.core.hierarchy import Hierarchy, read_hierarchy
 from sdckit.core.io import check_output_paths, read_table
 from sdckit.core.schema import Attribute, DataType, Role, Schema
@@ -536,13 +537,9 @@ def job_from_dict(
     if "methods" in doc:
         raw["methods"] = _validate_list_of_named(doc["methods"], "methods", None, job)
     if "suppression_limit" in doc:
-        v = doc["suppression_limit"]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-            raise ConfigError(
-                f"{job.key('suppression_limit')} must be a share of records in [0, 1] "
-                f"(e.g. 0.05 for 5%), got {short_repr(v)}"
-            )
-        raw["suppression_limit"] = float(v)
+        raw["suppression_limit"] = params.suppression_limit(
+            doc["suppression_limit"], job.key("suppression_limit")
+        )
     if "metric" in doc:
         raw["metric"] = _validate_metric(doc["metric"], job)
     if "algorithm" in doc:

@@ -1,0 +1,27 @@
+"""Parameters shared by several entry points, validated by one function each.
+
+A parameter that the job files, the Python API and every algorithm accept is checked here
+once, so that the same bad value gets the same message wherever it is given; each caller
+passes the name under which the user gave it (a job-file key path, or the argument name).
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+from sdckit.errors import ConfigError, short_repr
+
+
+def suppression_limit(value: Any, key: str = "suppression_limit") -> float:
+    """The share of records that may be suppressed, as a float in [0, 1].
+
+    Raises :class:`~sdckit.errors.ConfigError` naming ``key`` for anything else (booleans,
+    text, NaN, negative or above 1), with an example of a valid value.
+    """
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) <= 1.0:
+        raise ConfigError(
+            f"{key} must be a share of the records between 0 and 1 (e.g. 0.05 for 5%), "
+            f"got {short_repr(value)}"
+        )
+    return float(value)
