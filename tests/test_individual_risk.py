@@ -65,7 +65,7 @@ def test_closed_forms_for_f_1_2_3():
     assert res.max == pytest.approx(r1)
     assert res.median == pytest.approx((r2 + r3) / 2)
     assert res.expected_reidentifications == pytest.approx(r1 + 2 * r2 + 3 * r3)
-    assert res.as_dict() == {
+    assert res.to_dict() == {
         "min": res.min,
         "median": res.median,
         "max": res.max,
@@ -134,7 +134,7 @@ def test_household_risk_by_hand():
     assert res.n_households == 3
     assert res.expected_reidentifications == pytest.approx(0.28 * 2 + 0.5 + 2.0)
     assert res.global_risk == pytest.approx(3.06 / 5)
-    assert res.as_dict()["n_households"] == 3
+    assert res.to_dict()["n_households"] == 3
 
 
 def test_household_risk_tiny_and_above_one():

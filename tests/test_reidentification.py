@@ -28,7 +28,7 @@ def test_prosecutor_from_class_sizes():
     # sizes 1, 2, 5 (8 records): max 1, min 1/5, average J/n = 3/8
     r = prosecutor_risk(np.array([1, 2, 5, 0]))  # empty classes are ignored
     assert (r.min, r.max, r.average) == (0.2, 1.0, 3 / 8)
-    assert prosecutor_risk(np.array([], dtype=int)).as_dict() == {
+    assert prosecutor_risk(np.array([], dtype=int)).to_dict() == {
         "min": 0.0,
         "max": 0.0,
         "average": 0.0,
@@ -122,6 +122,6 @@ def test_suda_on_classes_equals_suda_on_records(rows):
     per_class = suda2(fs_keys, counts=counts)
     assert np.allclose(per_class.score[inverse.ravel()], per_record.score)
     assert np.allclose(per_class.dis_score[inverse.ravel()], per_record.dis_score)
-    assert per_class.as_dict() == pytest.approx(per_record.as_dict())
+    assert per_class.to_dict() == pytest.approx(per_record.to_dict())
     with pytest.raises(DataError, match="one positive record count per row"):
         suda2(fs_keys, counts=counts[:-1] if len(counts) > 1 else np.array([0]))

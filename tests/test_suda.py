@@ -51,8 +51,8 @@ def test_hand_example_msus_and_scores():
         [1, 0, 0],
     ]
     assert (res.n_sample_uniques, res.n_pair_records) == (5, 2)
-    assert res.as_dict()["records_with_score"] == 5
-    assert res.as_dict()["score_sum"] == 9.0
+    assert res.to_dict()["records_with_score"] == 5
+    assert res.to_dict()["score_sum"] == 9.0
 
 
 def test_hand_example_dis_scores():
@@ -67,7 +67,7 @@ def test_hand_example_dis_scores():
     # sdcMicro evaluates DIS, Q and U/DIS - U in single precision
     np.testing.assert_allclose(res.dis_score[2:], expected, rtol=2e-6)
     np.testing.assert_array_equal(res.dis_score[:2], 0.0)
-    assert res.as_dict()["dis_sum"] == pytest.approx(expected.sum(), rel=2e-6)
+    assert res.to_dict()["dis_sum"] == pytest.approx(expected.sum(), rel=2e-6)
 
 
 def test_text_coding_and_order_do_not_matter():
@@ -179,8 +179,8 @@ def test_sdcmicro_testdata_regression(shared_data):
     assert res.n_pair_records == int((fk == 2).sum())
     # pinned values of this implementation (no published sdcMicro output for this data)
     assert res.msu_count_by_size.tolist() == [1, 11, 94, 86, 35, 7, 1]
-    assert res.as_dict()["score_sum"] == 4890.0
-    assert res.as_dict()["dis_sum"] == pytest.approx(9.831090921275111, rel=1e-9)
+    assert res.to_dict()["score_sum"] == 4890.0
+    assert res.to_dict()["dis_sum"] == pytest.approx(9.831090921275111, rel=1e-9)
 
 
 def _brute_force(rows: list[tuple[int, ...]], missing: int | None = None) -> list[list[int]]:
@@ -282,4 +282,4 @@ def test_adult_regression(shared_data):
     np.testing.assert_array_equal(res.score > 0, fk == 1)
     # pinned values of this implementation (30,162 x 9 keys)
     assert res.msu_count_by_size.tolist() == [2, 1204, 14890, 26029, 15983, 4172, 498, 31, 0]
-    assert res.as_dict()["score_sum"] == 20402731.0
+    assert res.to_dict()["score_sum"] == 20402731.0

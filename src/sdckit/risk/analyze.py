@@ -200,10 +200,10 @@ def analyze(
         "sample_uniques_share": uniques / n,
         "prosecutor": (
             record_risk_summary(freq, counts) if wildcard else prosecutor_risk(counts)
-        ).as_dict(),
+        ).to_dict(),
         "journalist": (
             record_risk_summary(freq, counts) if wildcard else journalist_risk(counts, pop_counts)
-        ).as_dict(),
+        ).to_dict(),
         "marketer": float((counts / freq).sum() / n)
         if wildcard
         else marketer_risk(counts, pop_counts),
@@ -227,7 +227,7 @@ def analyze(
             ind = individual_risk_from_frequencies(fk_class[row_class], Fk_class[row_class])
         else:
             ind = individual_risk(_key_codes(fs), np.asarray(_weights(data, weight)))
-        summary["individual_risk"] = ind.as_dict()
+        summary["individual_risk"] = ind.to_dict()
         if household is not None:
             from sdckit.risk.individual import household_risk
 
@@ -237,7 +237,7 @@ def analyze(
                     f"{', '.join(map(str, data.columns))}"
                 )
             hh_codes = encode_quasi_identifier(data[household], household).codes
-            summary["household_risk"] = household_risk(ind.risk, hh_codes).as_dict()
+            summary["household_risk"] = household_risk(ind.risk, hh_codes).to_dict()
     elif household is not None:
         raise DataError(
             "household risk needs sampling weights: give --weight COL together with --household"
@@ -272,7 +272,7 @@ def analyze(
             ]
             summary["suda"] = suda2(
                 fs.keys, max_size=suda_max_size, missing_codes=missing, counts=fs.counts
-            ).as_dict()
+            ).to_dict()
         else:
             best = largest_feasible_size(len(qi), fs.n_classes)
             skipped["suda"] = (

@@ -56,7 +56,7 @@ class IndividualRisk:
     global_risk: float  # mean risk (sdcMicro global_risk)
     expected_reidentifications: float  # sum of risks (sdcMicro global_risk_ER)
 
-    def as_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float]:
         """Summary numbers (``min, median, max, global_risk, expected_reidentifications``)."""
         return {
             "min": self.min,
@@ -79,8 +79,8 @@ class HouseholdRisk:
     global_risk: float  # mean over records (sdcMicro hier_risk)
     expected_reidentifications: float  # sum over records (sdcMicro hier_risk_ER)
 
-    def as_dict(self) -> dict[str, float | int]:
-        """Summary numbers, as :meth:`IndividualRisk.as_dict` plus ``n_households``."""
+    def to_dict(self) -> dict[str, float | int]:
+        """Summary numbers, as :meth:`IndividualRisk.to_dict` plus ``n_households``."""
         return {
             "min": self.min,
             "median": self.median,

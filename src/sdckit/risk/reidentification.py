@@ -30,7 +30,7 @@ class RiskSummary:
     max: float
     average: float
 
-    def as_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, float]:
         """JSON form: ``{"min", "max", "average"}``."""
         return {"min": self.min, "max": self.max, "average": self.average}
 

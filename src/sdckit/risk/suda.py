@@ -65,7 +65,7 @@ class SudaResult:
     # records per row when the rows are distinct keys (``suda2(..., counts=...)``), else None
     records: np.ndarray | None = None
 
-    def as_dict(self) -> dict[str, float | int]:
+    def to_dict(self) -> dict[str, float | int]:
         """Summary over records: ``records_with_score`` (score > 0), ``score_sum``, ``dis_sum``."""
         w = np.ones(len(self.score)) if self.records is None else self.records.astype(float)
         return {
