@@ -17,7 +17,7 @@ import pandas as pd
 
 from _timing import timed_wall as timed
 from sdckit.masking.base import MaskResult
-from sdckit.masking.pram import pram
+from sdckit.masking.randomization import pram
 from sdckit.masking.swapping import rank_swap, rank_swap_p_buckets, rank_swap_p_distribution
 
 

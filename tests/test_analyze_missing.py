@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from sdckit.cli import app
 from sdckit.core.frequency import wildcard_frequencies
 from sdckit.errors import DataError
-from sdckit.masking.local_suppression import local_suppression
+from sdckit.masking.suppression import local_suppression
 from sdckit.risk.analyze import analyze
 from test_local_suppression import brute_fk
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import DataError
-from sdckit.masking.local_suppression import local_suppression, wildcard_frequencies
+from sdckit.masking.suppression import local_suppression, wildcard_frequencies
 
 
 def brute_fk(df: pd.DataFrame, keys) -> np.ndarray:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import DataError
-from sdckit.masking.pram import (
+from sdckit.masking.randomization import (
     invariant_matrix,
     pram,
     pram_estimate,

@@ -233,9 +233,9 @@ def test_mondrian_still_cuts_numeric_qis_without_hierarchy() -> None:
 # every masking function takes a Series as a one-column frame
 # ---------------------------------------------------------------------------------------------
 def _series_cases():
-    from sdckit.masking import local_suppression as ls
     from sdckit.masking import microaggregation as ma
-    from sdckit.masking import noise, other, pram, recoding, swapping
+    from sdckit.masking import noise, other, randomization, recoding, swapping
+    from sdckit.masking import suppression as ls
 
     num = pd.Series(np.arange(30, dtype=float) * 1.7 % 11, name="x")
     cat = pd.Series(list("abc") * 10, name="g")
@@ -251,8 +251,8 @@ def _series_cases():
         (other.round_to_base, num, {"columns": None, "base": 5}),
         (other.resample, num, {"columns": None, "seed": 1}),
         (other.multiplicative_noise, num, {"columns": None, "seed": 1}),
-        (pram.pram, cat, {"columns": None, "seed": 1}),
-        (pram.randomized_response, cat.where(cat != "c", "a"), {"column": "g", "seed": 1}),
+        (randomization.pram, cat, {"columns": None, "seed": 1}),
+        (randomization.randomized_response, cat.where(cat != "c", "a"), {"column": "g", "seed": 1}),
         (recoding.sample, num, {"fraction": 0.5, "seed": 1}),
         (recoding.global_recode, num, {"column": "x", "method": "breaks", "breaks": [0, 5, 11]}),
         (

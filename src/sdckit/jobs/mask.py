@@ -60,9 +60,9 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import ConfigError, DataError, SdcInputError
-from sdckit.masking import local_suppression as ls
 from sdckit.masking import microaggregation as ma
-from sdckit.masking import noise, other, pram, recoding, swapping
+from sdckit.masking import noise, other, randomization, recoding, swapping
+from sdckit.masking import suppression as ls
 from sdckit.masking.base import MaskResult
 
 # --------------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def _run_record_swapping(data: pd.DataFrame, p: dict[str, Any], seed: int) -> li
 
 def _run_pram(data: pd.DataFrame, p: dict[str, Any], seed: int) -> list[MaskResult]:
     return [
-        pram.pram(
+        randomization.pram(
             data,
             p["columns"],
             p_diagonal=p["p_diagonal"],
@@ -292,7 +292,9 @@ def _run_pram(data: pd.DataFrame, p: dict[str, Any], seed: int) -> list[MaskResu
 
 
 def _run_rr(data: pd.DataFrame, p: dict[str, Any], seed: int) -> list[MaskResult]:
-    return [pram.randomized_response(data, p["column"], p["p"], p["categories"], seed=seed)]
+    return [
+        randomization.randomized_response(data, p["column"], p["p"], p["categories"], seed=seed)
+    ]
 
 
 def _run_rounding(data: pd.DataFrame, p: dict[str, Any], seed: int) -> list[MaskResult]:

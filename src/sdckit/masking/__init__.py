@@ -2,9 +2,10 @@
 
 Every method is ``sdckit.masking.<method>(data, columns, ..., seed=...)`` and returns a
 :class:`~sdckit.masking.base.MaskResult` (masked copy + publishable record). The names are
-exported lazily, so importing one module does not load the others (nor numba). ``pram`` and
-``local_suppression`` are also the names of their modules; those modules are callable, so
-``sdckit.masking.pram(df, ["c"], seed=1)`` works as well as ``sdckit.masking.pram.pram``.
+exported lazily, so importing one module does not load the others (nor numba). PRAM and
+randomized response live in :mod:`sdckit.masking.randomization`, local suppression in
+:mod:`sdckit.masking.suppression` (no module shares a method's name, so
+``sdckit.masking.pram`` is always the function).
 """
 
 from __future__ import annotations
@@ -31,23 +32,23 @@ _EXPORTS = {
     "rank_swap_p_distribution": "swapping",
     "data_swap": "swapping",
     "record_swap": "swapping",
-    "pram_estimate": "pram",
-    "invariant_matrix": "pram",
-    "randomized_response": "pram",
-    "rr_estimate": "pram",
+    "pram": "randomization",
+    "pram_estimate": "randomization",
+    "invariant_matrix": "randomization",
+    "randomized_response": "randomization",
+    "rr_estimate": "randomization",
+    "local_suppression": "suppression",
     "sample": "recoding",
     "global_recode": "recoding",
     "group_categories": "recoding",
     "top_bottom_code": "recoding",
 }
 
-__all__ = sorted([*_EXPORTS, "pram", "local_suppression"])
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
     """Import the module defining ``name`` on first access (PEP 562)."""
-    if name in ("pram", "local_suppression"):  # callable modules (masking.base.callable_module)
-        return importlib.import_module(f"sdckit.masking.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sdckit.masking' has no attribute {name!r}")

@@ -148,23 +148,3 @@ def integer_like(original: pd.Series, values: np.ndarray) -> Any:
             original.dtype.numpy_dtype if hasattr(original.dtype, "numpy_dtype") else original.dtype
         )
     return pd.arrays.IntegerArray(np.where(missing, 0, v).astype(np.int64), missing)
-
-
-def callable_module(module_name: str, function_name: str) -> None:
-    """Make module ``module_name`` callable as its function ``function_name``.
-
-    ``sdckit.masking.pram`` is both a module and its main function; after this, the package
-    attribute (the module) can be called directly -- ``sdckit.masking.pram(df, ["c"])`` runs
-    ``sdckit.masking.pram.pram`` -- while ``from sdckit.masking.pram import pram_estimate``
-    keeps working. Module ``__class__`` assignment is supported Python (3.5+, PEP 549 notes).
-    """
-    import sys
-    import types
-
-    module = sys.modules[module_name]
-
-    class _CallableModule(types.ModuleType):
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            return getattr(self, function_name)(*args, **kwargs)
-
-    module.__class__ = _CallableModule

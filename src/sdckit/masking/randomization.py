@@ -29,7 +29,7 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text
 from sdckit.errors import DataError, preview
-from sdckit.masking.base import MaskResult, accepts_series, callable_module, check_columns
+from sdckit.masking.base import MaskResult, accepts_series, check_columns
 
 _ROW_TOL = 1e-8
 
@@ -489,6 +489,3 @@ def randomized_response(
     }
     params = {"column": col, "p": pv, "categories": [str(x) for x in ct]}
     return MaskResult(res.data, "randomized_response", params, details)
-
-
-callable_module(__name__, "pram")

@@ -37,7 +37,7 @@ from sdckit.core.encoding import encode
 from sdckit.core.frequency import group_keys
 from sdckit.core.frequency import wildcard_frequencies as wildcard_counts
 from sdckit.errors import DataError, VerificationError
-from sdckit.masking.base import MaskResult, accepts_series, callable_module, check_columns
+from sdckit.masking.base import MaskResult, accepts_series, check_columns
 
 
 def _row_groups(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
@@ -284,6 +284,3 @@ def local_suppression(
         "combinations_up_to": combinations_up_to,
     }
     return MaskResult(out, "local_suppression", params, details)
-
-
-callable_module(__name__, "local_suppression")
