@@ -14,10 +14,10 @@ from collections.abc import Callable
 
 from _timing import timed_wall as timed
 from sdckit.algorithms.anatomy import anatomy
-from sdckit.algorithms.base import AlgorithmOutput
 from sdckit.algorithms.datafly import datafly
 from sdckit.algorithms.mondrian import mondrian
 from sdckit.algorithms.tds import tds
+from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.datasets import load_adult
 from sdckit.models import KAnonymity, LDiversity, LKCPrivacy, TCloseness

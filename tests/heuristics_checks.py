@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import (
     QuasiIdentifier,
@@ -16,6 +15,7 @@ from sdckit.core.frequency import (
     encode_ordered,
     encode_quasi_identifier,
 )
+from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import sdckit
 from sdckit.algorithms import anonymize as anon_module
-from sdckit.algorithms.base import AlgorithmOutput
 from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.datasets import load_adult
 from sdckit.errors import (

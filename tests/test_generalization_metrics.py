@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdckit.algorithms.base import AlgorithmOutput
 from sdckit.algorithms.optimal import prepare_base
 from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.models import KAnonymity

@@ -13,7 +13,7 @@
   disclosure control into practice: the ARX data anonymization tool"; Sweeney 2002, Datafly's
   suppression of at most ``k`` outliers generalized to a share of the records).
 * :func:`release` writes the released rows: generalized labels in the QI columns, ``"*"`` in
-  every QI of a suppressed record, non-QI columns unchanged (the :mod:`sdckit.algorithms.base`
+  every QI of a suppressed record, non-QI columns unchanged (the :mod:`sdckit.core.release`
   contract).
 """
 
@@ -38,6 +38,7 @@ from sdckit.core.frequency import (
 )
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.io import to_numeric
+from sdckit.core.release import SUPPRESSED
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, NoSolutionError
 from sdckit.models.base import ModelResult, PrivacyModel, check_reachable
@@ -45,8 +46,6 @@ from sdckit.models.check import _validate
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.models.ldiversity import LDiversity
 from sdckit.models.tcloseness import TCloseness
-
-from .base import SUPPRESSED
 
 #: Models whose verdict on a class depends on that class alone (checkable per partition).
 PARTITION_MODELS = (KAnonymity, LDiversity, TCloseness)

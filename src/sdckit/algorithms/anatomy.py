@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import encode
+from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, NoSolutionError
 from sdckit.models.base import PrivacyModel, check_number
@@ -58,7 +59,6 @@ from ._heuristics import (
     release,
     report_progress,
 )
-from .base import SUPPRESSED, AlgorithmOutput
 
 __all__ = ["anatomy", "eligible_cap"]
 

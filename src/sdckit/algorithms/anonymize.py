@@ -8,7 +8,7 @@ Steps (DESIGN.md, "verify before write"):
    keyed HMAC tokens, :mod:`sdckit.core.pseudonymize`);
 3. run the algorithm, looked up by name in :data:`ALGORITHMS` and imported lazily; every
    algorithm takes the signature of :func:`sdckit.algorithms.optimal.optimal` and returns an
-   :class:`~sdckit.algorithms.base.AlgorithmOutput`;
+   :class:`~sdckit.core.release.AlgorithmOutput`;
 4. compute the metrics (:func:`sdckit.utility.generalization.output_metrics`);
 5. verify independently from the OUTPUT ROWS: a fresh frequency set of the released labels of
    the non-suppressed rows, every model re-evaluated on it, the suppressed share within the
@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core import params
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import build_frequency_set, encode_ordered
+from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, MissingHierarchyError, VerificationError
 from sdckit.models.base import PrivacyModel
@@ -115,7 +115,7 @@ class AnonymizationResult:
 
     def report(self, path: str | Path) -> Path:
         """Write the HTML page (atomically) and return its path."""
-        from sdckit.algorithms._report import anonymization_report
+        from sdckit.report.anonymization_report import anonymization_report
 
         return anonymization_report(self).write_html(path)
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.models.base import PrivacyModel
@@ -36,7 +37,6 @@ from ._heuristics import (
     report_progress,
     suppress_violations,
 )
-from .base import AlgorithmOutput
 
 __all__ = ["datafly"]
 

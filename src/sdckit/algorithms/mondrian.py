@@ -47,6 +47,7 @@ import pandas as pd
 
 from sdckit.core.frequency import group_keys
 from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.models.base import PrivacyModel
@@ -69,7 +70,6 @@ from ._heuristics import (
     require_partition_models,
     suppress_violations,
 )
-from .base import AlgorithmOutput
 
 __all__ = ["mondrian"]
 

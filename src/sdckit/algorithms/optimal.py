@@ -53,7 +53,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.algorithms.base import SUPPRESSED, AlgorithmOutput
 from sdckit.core import params
 from sdckit.core.frequency import (
     FrequencySet,
@@ -62,6 +61,7 @@ from sdckit.core.frequency import (
     encode_ordered,
     encode_quasi_identifier,
 )
+from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import (
     ConfigError,

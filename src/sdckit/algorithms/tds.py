@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import encode
+from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.models.base import PrivacyModel
@@ -70,7 +71,6 @@ from ._heuristics import (
     report_progress,
     suppress_violations,
 )
-from .base import AlgorithmOutput
 
 __all__ = ["tds", "entropy_bits", "info_gain"]
 

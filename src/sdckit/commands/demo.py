@@ -25,9 +25,36 @@ def demo_cli(
     ] = False,
 ) -> None:
     """Run the complete demo job on the bundled Adult data and write its report."""
-    from sdckit.jobs.demo import run_compare_demo, run_demo
+    run_guarded(_compare if compare else _demo, output.resolve(), quiet)
 
-    run_guarded(run_compare_demo if compare else run_demo, output, quiet=quiet, console=out)
+
+def _demo(output: Path, quiet: bool) -> dict:
+    from sdckit.commands.anonymize import print_summary, progress_bar
+    from sdckit.jobs.demo import run_demo
+
+    with progress_bar(not quiet, "searching the lattice") as progress:
+        summary = run_demo(output, progress=progress)
+    if not quiet:
+        print_summary(summary)
+        out.print(
+            f"Demo written to {output}/: adult_anonymized.csv (the verified release), "
+            "report.html (open it in a browser), report.json"
+        )
+    return summary
+
+
+def _compare(output: Path, quiet: bool) -> dict:
+    from sdckit.commands.compare import print_ranking
+    from sdckit.jobs.demo import run_compare_demo
+
+    result = run_compare_demo(output)
+    if not quiet:
+        print_ranking(result)
+        out.print(
+            f"Comparison written to {output}/: compare.html (the R-U map; open it in a "
+            "browser), compare.json"
+        )
+    return result
 
 
 def register(app: typer.Typer) -> None:

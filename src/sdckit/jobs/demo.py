@@ -9,10 +9,9 @@ protections of Adult on one R-U map (``compare.html``, ``compare.json``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from rich.console import Console
 
 
 def demo_job_path() -> Path:
@@ -29,32 +28,22 @@ def compare_grid_path() -> Path:
     return data_dir() / "adult_compare_grid.yaml"
 
 
-def run_compare_demo(
-    output: Path, quiet: bool = False, console: Console | None = None
-) -> dict[str, Any]:
+def run_compare_demo(output: Path) -> dict[str, Any]:
     """Run the bundled comparison grid, writing ``compare.html`` and ``compare.json``."""
-    from sdckit.commands.compare import print_ranking
     from sdckit.jobs.compare import run_compare_job
     from sdckit.jobs.config import load_job
 
     output = Path(output).resolve()
-    result = run_compare_job(
+    return run_compare_job(
         load_job(compare_grid_path()),
         json_out=output / "compare.json",
         html_out=output / "compare.html",
     )
-    if not quiet and console is not None:
-        print_ranking(result)
-        console.print(
-            f"Comparison written to {output}/: compare.html (the R-U map; open it in a "
-            "browser), compare.json"
-        )
-    return result
 
 
-def run_demo(output: Path, quiet: bool = False, console: Console | None = None) -> dict[str, Any]:
-    """Run the demo job, writing the anonymized data and its reports into ``output``."""
-    from sdckit.commands.anonymize import print_summary, progress_bar
+def run_demo(output: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Run the demo job, writing the anonymized data and its reports into ``output``;
+    returns the job's summary (``progress(done, total)`` follows the lattice search)."""
     from sdckit.jobs.anonymize import run_anonymize_job
     from sdckit.jobs.config import load_job
 
@@ -66,12 +55,4 @@ def run_demo(output: Path, quiet: bool = False, console: Console | None = None) 
         "json": str(output / "report.json"),
         "delimiter": ";",
     }
-    with progress_bar(not quiet, "searching the lattice") as progress:
-        outcome = run_anonymize_job(job, progress=progress)
-    if not quiet and console is not None:
-        print_summary(outcome.summary)
-        console.print(
-            f"Demo written to {output}/: adult_anonymized.csv (the verified release), "
-            "report.html (open it in a browser), report.json"
-        )
-    return outcome.summary
+    return run_anonymize_job(job, progress=progress).summary

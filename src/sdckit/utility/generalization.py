@@ -67,13 +67,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sdckit.algorithms.base import SUPPRESSED
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import FrequencySet, group_keys
+from sdckit.core.release import SUPPRESSED
 from sdckit.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sdckit.algorithms.base import AlgorithmOutput
+    from sdckit.core.release import AlgorithmOutput
     from sdckit.core.schema import Schema
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 :func:`sdckit.utility.generalization.output_metrics` computes ARX's generalized loss, Sweeney's
 precision, discernibility, AECS, non-uniform entropy and height from an
-:class:`~sdckit.algorithms.base.AlgorithmOutput` (per-record domain shares). A released file
+:class:`~sdckit.core.release.AlgorithmOutput` (per-record domain shares). A released file
 read back from disk -- produced by sdckit, ARX or sdcMicro -- has no such object; this module
 rebuilds it from the pair itself and the quasi-identifiers' hierarchies, so the same metrics
 (same definitions, same code) apply to any pair:
@@ -45,13 +45,13 @@ def output_from_pair(
     hierarchies: Mapping[str, Hierarchy],
     qi: Sequence[str] | None = None,
 ):
-    """Rebuild the :class:`~sdckit.algorithms.base.AlgorithmOutput` of a released file.
+    """Rebuild the :class:`~sdckit.core.release.AlgorithmOutput` of a released file.
 
     ``qi`` defaults to the columns that have a hierarchy. Returns the output (``data`` =
     the protected rows, ``share`` per QI, ``suppressed``, ``transformation`` when
     full-domain). See the module docstring for the rules.
     """
-    from sdckit.algorithms.base import AlgorithmOutput
+    from sdckit.core.release import AlgorithmOutput
 
     qis = list(hierarchies) if qi is None else list(qi)
     if not qis:

@@ -1,4 +1,7 @@
-"""What every anonymization algorithm returns to :func:`sdckit.anonymize`.
+"""A generalized release: what every anonymization algorithm returns to :func:`sdckit.anonymize`.
+
+It sits in ``core`` because the utility measures (:mod:`sdckit.utility.generalization`) and
+the verification read it as well as the algorithms that write it.
 
 The algorithms (optimal lattice search, Mondrian, Datafly, top-down specialization, Anatomy)
 differ in *how* they generalize, but :func:`sdckit.anonymize` treats their outputs alike: it
