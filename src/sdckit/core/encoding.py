@@ -15,6 +15,13 @@ import pandas as pd
 MISSING_TEXT = ""
 
 
+def is_numeric(values: pd.Series | np.ndarray) -> bool:
+    """True for a column of numbers (integer or float dtype, nullable included; booleans are
+    not numbers here): the one rule every method uses to decide whether a column is numeric."""
+    dtype = values.dtype
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
 def as_text(values: pd.Series | np.ndarray | list) -> np.ndarray:
     """Canonical text form of values, used to match data against hierarchies.
 

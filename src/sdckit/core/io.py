@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sdckit.core.encoding import is_numeric
 from sdckit.errors import DataError
 
 #: Texts treated as missing when a column is converted to numbers.
@@ -207,7 +208,7 @@ def to_numeric(values: pd.Series, column: str, source: str = "the data") -> np.n
     Any other unparsable value is a :class:`DataError` naming the column, the row (1-based,
     header excluded) and the value.
     """
-    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+    if is_numeric(values):
         return values.to_numpy(dtype=np.float64, na_value=np.nan)
     text = values.astype(str).str.strip()
     conv = pd.to_numeric(text.where(~text.isin(MISSING_TOKENS)), errors="coerce")

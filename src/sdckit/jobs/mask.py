@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.encoding import is_numeric
 from sdckit.errors import ConfigError, DataError, SdcInputError
 from sdckit.masking import microaggregation as ma
 from sdckit.masking import noise, other, randomization, recoding, swapping
@@ -839,10 +840,6 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
     return out
 
 
-def _is_numeric(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-
-
 def _numeric_stats(s: pd.Series) -> dict[str, Any]:
     x = s.to_numpy(dtype=np.float64, na_value=np.nan)
     ok = x[~np.isnan(x)]
@@ -902,7 +899,7 @@ def column_changes(
     numeric, categories = [], []
     for c in columns:
         b, a = before[c], after[c]
-        if _is_numeric(b) and _is_numeric(a):
+        if is_numeric(b) and is_numeric(a):
             sb, sa = _numeric_stats(b), _numeric_stats(a)
             row: dict[str, Any] = {"column": c, "kind": "numeric"}
             for k in sb:
@@ -961,7 +958,7 @@ def numeric_evaluation(
     from sdckit.risk.linkage import distance_linkage
     from sdckit.utility.numeric import il1s
 
-    cols = [c for c in columns if _is_numeric(before[c]) and _is_numeric(after[c])]
+    cols = [c for c in columns if is_numeric(before[c]) and is_numeric(after[c])]
     if not cols:
         return {"columns": [], "note": "no masked column is numeric before and after"}
     orig = before.loc[after.index, cols].reset_index(drop=True)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.encoding import is_numeric
 from sdckit.errors import DataError
 
 
@@ -84,7 +85,7 @@ def numeric_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) -> n
     out = np.empty((len(data), len(columns)), dtype=np.float64)
     for j, c in enumerate(columns):
         s = data[c]
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        if is_numeric(s):
             out[:, j] = s.to_numpy(dtype=np.float64, na_value=np.nan)
             continue
         conv = pd.to_numeric(s, errors="coerce")

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import as_text, encode
+from sdckit.core.encoding import as_text, encode, is_numeric
 from sdckit.errors import DataError, VerificationError, preview
 from sdckit.masking import _mdav_kernels as kern
 from sdckit.masking.base import (
@@ -546,7 +546,7 @@ def _gower_embedding(
             scale = max(len(levels) - 1, 1)
             feats.append((pos / scale)[:, None])
             info.append({"kind": "ordinal", "ranks": pos, "levels": list(order[c])})
-        elif pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+        elif is_numeric(s):
             x = s.to_numpy(dtype=np.float64)
             rng = float(x.max() - x.min())
             feats.append((x / rng if rng > 0 else np.zeros_like(x))[:, None])

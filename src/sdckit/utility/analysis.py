@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 from sklearn.ensemble import RandomForestClassifier
 
-from sdckit.core.encoding import as_text
+from sdckit.core.encoding import as_text, is_numeric
 from sdckit.errors import DataError
 from sdckit.utility.numeric import check_aligned, numeric_columns
 
@@ -141,10 +141,7 @@ def _features(frames: Sequence[pd.DataFrame], features: Sequence[str]) -> list[n
     sizes = [len(f) for f in frames]
     blocks: list[np.ndarray] = []
     for c in features:
-        numeric = all(
-            pd.api.types.is_numeric_dtype(f[c].dtype) and not pd.api.types.is_bool_dtype(f[c].dtype)
-            for f in frames
-        )
+        numeric = all(is_numeric(f[c]) for f in frames)
         if numeric:
             v = np.concatenate([f[c].to_numpy(dtype=np.float64, na_value=np.nan) for f in frames])
             if not np.isfinite(v).all():

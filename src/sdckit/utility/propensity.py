@@ -15,7 +15,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
-from sdckit.core.encoding import as_text
+from sdckit.core.encoding import as_text, is_numeric
 from sdckit.errors import DataError
 from sdckit.utility.numeric import check_aligned
 
@@ -27,10 +27,6 @@ __all__ = ["propensity_score_utility", "PROPENSITY_C"]
 PROPENSITY_C = 1e6
 
 
-def _is_numeric(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-
-
 def _design_matrix(
     stacked: pd.DataFrame, original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[str]
 ) -> np.ndarray:
@@ -38,7 +34,7 @@ def _design_matrix(
     n = len(original)
     blocks: list[np.ndarray] = []
     for c in columns:
-        if _is_numeric(original[c]) and _is_numeric(protected[c]):
+        if is_numeric(original[c]) and is_numeric(protected[c]):
             v = stacked[c].to_numpy(dtype=np.float64, na_value=np.nan)
             bad = ~np.isfinite(v)
             if bad.any():
