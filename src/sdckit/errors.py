@@ -60,6 +60,16 @@ class DataError(SdcInputError):
     """The data itself is unusable (unknown column, unparsable number, empty file...)."""
 
 
+class ParameterError(ConfigError, DataError):
+    """A parameter of a method, privacy model, algorithm or job is outside its domain (a
+    negative k, a probability above 1, an unknown variant...).
+
+    The one error every validator raises for a bad parameter, whichever interface it came
+    through; it is both a :class:`ConfigError` and a :class:`DataError`, so code that caught
+    either keeps working.
+    """
+
+
 class NoSolutionError(SdcInputError):
     """No transformation satisfies the privacy models within the given limits."""
 

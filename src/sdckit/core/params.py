@@ -10,7 +10,7 @@ from __future__ import annotations
 from numbers import Real
 from typing import Any
 
-from sdckit.errors import ConfigError, short_repr
+from sdckit.errors import ParameterError, short_repr
 
 
 def suppression_limit(value: Any, key: str = "suppression_limit") -> float:
@@ -20,7 +20,7 @@ def suppression_limit(value: Any, key: str = "suppression_limit") -> float:
     text, NaN, negative or above 1), with an example of a valid value.
     """
     if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) <= 1.0:
-        raise ConfigError(
+        raise ParameterError(
             f"{key} must be a share of the records between 0 and 1 (e.g. 0.05 for 5%), "
             f"got {short_repr(value)}"
         )

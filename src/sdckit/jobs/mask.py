@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import is_numeric
-from sdckit.errors import ConfigError, DataError, SdcInputError
+from sdckit.errors import ConfigError, DataError, ParameterError, SdcInputError
 from sdckit.masking import microaggregation as ma
 from sdckit.masking import noise, other, randomization, recoding, swapping
 from sdckit.masking import suppression as ls
@@ -139,8 +139,8 @@ def _check_value(i: int, method: str, name: str, spec: Param, value: Any) -> Any
     """Validate and normalise one parameter value (ConfigError naming the key otherwise)."""
     key = _key(i, method, name)
 
-    def bad(why: str) -> ConfigError:
-        return ConfigError(f"{key}: {why}; allowed: {spec.allowed()}")
+    def bad(why: str) -> ParameterError:
+        return ParameterError(f"{key}: {why}; allowed: {spec.allowed()}")
 
     if value is None:
         if spec.required:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import as_text, encode, is_numeric
-from sdckit.errors import DataError, VerificationError, preview
+from sdckit.errors import DataError, ParameterError, VerificationError, preview
 from sdckit.masking import _mdav_kernels as kern
 from sdckit.masking.base import (
     MaskResult,
@@ -57,12 +57,12 @@ _LITERATURE_MDAV = (
 def _check_k(k: Any, n: int, method: str) -> int:
     """``k`` must be an integer with 1 <= k <= n (DataError otherwise)."""
     if isinstance(k, bool) or not isinstance(k, Integral):
-        raise DataError(f"{method}: k must be a whole number >= 1, got {k!r}")
+        raise ParameterError(f"{method}: k must be a whole number >= 1, got {k!r}")
     k = int(k)
     if k < 1:
-        raise DataError(f"{method}: k must be at least 1, got k={k}; use k >= 2 to protect")
+        raise ParameterError(f"{method}: k must be at least 1, got k={k}; use k >= 2 to protect")
     if k > n:
-        raise DataError(
+        raise ParameterError(
             f"{method}: k={k} is larger than the number of records ({n}); choose k <= {n}"
         )
     return k
@@ -84,7 +84,7 @@ def _complete_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) ->
 
 def _check_centroid(centroid: str, method: str) -> str:
     if centroid not in ("mean", "median"):
-        raise DataError(f"{method}: centroid must be 'mean' or 'median', got {centroid!r}")
+        raise ParameterError(f"{method}: centroid must be 'mean' or 'median', got {centroid!r}")
     return centroid
 
 
@@ -227,7 +227,7 @@ def vmdav_partition(z: np.ndarray, k: int, gamma: float = 0.2) -> np.ndarray:
     z = np.ascontiguousarray(z, dtype=np.float64)
     k = _check_k(k, len(z), "vmdav")
     if not np.isfinite(gamma) or gamma < 0:
-        raise DataError(f"vmdav: gamma must be a number >= 0 (0.2 is usual), got {gamma!r}")
+        raise ParameterError(f"vmdav: gamma must be a number >= 0 (0.2 is usual), got {gamma!r}")
     labels = kern.vmdav_labels(z, k, float(gamma))
     left = np.flatnonzero(labels < 0)
     if len(left):
@@ -749,9 +749,9 @@ def fuzzy_microaggregation(
     x = _complete_matrix(data, cols, method)
     k = _check_k(k, len(data), method)
     if not (np.isfinite(m) and m > 1.0):
-        raise DataError(f"{method}: the fuzzifier m must be > 1 (2 is usual), got {m!r}")
+        raise ParameterError(f"{method}: the fuzzifier m must be > 1 (2 is usual), got {m!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, Integral) or max_iter < 1:
-        raise DataError(f"{method}: max_iter must be a whole number >= 1, got {max_iter!r}")
+        raise ParameterError(f"{method}: max_iter must be a whole number >= 1, got {max_iter!r}")
     n_clusters = len(data) // k
     if len(data) * n_clusters > _FUZZY_MAX_CELLS:
         raise DataError(

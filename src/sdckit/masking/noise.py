@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import DataError
+from sdckit.errors import DataError, ParameterError
 from sdckit.masking.base import MaskResult, accepts_series, check_columns, numeric_matrix
 
 _METHODS = ("uncorrelated", "correlated", "kim")
@@ -37,12 +37,12 @@ def _check_alpha(alpha: float) -> float:
     try:
         a = float(alpha)
     except (TypeError, ValueError):
-        raise DataError(
+        raise ParameterError(
             f"additive_noise: alpha={alpha!r} is not a number; give a variance "
             "ratio > 0, e.g. alpha=0.1"
         ) from None
     if not (np.isfinite(a) and a > 0):
-        raise DataError(
+        raise ParameterError(
             f"additive_noise: alpha={alpha!r} must be a finite number > 0 (the "
             "noise variance as a fraction of the attribute variance), e.g. 0.1"
         )
@@ -105,7 +105,7 @@ def additive_noise(
     cols = check_columns(data, columns)
     a = _check_alpha(alpha)
     if method not in _METHODS:
-        raise DataError(
+        raise ParameterError(
             f"additive_noise: unknown method {method!r}; choose one of {', '.join(_METHODS)}"
         )
     x = numeric_matrix(data, cols, "additive_noise")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import DataError
+from sdckit.errors import ParameterError
 from sdckit.masking.base import (
     MaskResult,
     accepts_series,
@@ -30,11 +30,13 @@ def _positive(value: float, name: str, method: str, example: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise DataError(
+        raise ParameterError(
             f"{method}: {name}={value!r} is not a number; give e.g. {example}"
         ) from None
     if not (np.isfinite(v) and v > 0):
-        raise DataError(f"{method}: {name}={value!r} must be a finite number > 0, e.g. {example}")
+        raise ParameterError(
+            f"{method}: {name}={value!r} must be a finite number > 0, e.g. {example}"
+        )
     return v
 
 
@@ -84,7 +86,7 @@ def resample(
     """
     cols = check_columns(data, columns)
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
-        raise DataError(
+        raise ParameterError(
             f"resample: t={t!r} must be a positive integer (the number of "
             "bootstrap samples), e.g. t=10"
         )

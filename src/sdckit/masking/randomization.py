@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import as_text
-from sdckit.errors import DataError, preview
+from sdckit.errors import DataError, ParameterError, preview
 from sdckit.masking.base import MaskResult, accepts_series, check_columns
 
 _ROW_TOL = 1e-8
@@ -204,11 +204,11 @@ def _check_prob(value: float, name: str, method: str, lo_open: bool = True) -> f
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise DataError(f"{method}: {name}={value!r} is not a number") from None
+        raise ParameterError(f"{method}: {name}={value!r} is not a number") from None
     ok = (0.0 < v <= 1.0) if lo_open else (0.0 <= v <= 1.0)
     if not ok:
         rng = "(0, 1]" if lo_open else "[0, 1]"
-        raise DataError(f"{method}: {name}={value!r} must lie in {rng}")
+        raise ParameterError(f"{method}: {name}={value!r} must lie in {rng}")
     return v
 
 
@@ -357,7 +357,7 @@ def pram_estimate(released_counts: Any, P: Any) -> Any:
     else:
         Pm = np.asarray(P, dtype=float)
         if Pm.ndim != 2 or Pm.shape[0] != Pm.shape[1]:
-            raise DataError(f"pram_estimate: P must be a square matrix, got shape {Pm.shape}")
+            raise ParameterError(f"pram_estimate: P must be a square matrix, got shape {Pm.shape}")
     L = Pm.shape[0]
     if isinstance(released_counts, (Mapping, pd.Series)):
         if labels is None:
@@ -404,13 +404,13 @@ def rr_estimate(m: float, n: float, p: float) -> float:
     try:
         m_, n_, p_ = float(m), float(n), float(p)
     except (TypeError, ValueError):
-        raise DataError("rr_estimate: m, n and p must be numbers") from None
+        raise ParameterError("rr_estimate: m, n and p must be numbers") from None
     if not n_ > 0:
-        raise DataError(f"rr_estimate: n={n!r} must be > 0")
+        raise ParameterError(f"rr_estimate: n={n!r} must be > 0")
     if not 0 <= m_ <= n_:
-        raise DataError(f"rr_estimate: m={m!r} must lie in [0, n={n!r}]")
+        raise ParameterError(f"rr_estimate: m={m!r} must lie in [0, n={n!r}]")
     if not 0 <= p_ <= 1 or p_ == 0.5:
-        raise DataError(
+        raise ParameterError(
             f"rr_estimate: p={p!r} must lie in [0, 1] and differ from 0.5 (with "
             "p = 0.5 the answers carry no information)"
         )
@@ -438,9 +438,9 @@ def randomized_response(
     try:
         pv = float(p)
     except (TypeError, ValueError):
-        raise DataError(f"randomized_response: p={p!r} is not a number") from None
+        raise ParameterError(f"randomized_response: p={p!r} is not a number") from None
     if not 0.5 < pv <= 1.0:
-        raise DataError(
+        raise ParameterError(
             f"randomized_response: p={p!r} must lie in (0.5, 1]: the probability "
             "of keeping the true value (p <= 0.5 carries no or inverted information)"
         )

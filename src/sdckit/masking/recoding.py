@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import as_text
-from sdckit.errors import DataError, preview
+from sdckit.errors import DataError, ParameterError, preview
 from sdckit.masking.base import (
     MaskResult,
     accepts_series,
@@ -62,19 +62,19 @@ def sample(
     Benedetti-Franconi or Poisson-model risk need it) and the design weight ``N_h / n_h``.
     """
     if (fraction is None) == (n is None):
-        raise DataError("sample: give exactly one of fraction (e.g. 0.1) or n (e.g. 1000)")
+        raise ParameterError("sample: give exactly one of fraction (e.g. 0.1) or n (e.g. 1000)")
     N = len(data)
     if fraction is not None:
         try:
             f = float(fraction)
         except (TypeError, ValueError):
-            raise DataError(f"sample: fraction={fraction!r} is not a number") from None
+            raise ParameterError(f"sample: fraction={fraction!r} is not a number") from None
         if not 0 < f <= 1:
-            raise DataError(f"sample: fraction={fraction!r} must lie in (0, 1], e.g. 0.1")
+            raise ParameterError(f"sample: fraction={fraction!r} must lie in (0, 1], e.g. 0.1")
         total = int(np.floor(f * N + 0.5))
     else:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise DataError(f"sample: n={n!r} must be a non-negative integer")
+            raise ParameterError(f"sample: n={n!r} must be a non-negative integer")
         if n > N:
             raise DataError(f"sample: n={n} exceeds the {N} records of the data; give n <= {N}")
         total = int(n)
@@ -164,7 +164,7 @@ def global_recode(
     """
     (col,) = check_columns(data, [column])
     if method not in _RECODE_METHODS:
-        raise DataError(
+        raise ParameterError(
             f"global_recode: unknown method {method!r}; choose one of {', '.join(_RECODE_METHODS)}"
         )
     x = numeric_matrix(data, [col], "global_recode")[:, 0]
@@ -172,19 +172,21 @@ def global_recode(
     vals = x[ok]
     if method == "breaks":
         if breaks is None:
-            raise DataError("global_recode: method='breaks' needs breaks, e.g. [0, 18, 65, 120]")
+            raise ParameterError(
+                "global_recode: method='breaks' needs breaks, e.g. [0, 18, 65, 120]"
+            )
         try:
             b = np.asarray(breaks, dtype=float)
         except (TypeError, ValueError):
-            raise DataError(f"global_recode: breaks {breaks!r} must be numbers") from None
+            raise ParameterError(f"global_recode: breaks {breaks!r} must be numbers") from None
         if b.ndim != 1 or len(b) < 2 or not np.all(np.isfinite(b)) or np.any(np.diff(b) <= 0):
-            raise DataError(
+            raise ParameterError(
                 f"global_recode: breaks {list(breaks)!r} must be at least two "
                 "finite, strictly increasing numbers"
             )
     else:
         if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-            raise DataError(
+            raise ParameterError(
                 f"global_recode: method={method!r} needs bins, a positive integer "
                 f"(got {bins!r}), e.g. bins=5"
             )
@@ -227,7 +229,7 @@ def global_recode(
     if labels is not None:
         labels = [str(v) for v in labels]
         if len(labels) != k:
-            raise DataError(
+            raise ParameterError(
                 f"global_recode: {len(labels)} labels for {k} intervals; give one "
                 "label per interval"
             )
@@ -327,13 +329,13 @@ def top_bottom_code(
     """
     (col,) = check_columns(data, [column])
     if replace not in ("threshold", "mean"):
-        raise DataError(f"top_bottom_code: replace={replace!r} must be 'threshold' or 'mean'")
+        raise ParameterError(f"top_bottom_code: replace={replace!r} must be 'threshold' or 'mean'")
     if top is not None and top_quantile is not None:
-        raise DataError("top_bottom_code: give top or top_quantile, not both")
+        raise ParameterError("top_bottom_code: give top or top_quantile, not both")
     if bottom is not None and bottom_quantile is not None:
-        raise DataError("top_bottom_code: give bottom or bottom_quantile, not both")
+        raise ParameterError("top_bottom_code: give bottom or bottom_quantile, not both")
     if all(v is None for v in (top, bottom, top_quantile, bottom_quantile)):
-        raise DataError(
+        raise ParameterError(
             "top_bottom_code: give at least one of top, bottom, top_quantile, bottom_quantile"
         )
     x = numeric_matrix(data, [col], "top_bottom_code")[:, 0]
@@ -345,9 +347,9 @@ def top_bottom_code(
         try:
             qv = float(q)
         except (TypeError, ValueError):
-            raise DataError(f"top_bottom_code: {name}={q!r} is not a number") from None
+            raise ParameterError(f"top_bottom_code: {name}={q!r} is not a number") from None
         if not 0 <= qv <= 1:
-            raise DataError(f"top_bottom_code: {name}={q!r} must lie in [0, 1], e.g. 0.99")
+            raise ParameterError(f"top_bottom_code: {name}={q!r} must lie in [0, 1], e.g. 0.99")
         if not ok.any():
             raise DataError(f"top_bottom_code: column {col!r} has no values")
         return float(np.quantile(x[ok], qv))
@@ -358,9 +360,9 @@ def top_bottom_code(
         try:
             fv = float(v)
         except (TypeError, ValueError):
-            raise DataError(f"top_bottom_code: {name}={v!r} is not a number") from None
+            raise ParameterError(f"top_bottom_code: {name}={v!r} is not a number") from None
         if not np.isfinite(fv):
-            raise DataError(f"top_bottom_code: {name}={v!r} must be finite")
+            raise ParameterError(f"top_bottom_code: {name}={v!r} must be finite")
         return fv
 
     t = number(top, "top") if top is not None else quant(top_quantile, "top_quantile")

@@ -36,7 +36,7 @@ from numba import njit
 from sdckit.core.encoding import encode
 from sdckit.core.frequency import group_keys
 from sdckit.core.frequency import wildcard_frequencies as wildcard_counts
-from sdckit.errors import DataError, VerificationError
+from sdckit.errors import DataError, ParameterError, VerificationError
 from sdckit.masking.base import MaskResult, accepts_series, check_columns
 
 
@@ -183,13 +183,13 @@ def _importance(data: pd.DataFrame, keys: list[str], importance: Any) -> list[in
     else:
         imp = list(importance)
         if len(imp) != m:
-            raise DataError(
+            raise ParameterError(
                 f"local_suppression: importance has {len(imp)} entries for {m} keys; "
                 "give one rank per key (1 = most important)"
             )
     for c, v in zip(keys, imp, strict=True):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= m:
-            raise DataError(
+            raise ParameterError(
                 f"local_suppression: importance of key {c!r} is {v!r}; use integers "
                 f"from 1 (most important, suppressed last) to {m}"
             )
@@ -216,10 +216,10 @@ def local_suppression(
     """
     cols = check_columns(data, keys)
     if len(set(cols)) != len(cols):
-        raise DataError("local_suppression: a key is listed twice")
+        raise ParameterError("local_suppression: a key is listed twice")
     n, m = len(data), len(cols)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise DataError(f"local_suppression: k={k!r} must be a positive integer, e.g. k=3")
+        raise ParameterError(f"local_suppression: k={k!r} must be a positive integer, e.g. k=3")
     if k > n:
         raise DataError(
             f"local_suppression: k={k} exceeds the {n} records; no suppression can "
@@ -231,7 +231,7 @@ def local_suppression(
             or not isinstance(combinations_up_to, (int, np.integer))
             or not 1 <= combinations_up_to <= m
         ):
-            raise DataError(
+            raise ParameterError(
                 f"local_suppression: combinations_up_to={combinations_up_to!r} must "
                 f"be an integer from 1 to the number of keys ({m})"
             )

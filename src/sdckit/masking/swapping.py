@@ -28,7 +28,7 @@ from numba import njit
 
 from sdckit.core.encoding import as_text, encode
 from sdckit.core.frequency import group_keys
-from sdckit.errors import DataError
+from sdckit.errors import DataError, ParameterError
 from sdckit.masking.base import (
     MaskResult,
     accepts_series,
@@ -355,12 +355,12 @@ def _check_percent(p: float, name: str, method: str) -> float:
     try:
         v = float(p)
     except (TypeError, ValueError):
-        raise DataError(
+        raise ParameterError(
             f"{method}: {name}={p!r} is not a number; give a percentage of the "
             "number of records in (0, 100], e.g. 5"
         ) from None
     if not (0.0 < v <= 100.0):
-        raise DataError(
+        raise ParameterError(
             f"{method}: {name}={p!r} must be a percentage of the number of records "
             f"in (0, 100], e.g. {name}=5 for 5 percent (not a fraction)"
         )
@@ -499,11 +499,11 @@ def _check_rate(rate: float, name: str, method: str) -> float:
     try:
         v = float(rate)
     except (TypeError, ValueError):
-        raise DataError(
+        raise ParameterError(
             f"{method}: {name}={rate!r} is not a number; give a fraction in [0, 1], e.g. 0.05"
         ) from None
     if not (0.0 <= v <= 1.0):
-        raise DataError(
+        raise ParameterError(
             f"{method}: {name}={rate!r} must be a fraction of records in [0, 1], "
             f"e.g. {name}=0.05 for 5 percent"
         )

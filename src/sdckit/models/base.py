@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError, NoSolutionError
+from sdckit.errors import ConfigError, NoSolutionError, ParameterError
 
 __all__ = ["ModelResult", "PrivacyModel", "json_ready"]
 
@@ -202,7 +202,7 @@ def check_number(
         ok_type = False
     if not ok_type or not np.isfinite(float(value)):
         kind = "an integer" if integer else "a number"
-        raise ConfigError(f"{model}: parameter {name!r} must be {kind}, got {value!r}")
+        raise ParameterError(f"{model}: parameter {name!r} must be {kind}, got {value!r}")
     v = float(value)
     bad = (low is not None and (v <= low if low_open else v < low)) or (
         high is not None and (v >= high if high_open else v > high)
@@ -211,7 +211,7 @@ def check_number(
         lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
         hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
         rng = " and ".join(s for s in (lo, hi) if s)
-        raise ConfigError(f"{model}: parameter {name!r} must be {rng}, got {value!r}")
+        raise ParameterError(f"{model}: parameter {name!r} must be {rng}, got {value!r}")
     return int(value) if integer else v
 
 

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError
+from sdckit.errors import ParameterError
 from sdckit.models._histograms import histogram, row_ids, row_sums
 from sdckit.models.base import ModelResult, PrivacyModel, check_attribute, check_number
 
@@ -48,7 +48,7 @@ class LDiversity(PrivacyModel):
         self, attribute: str, l: float, variant: str = "distinct", c: float | None = None
     ) -> None:
         if variant not in _VARIANTS:
-            raise ConfigError(
+            raise ParameterError(
                 f"l-diversity: parameter 'variant' must be one of "
                 f"{', '.join(_VARIANTS)}, got {variant!r}"
             )
@@ -61,14 +61,14 @@ class LDiversity(PrivacyModel):
             self.l = check_number(l, "l", model, low=1, integer=True)
         if variant == "recursive":
             if c is None:
-                raise ConfigError(
+                raise ParameterError(
                     f"{model}: recursive (c,l)-diversity needs parameter 'c' "
                     "(a number > 0), e.g. c=3"
                 )
             self.c = check_number(c, "c", model, low=0, low_open=True)
         else:
             if c is not None:
-                raise ConfigError(
+                raise ParameterError(
                     f"{model}: parameter 'c' applies only to variant='recursive'; remove it"
                 )
             self.c = None

@@ -24,7 +24,7 @@ import numpy as np
 
 from sdckit.core.encoding import as_text
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, ParameterError
 from sdckit.models._histograms import histogram
 from sdckit.models.base import ModelResult, PrivacyModel, check_attribute, check_number
 
@@ -64,7 +64,7 @@ class LKCPrivacy(PrivacyModel):
         self.C = check_number(C, "C", model, low=0, low_open=True, high=1)
         sensitive_values = {} if sensitive_values is None else sensitive_values
         if not isinstance(sensitive_values, Mapping):
-            raise ConfigError(
+            raise ParameterError(
                 f"{model}: parameter 'sensitive_values' must map each sensitive "
                 f"attribute to a list of its sensitive values, got "
                 f"{type(sensitive_values).__name__}"
@@ -77,7 +77,7 @@ class LKCPrivacy(PrivacyModel):
                 or not isinstance(values, Sequence)
                 or len(values) == 0
             ):
-                raise ConfigError(
+                raise ParameterError(
                     f"{model}: sensitive_values[{attr!r}] must be a non-empty list of values, "
                     f"got {values!r}"
                 )

@@ -25,7 +25,7 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text
 from sdckit.core.frequency import FrequencySet, group_keys
-from sdckit.errors import ConfigError, DataError, HierarchyError, preview
+from sdckit.errors import ConfigError, DataError, HierarchyError, ParameterError, preview
 from sdckit.models.base import ModelResult, PrivacyModel, check_number
 
 __all__ = ["DeltaPresence", "KMap", "PopulationIndex", "derive_k"]
@@ -43,7 +43,7 @@ class PopulationIndex:
 
     def __init__(self, population: pd.DataFrame, base: FrequencySet, model: str) -> None:
         if not isinstance(population, pd.DataFrame):
-            raise ConfigError(
+            raise ParameterError(
                 f"{model}: parameter 'population' must be a pandas DataFrame "
                 f"with the quasi-identifier columns, got "
                 f"{type(population).__name__}"
@@ -156,12 +156,12 @@ class DeltaPresence(PrivacyModel):
         self.delta_min = check_number(delta_min, "delta_min", model, low=0, high=1)
         self.delta_max = check_number(delta_max, "delta_max", model, low=0, high=1)
         if self.delta_min > self.delta_max:
-            raise ConfigError(
+            raise ParameterError(
                 f"{model}: parameter 'delta_min' ({delta_min}) must not exceed "
                 f"'delta_max' ({delta_max})"
             )
         if not isinstance(population, pd.DataFrame):
-            raise ConfigError(
+            raise ParameterError(
                 f"{model}: parameter 'population' must be a pandas DataFrame, "
                 f"got {type(population).__name__}"
             )
@@ -278,24 +278,24 @@ class KMap(PrivacyModel):
         model = "k-map"
         self.k = check_number(k, "k", model, low=1, integer=True)
         if population is not None and not isinstance(population, pd.DataFrame):
-            raise ConfigError(
+            raise ParameterError(
                 f"{model}: parameter 'population' must be a pandas DataFrame, "
                 f"got {type(population).__name__}"
             )
         if population is not None and (estimator is not None or sampling_fraction is not None):
-            raise ConfigError(
+            raise ParameterError(
                 f"{model}: give either 'population' or 'estimator' with "
                 "'sampling_fraction', not both"
             )
         if population is None:
             if estimator is None or sampling_fraction is None:
-                raise ConfigError(
+                raise ParameterError(
                     f"{model}: without a 'population' table give 'estimator' (one of "
                     f"{', '.join(_ESTIMATORS)}) and 'sampling_fraction' (sample size / "
                     "population size, in (0, 1])"
                 )
             if estimator not in _ESTIMATORS:
-                raise ConfigError(
+                raise ParameterError(
                     f"{model}: parameter 'estimator' must be one of "
                     f"{', '.join(_ESTIMATORS)}, got {estimator!r}"
                 )

@@ -34,7 +34,7 @@ import numpy as np
 
 from sdckit.core.frequency import FrequencySet
 from sdckit.core.hierarchy import Hierarchy
-from sdckit.errors import ConfigError, HierarchyError
+from sdckit.errors import ConfigError, HierarchyError, ParameterError
 from sdckit.models._histograms import histogram, row_ids, row_sums
 from sdckit.models.base import ModelResult, PrivacyModel, check_attribute, check_number
 
@@ -69,7 +69,7 @@ class TCloseness(PrivacyModel):
         self, attribute: str, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None
     ) -> None:
         if distance not in _DISTANCES:
-            raise ConfigError(
+            raise ParameterError(
                 f"t-closeness: parameter 'distance' must be one of "
                 f"{', '.join(_DISTANCES)}, got {distance!r}"
             )
@@ -78,18 +78,18 @@ class TCloseness(PrivacyModel):
         self.t = check_number(t, "t", f"t-closeness ({attribute})", low=0, high=1)
         if distance == "hierarchical":
             if not isinstance(hierarchy, Hierarchy):
-                raise ConfigError(
+                raise ParameterError(
                     f"t-closeness ({attribute}): distance='hierarchical' needs parameter "
                     "'hierarchy' (a Hierarchy over the sensitive values, e.g. "
                     "read_hierarchy('disease.csv'))"
                 )
             if hierarchy.height < 2:
-                raise ConfigError(
+                raise ParameterError(
                     f"t-closeness ({attribute}): the hierarchy for the hierarchical distance "
                     "needs at least two levels (the values and one generalization)"
                 )
         elif hierarchy is not None:
-            raise ConfigError(
+            raise ParameterError(
                 f"t-closeness ({attribute}): parameter 'hierarchy' applies only "
                 "to distance='hierarchical'; remove it"
             )
