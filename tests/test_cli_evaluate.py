@@ -304,7 +304,8 @@ def test_terminal_summary_shows_every_requested_measure(tmp_path) -> None:
 def test_wrong_known_method_is_flagged() -> None:
     """Noise is not rank swapping: some records fall outside their own candidate set, and
     the document says so instead of silently reporting a low re-identification share."""
-    from sdckit.jobs.evaluate import evaluate, evaluation_report
+    from sdckit.jobs.evaluate import evaluate
+    from sdckit.report.evaluation_report import evaluation_report
 
     o, p = _collinear_pair(n=100)
     doc = evaluate(o, p, known_method="rank_swapping", p_percent=2)

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 import sdckit
 from sdckit.cli import app
 from sdckit.errors import DataError, SdcInputError
-from sdckit.jobs.evaluate import MATRIX_KEYS, evaluation_report
+from sdckit.jobs.evaluate import MATRIX_KEYS
+from sdckit.report.evaluation_report import evaluation_report
 from sdckit.risk.interval_disclosure import interval_disclosure
 from sdckit.risk.linkage import distance_linkage
 from sdckit.risk.probabilistic_linkage import probabilistic_linkage
