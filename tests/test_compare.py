@@ -15,11 +15,11 @@ from sdckit.errors import ConfigError, DataError
 from sdckit.jobs.compare import (
     compare,
     compare_frames,
-    compare_report,
     expand_grid,
     rank_configurations,
 )
 from sdckit.jobs.config import job_from_dict
+from sdckit.report.compare_report import compare_report
 
 runner = CliRunner()
 
