@@ -995,113 +995,6 @@ def numeric_evaluation(
     return out
 
 
-def _compact(value: Any, limit: int = 12) -> Any:
-    """Short values as they are; long lists and deep mappings as a size note (for HTML)."""
-    if isinstance(value, Mapping):
-        if len(value) > limit:
-            return f"({len(value)} entries; see the JSON output)"
-        return {k: _compact(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        if len(value) > limit or any(isinstance(v, (list, tuple, Mapping)) for v in value):
-            return f"({len(value)} items; see the JSON output)"
-        return list(value)
-    return value
-
-
-def _detail_tables(details: Mapping[str, Any]) -> list[tuple[str, pd.DataFrame]]:
-    """Tables worth showing in full: published transition matrices (PRAM: rows = true
-    category, columns = released category) and lists of flat records (e.g. MDAV's attribute
-    groups with their information loss)."""
-    tables: list[tuple[str, pd.DataFrame]] = []
-    for key, v in details.items():
-        if isinstance(v, Mapping) and "matrix" in v and "categories" in v:
-            labels = [str(c) for c in v["categories"]]
-            m = np.asarray(v["matrix"], dtype=float)
-            if m.shape == (len(labels), len(labels)) and len(labels) <= 50:
-                df = pd.DataFrame(m, columns=labels)
-                df.insert(0, "true \\ released", labels)
-                tables.append((f"transition matrix of {key}", df))
-        elif isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v):
-            tables.append((key, pd.DataFrame([{k: _compact(y) for k, y in x.items()} for x in v])))
-    return tables
-
-
-def _build_report(summary: dict[str, Any]) -> Any:
-    from sdckit.core.pseudonymize import PERSONAL_DATA_NOTICE
-    from sdckit.report.writer import Report, Section
-
-    rep = Report("sdckit mask", subtitle=f"Masking of {summary['input']}")
-    rep.add(
-        Section(
-            "Job",
-            facts={
-                "input": summary["input"],
-                "records in": summary["records_in"],
-                "records out": summary["records_out"],
-                "methods applied": len(summary["job_methods"]),
-                "seed given": summary["seed_given"],
-            },
-            text="Every method and its parameters are listed below: publishing them is the "
-            "transparency principle (the protection must not rely on keeping the method "
-            "secret). The random seeds themselves are not published.",
-        )
-    )
-    ids = summary["identifiers"]
-    if ids["dropped"] or ids["pseudonymized"]:
-        rep.add(
-            Section(
-                "Identifying attributes",
-                facts={
-                    "dropped": ids["dropped"] or "none",
-                    "pseudonymized (keyed HMAC-SHA256)": ids["pseudonymized"] or "none",
-                },
-                note=PERSONAL_DATA_NOTICE if ids["pseudonymized"] else None,
-            )
-        )
-    for r in summary["methods"]:
-        title = f"Step {r['step'] + 1}: {r['method']}"
-        facts = {f"parameter {k}": _compact(v) for k, v in r["parameters"].items()}
-        facts.update({k: _compact(v) for k, v in r["details"].items()})
-        rep.add(Section(title, facts=facts))
-        for sub_title, table in _detail_tables(r["details"]):
-            rep.add(Section(f"{title} -- {sub_title}", table=table))
-    rep.add(
-        Section(
-            "Columns before and after",
-            table=summary["columns"],
-            text="Summaries of the masked columns in the input and in the output (sd with "
-            "divisor n - 1).",
-        )
-    )
-    if summary["category_changes"]:
-        rep.add(
-            Section(
-                "Category frequencies",
-                table=summary["category_changes"],
-                text="Per non-numeric masked column, the categories whose count changed most.",
-            )
-        )
-    ev = summary["numeric_evaluation"]
-    if ev.get("columns"):
-        facts = {
-            "columns": ev["columns"],
-            "records": ev["records"],
-            "records left out (missing values)": ev["records_left_out_missing"],
-            "intruder records linked (random sample when fewer than records)": ev[
-                "dbrl_intruder_records"
-            ],
-        }
-        for name, label in (
-            ("il1s", "IL1s (mean |x - x'| / (sqrt 2 sd))"),
-            ("il_sse_sst", "IL = 100 SSE / SST on z-scores"),
-            ("dbrl", "distance-based record linkage: share linked correctly"),
-        ):
-            v = ev.get(name)
-            facts[label] = v if v is not None else f"not available: {ev[name + '_unavailable']}"
-        rep.add(Section("Information loss and linkage risk (numeric columns)", facts=facts))
-    return rep
-
-
 def _check_identifiers_unused(methods: Sequence[tuple[str, dict]], dropped: list[str]) -> None:
     """ConfigError when a method names an identifying attribute (dropped before masking)."""
     if not dropped:
@@ -1193,7 +1086,9 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
             "json": json_target,
         },
     }
-    report = _build_report(summary)
+    from sdckit.report.mask_report import mask_report
+
+    report = mask_report(summary)
     written: dict[str, Path] = {}
     with output_set() as outputs:  # one release: renamed into place together, or not at all
         summary["run_id"] = outputs.run_id
