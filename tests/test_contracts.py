@@ -76,7 +76,10 @@ MASKING_CALLS: dict[str, tuple[dict, dict]] = {
     ),
     "pram": ({"columns": ["c"], "p_diagonal": 0.7}, {"columns": ["c"], "p_diagonal": 1.5}),
     "randomized_response": ({"column": "g", "p": 0.7}, {"column": "g", "p": 2.0}),
-    "local_suppression": ({"keys": ["c", "g"], "k": 3}, {"keys": ["c"], "k": 0}),
+    "local_suppression": (
+        {"quasi_identifiers": ["c", "g"], "k": 3},
+        {"quasi_identifiers": ["c"], "k": 0},
+    ),
     "sample": ({"fraction": 0.5}, {"fraction": 1.5}),
     "global_recode": ({"column": "x", "bins": 4}, {"column": "x", "bins": 0}),
     "group_categories": (

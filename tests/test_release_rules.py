@@ -262,7 +262,7 @@ def _series_cases():
         ),
         (recoding.top_bottom_code, num, {"column": "x", "top": 8}),
         (swapping.rank_swap, num, {"columns": None, "p_percent": 10, "seed": 1}),
-        (ls.local_suppression, cat, {"keys": None, "k": 2}),
+        (ls.local_suppression, cat, {"quasi_identifiers": None, "k": 2}),
     ]
 
 

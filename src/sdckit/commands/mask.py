@@ -26,7 +26,7 @@ def mask_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
         t.add_column("columns")
         for r in result.records:
             p = r["parameters"]
-            cols = p.get("columns", p.get("column", p.get("quasi_identifiers", p.get("keys"))))
+            cols = p.get("columns", p.get("column", p.get("quasi_identifiers")))
             t.add_row(
                 str(r["step"] + 1),
                 r["method"],

@@ -877,7 +877,6 @@ def _touched_columns(records: Sequence[dict], columns: Sequence[str]) -> list[st
                 "columns",
                 "column",
                 "quasi_identifiers",
-                "keys",
                 "swap_columns",
                 "risk_variables",
                 "carry_along",

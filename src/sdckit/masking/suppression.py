@@ -146,9 +146,10 @@ def _anonymize(codes: np.ndarray, k: int, col_order: np.ndarray) -> tuple[np.nda
     return out, passes
 
 
-def wildcard_frequencies(data: pd.DataFrame, keys: Sequence[str] | str) -> np.ndarray:
-    """``f_k`` of every record on ``keys`` when a missing value matches any value (sdcMicro)."""
-    cols = check_columns(data, keys)
+def wildcard_frequencies(data: pd.DataFrame, quasi_identifiers: Sequence[str] | str) -> np.ndarray:
+    """``f_k`` of every record on the ``quasi_identifiers`` when a missing value matches any
+    value (sdcMicro)."""
+    cols = check_columns(data, quasi_identifiers)
     return _fk_codes(_key_codes(data, cols))
 
 
@@ -199,12 +200,13 @@ def _importance(data: pd.DataFrame, keys: list[str], importance: Any) -> list[in
 @accepts_series
 def local_suppression(
     data: pd.DataFrame,
-    keys: Sequence[str] | str,
+    quasi_identifiers: Sequence[str] | str,
     k: int = 3,
     importance: Sequence[int] | Mapping[str, int] | None = None,
     combinations_up_to: int | None = None,
 ) -> MaskResult:
-    """Suppress key values (set them missing) until the data are k-anonymous on ``keys``.
+    """Suppress key values (set them missing) until the data are k-anonymous on the
+    ``quasi_identifiers`` (sdcMicro's key variables; "keys" below).
 
     Missing values match any value (sdcMicro's convention; see the module docstring for the
     algorithm). ``importance`` ranks the keys, 1 = most important (suppressed last) up to
@@ -214,7 +216,7 @@ def local_suppression(
     subset of at most ``m`` keys, since a missing value only adds matches. The result is
     re-checked independently. ``details`` give the number of suppressions per key.
     """
-    cols = check_columns(data, keys)
+    cols = check_columns(data, quasi_identifiers)
     if len(set(cols)) != len(cols):
         raise ParameterError("local_suppression: a key is listed twice")
     n, m = len(data), len(cols)
@@ -278,7 +280,7 @@ def local_suppression(
         "subsets": [[cols[j] for j in sub] for sub in subsets],
     }
     params = {
-        "keys": cols,
+        "quasi_identifiers": cols,
         "k": int(k),
         "importance": dict(zip(cols, imp, strict=True)),
         "combinations_up_to": combinations_up_to,
