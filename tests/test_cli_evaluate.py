@@ -127,7 +127,7 @@ def test_mahalanobis_dbrl_uses_the_covariance_of_the_differences() -> None:
     dominates and hardly anything links (the bug: 0.0009 on the Census file against 0.88
     Euclidean); with the covariance of the differences the attack is at least as strong as
     the Euclidean one here (independent noise, so Sigma is close to a scaled identity)."""
-    from sdckit.jobs.evaluate import evaluate
+    from sdckit.evaluation.protected_file import evaluate
     from sdckit.risk.linkage import distance_linkage
 
     o, p = _collinear_pair()
@@ -192,7 +192,7 @@ def test_bad_dbrl_weights_exit_2(tmp_path, weights, match) -> None:
 
 
 def test_mahalanobis_falls_back_to_the_original_covariance_when_a_column_is_unchanged() -> None:
-    from sdckit.jobs.evaluate import evaluate
+    from sdckit.evaluation.protected_file import evaluate
     from sdckit.risk.linkage import distance_linkage
 
     o, p = _collinear_pair()
@@ -304,7 +304,7 @@ def test_terminal_summary_shows_every_requested_measure(tmp_path) -> None:
 def test_wrong_known_method_is_flagged() -> None:
     """Noise is not rank swapping: some records fall outside their own candidate set, and
     the document says so instead of silently reporting a low re-identification share."""
-    from sdckit.jobs.evaluate import evaluate
+    from sdckit.evaluation.protected_file import evaluate
     from sdckit.report.evaluation_report import evaluation_report
 
     o, p = _collinear_pair(n=100)

@@ -12,7 +12,8 @@ import yaml
 from typer.testing import CliRunner
 
 from sdckit.cli import app
-from sdckit.jobs.mask import column_changes, numeric_evaluation, run_mask_job
+from sdckit.evaluation.masking_summary import column_changes, numeric_evaluation
+from sdckit.jobs.mask import run_mask_job
 
 runner = CliRunner()
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import sdckit
 from sdckit.cli import app
 from sdckit.errors import DataError, SdcInputError
-from sdckit.jobs.evaluate import MATRIX_KEYS
+from sdckit.evaluation.protected_file import MATRIX_KEYS
 from sdckit.report.evaluation_report import evaluation_report
 from sdckit.risk.interval_disclosure import interval_disclosure
 from sdckit.risk.linkage import distance_linkage
@@ -206,7 +206,7 @@ def test_generalized_column_must_be_declared_categorical() -> None:
 
 
 def test_identifier_like_column_left_out_of_propensity(monkeypatch) -> None:
-    import sdckit.jobs.evaluate as ev
+    import sdckit.evaluation.protected_file as ev
 
     monkeypatch.setattr(ev, "MAX_PROPENSITY_LEVELS", 5)
     x = pd.DataFrame({"a": np.arange(1.0, 9.0), "id": [f"r{i}" for i in range(8)]})

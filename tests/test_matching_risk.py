@@ -225,7 +225,7 @@ def test_relative_entropy_loss_hand_values():
 
 
 def test_evaluate_reports_the_reidentification_scale_for_categorical_qis():
-    from sdckit.jobs.evaluate import evaluate
+    from sdckit.evaluation.protected_file import evaluate
     from sdckit.risk.matching import reidentification_scale
 
     rng = np.random.default_rng(5)

@@ -21,7 +21,7 @@ _LAZY = {
     "write_table": "sdckit.core.io",
     "AnonymizationResult": "sdckit.algorithms.anonymize",
     "anonymize": "sdckit.algorithms.anonymize",
-    "evaluate": "sdckit.jobs.evaluate",
+    "evaluate": "sdckit.evaluation.protected_file",
     "analyze": "sdckit.risk.analyze",
 }
 

@@ -143,7 +143,7 @@ def evaluate_command(
     Every measure is computed before anything is written, so bad input writes nothing.
     """
     from sdckit.core.io import check_output_paths, read_table
-    from sdckit.jobs.evaluate import evaluate, split_column_types
+    from sdckit.evaluation.protected_file import evaluate, split_column_types
     from sdckit.report.evaluation_report import evaluation_report
     from sdckit.report.writer import write_json
 

@@ -9,7 +9,7 @@ score** ``(IL + DR) / 2`` (Domingo-Ferrer & Torra 2001), both halves in percent.
 better. Two scales (``options.scale``):
 
 * ``score`` (the default for masking-only grids): the 2001 score of
-  :func:`sdckit.jobs.evaluate.evaluate` on the numeric attributes, ``IL = score_il`` and
+  :func:`sdckit.evaluation.protected_file.evaluate` on the numeric attributes, ``IL = score_il`` and
   ``DR = 100 score_dr = 100 (0.25 DBRL + 0.25 PRL + 0.5 interval disclosure)`` (Domingo-Ferrer,
   Mateo-Sanz & Torra 2001);
 * ``reidentification`` (the default as soon as the grid anonymizes): measured on the
@@ -471,7 +471,7 @@ def compare_frames(
     each row holds ``rank, label, information_loss (score_il), disclosure_risk (100 score_dr),
     ru_score`` and the underlying measures.
     """
-    from sdckit.jobs.evaluate import MAX_FULL_PAIRS, evaluate
+    from sdckit.evaluation.protected_file import MAX_FULL_PAIRS, evaluate
 
     if not protected:
         raise DataError("compare: no protected files to compare")
