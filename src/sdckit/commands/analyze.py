@@ -116,7 +116,7 @@ def analyze_command(
         )
         if json_out:
             write_json(json_out, summary)
-        if html_out:
+        if html_out and html is not None:
             write_text(html_out, html)
     if not quiet:
         _print_risk(summary)

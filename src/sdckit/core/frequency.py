@@ -530,7 +530,7 @@ def wildcard_frequencies(
             cols = np.flatnonzero(observed[a] & observed[b])
             if not len(cols):  # nothing observed in common: every record of B matches
                 fk[rows_a] += counts[rows_b].sum()
-                if big_f is not None:
+                if big_f is not None and w is not None:
                     big_f[rows_a] += w[rows_b].sum()
                 continue
             both = np.concatenate((rows_a, rows_b))
@@ -541,7 +541,7 @@ def wildcard_frequencies(
             fk[rows_a] += np.bincount(in_b, weights=counts[rows_b], minlength=n_groups)[
                 group[: len(rows_a)]
             ]
-            if big_f is not None:
+            if big_f is not None and w is not None:
                 big_f[rows_a] += np.bincount(in_b, weights=w[rows_b], minlength=n_groups)[
                     group[: len(rows_a)]
                 ]

@@ -152,7 +152,7 @@ def interval_hierarchy(
     texts = _distinct(values)
     missing_texts = texts[texts == MISSING_TEXT]
     texts = texts[texts != MISSING_TEXT]
-    n_levels = len(widths) if widths is not None else len(breakpoints)
+    n_levels = len(widths) if widths is not None else len(breakpoints or ())
     if texts.size == 0:
         return _only_missing(missing_texts, n_levels, name, builder)
     nums = _parse_numbers(texts, builder)
@@ -295,7 +295,7 @@ def order_hierarchy(
             )
     extra = (texts == MISSING_TEXT).any() and not (leaves == MISSING_TEXT).any()
     if leaves.size == 0:
-        n_levels = len(group_sizes) if group_sizes is not None else len(groups)
+        n_levels = len(group_sizes) if group_sizes is not None else len(groups or ())
         return _only_missing(texts[texts == MISSING_TEXT], n_levels, name, builder)
     columns: list[np.ndarray] = [leaves]
     if group_sizes is not None:

@@ -477,12 +477,16 @@ def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
 
 def write_text(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
     """Atomically write a text file."""
-    return atomic_write(path, lambda p: p.write_text(text, encoding=encoding))
+    return atomic_write(path, lambda p: _discard(p.write_text(text, encoding=encoding)))
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
     """Atomically write a binary file."""
-    return atomic_write(path, lambda p: p.write_bytes(data))
+    return atomic_write(path, lambda p: _discard(p.write_bytes(data)))
+
+
+def _discard(_: object) -> None:
+    """Drop a writer's return value (the byte count) where a writer returns nothing."""
 
 
 _FORMULA_START = r"^[=+\-@\t\r]"

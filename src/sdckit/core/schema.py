@@ -107,7 +107,7 @@ class Schema:
                 attrs[name] = Attribute(
                     name=name,
                     role=role,
-                    type=types.get(name, DataType.NOMINAL),
+                    type=DataType(types.get(name, DataType.NOMINAL)),
                     hierarchy=hierarchies.get(name),
                 )
         return cls(attrs)

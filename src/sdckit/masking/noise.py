@@ -23,6 +23,7 @@ instead takes ``noise`` as a percentage of the *standard deviation*
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,7 +118,7 @@ def additive_noise(
         sd = np.nan_to_num(sd)
         noise_sd = np.sqrt(a) * sd
         masked = x + rng.standard_normal((n, p)) * noise_sd
-        details = {"noise_sd": dict(zip(cols, noise_sd.tolist(), strict=True))}
+        details: dict[str, Any] = {"noise_sd": dict(zip(cols, noise_sd.tolist(), strict=True))}
         return MaskResult(_write_back(data, cols, masked), "additive_noise", params, details)
 
     cov = _complete_covariance(x, cols)

@@ -141,7 +141,7 @@ def histogram_chart(
         xlabel,
         "% of records",
         [f"{e:g}" for e in edges[:-1]],
-        share,
+        share.tolist(),
         color="#c0504d",
         marker=position,
         label_every=max(len(share) // 5, 1),

@@ -224,6 +224,7 @@ def analyze(
         if wildcard:
             from sdckit.risk.individual import individual_risk_from_frequencies
 
+            assert fk_class is not None and Fk_class is not None  # weights given: both computed
             ind = individual_risk_from_frequencies(fk_class[row_class], Fk_class[row_class])
         else:
             ind = individual_risk(_key_codes(fs), np.asarray(_weights(data, weight)))
@@ -266,12 +267,12 @@ def analyze(
         size = suda_max_size if suda_max_size is not None else len(qi)
         if forced or fits(len(qi), fs.n_classes, min(size, len(qi))):
             # on the classes (distinct keys with their sizes): same scores, no regrouping
-            missing = [
+            missing_codes = [
                 _missing_code(q.labels(lv))
                 for q, lv in zip(fs.quasi_identifiers, fs.levels, strict=True)
             ]
             summary["suda"] = suda2(
-                fs.keys, max_size=suda_max_size, missing_codes=missing, counts=fs.counts
+                fs.keys, max_size=suda_max_size, missing_codes=missing_codes, counts=fs.counts
             ).to_dict()
         else:
             best = largest_feasible_size(len(qi), fs.n_classes)

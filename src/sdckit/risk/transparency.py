@@ -300,6 +300,7 @@ def rank_swap_attack(
         raise SdcInputError("give exactly one of p_percent (in % of n) or window (in ranks)")
     n = len(protected)
     if window is None:
+        assert p_percent is not None  # exactly one of the two is given (checked above)
         if not (np.isfinite(p_percent) and 0 <= p_percent <= 100):
             raise SdcInputError(f"p_percent={p_percent!r} must lie in [0, 100]")
         w = int(np.floor(p_percent * n / 100.0 + 1e-9))
