@@ -73,6 +73,7 @@ from sdckit.core.release import SUPPRESSED
 from sdckit.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.core.hierarchy import Hierarchy
     from sdckit.core.release import AlgorithmOutput
     from sdckit.core.schema import Schema
 
@@ -486,8 +487,10 @@ def output_metrics(
     share_sums = np.zeros(m)
     loss_sums = np.zeros(m)
     g, s = spec.g_factor, spec.s_factor
-    trans = output.transformation
-    full_domain = trans is not None and all(schema.hierarchy(q) is not None for q in qis)
+    trans: Mapping[str, int] = output.transformation or {}
+    full_domain = output.transformation is not None and all(
+        schema.hierarchy(q) is not None for q in qis
+    )
     for i, q in enumerate(qis):
         h = schema.hierarchy(q)
         low[i] = 1.0 / len(h.leaves) if h is not None else 0.0
@@ -501,6 +504,7 @@ def output_metrics(
                     "generalization (optimal, datafly): the share a suppressed record had "
                     "before suppression is known only there"
                 )
+            assert h is not None  # full-domain: every QI has its hierarchy
             level = int(trans[q])
             leaf = h.leaf_index(original[q].to_numpy()[supp], column=q)
             before = h.leaves_under(level)[h.levels[level][leaf]] / len(h.leaves)
@@ -515,9 +519,9 @@ def output_metrics(
         "loss": float(aggregate_losses(losses, weights, spec.aggregate)) if m else 0.0
     }
     if full_domain:
-        heights = np.array([schema.hierarchy(q).height for q in qis])
+        heights = np.array([_hierarchy_of(schema, q).height for q in qis])
         top = np.maximum(heights - 1, 1)
-        lv = np.array([trans[q] for q in qis], dtype=float)
+        lv = np.array([trans[q] for q in qis], dtype=np.float64)
         n_supp = float(supp.sum())
         per = np.where(heights > 1, ((n - n_supp) * lv + n_supp * top) / top, 0.0)
         result["precision"] = 1.0 - float(per.sum() / (n * m)) if n and m else 1.0
@@ -548,6 +552,14 @@ def output_metrics(
         result["non_uniform_entropy"] = _output_entropy(original, output, qis, supp)
     result["iloss"] = float(((share_sums - n * low) * weights).sum())
     return result
+
+
+def _hierarchy_of(schema: Schema, name: str) -> Hierarchy:
+    """The hierarchy of ``name`` where the caller knows it has one (full-domain outputs)."""
+    h = schema.hierarchy(name)
+    if h is None:  # pragma: no cover - callers check full_domain first
+        raise ConfigError(f"quasi-identifier {name!r} has no hierarchy")
+    return h
 
 
 def _class_sizes(frame: pd.DataFrame, qis: Sequence[str]) -> np.ndarray:

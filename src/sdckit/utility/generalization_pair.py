@@ -74,7 +74,7 @@ def output_from_pair(
     n = len(original)
     released = {q: as_text(protected[q].reset_index(drop=True)) for q in qis}
     star = np.column_stack([released[q] == SUPPRESSED for q in qis])
-    suppressed = star.all(axis=1)
+    suppressed = np.asarray(star.all(axis=1), dtype=bool)
     share: dict[str, np.ndarray] = {}
     levels_used: dict[str, np.ndarray] = {}
     for q in qis:
@@ -108,11 +108,11 @@ def output_from_pair(
         levels_used[q] = np.where(is_star, h.height - 1, level)
     transformation: dict[str, int] | None = {}
     for q in qis:
-        lv = np.unique(levels_used[q][~suppressed])
-        if lv.size > 1:
+        used = np.unique(levels_used[q][~suppressed])
+        if used.size > 1:
             transformation = None
             break
-        transformation[q] = int(lv[0]) if lv.size else hierarchies[q].height - 1  # type: ignore[index]
+        transformation[q] = int(used[0]) if used.size else hierarchies[q].height - 1  # type: ignore[index]
     return AlgorithmOutput(
         data=protected.reset_index(drop=True),
         share=share,
