@@ -194,7 +194,7 @@ def analyze(
         "missing_values": {
             "semantics": missing,
             "records_with_missing_key": records_missing,
-            "tokens": sorted(MISSING_TOKENS),
+            "tokens": sorted(MISSING_KEY_TOKENS),
         },
         "sample_uniques": uniques,
         "sample_uniques_share": uniques / n,
@@ -293,20 +293,26 @@ def analyze(
 
 #: What a missing key value matches: any value (sdcMicro) or only itself (a category, ARX).
 MISSING_SEMANTICS = ("wildcard", "category")
-#: Key values that are missing: an empty cell, R's NA, NaN (read back as text).
-MISSING_TOKENS = frozenset({"", "NA", "NaN", "nan"})
+#: Key values that are missing: an empty cell, R's NA, NaN (read back as text). Narrower than
+#: :data:`sdckit.core.io.MISSING_TOKENS` (the tokens a *number* column may hold for "missing"):
+#: in a categorical key, "?" or "." are often codes of their own.
+MISSING_KEY_TOKENS = frozenset({"", "NA", "NaN", "nan"})
+
+
+def _missing_labels(labels: np.ndarray) -> np.ndarray:
+    """Which of a key's labels are missing values (:data:`MISSING_KEY_TOKENS`, None, NaN)."""
+    return np.array(
+        [v is None or (isinstance(v, float) and v != v) or str(v) in MISSING_KEY_TOKENS
+         for v in np.asarray(labels, dtype=object)],
+        dtype=bool,
+    )  # fmt: skip
 
 
 def _missing_cells(fs: FrequencySet) -> np.ndarray:
-    """(classes x keys) flags of the missing key values (:data:`MISSING_TOKENS`)."""
+    """(classes x keys) flags of the missing key values (:func:`_missing_labels`)."""
     out = np.zeros(fs.keys.shape, dtype=bool)
     for i, (q, lv) in enumerate(zip(fs.quasi_identifiers, fs.levels, strict=True)):
-        labels = np.asarray(q.labels(lv), dtype=object)
-        is_missing = np.array(
-            [v is None or (isinstance(v, float) and v != v) or str(v) in MISSING_TOKENS
-             for v in labels],
-            dtype=bool,
-        )  # fmt: skip
+        is_missing = _missing_labels(q.labels(lv))
         if is_missing.any():
             out[:, i] = is_missing[fs.keys[:, i]]
     return out
@@ -363,8 +369,9 @@ def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
 
 
 def _missing_code(labels: np.ndarray) -> int | None:
-    """Code of the missing value ``""`` among ``labels`` (None when absent)."""
-    hit = np.flatnonzero(labels == "")
+    """Code of the missing value among ``labels`` for SUDA2 (the same tokens as the risk
+    measures, :func:`_missing_labels`; the first one when a key holds several), or None."""
+    hit = np.flatnonzero(_missing_labels(labels))
     return int(hit[0]) if len(hit) else None
 
 
