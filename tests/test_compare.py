@@ -451,7 +451,7 @@ def test_cli_anonymize_grid_writes_map_and_ranking(tmp_path) -> None:
 def test_masking_grid_on_the_reidentification_scale(tmp_path) -> None:
     """Recoding to intervals, PRAM and local suppression of categorical QIs, no anonymize."""
     from sdckit.jobs.compare import run_compare_job
-    from sdckit.jobs.mask import apply_methods
+    from sdckit.masking.methods import GlobalRecoding
     from sdckit.risk.matching import matching_risk
 
     people = _people()
@@ -470,10 +470,7 @@ def test_masking_grid_on_the_reidentification_scale(tmp_path) -> None:
     res = run_compare_job(load_job(tmp_path / "g.toml"))
     by = {r["label"]: r for r in res["ranking"]}
     assert len(by) == 4 and res["scale"] == "reidentification"
-    recoded, _ = apply_methods(
-        people, [("global_recoding", {"columns": ["age"], "method": "equal_width", "bins": 4})],
-        seed=2,
-    )  # fmt: skip
+    recoded = GlobalRecoding(["age"], method="equal_width", bins=4).apply(people, 2)[-1].data
     assert recoded["age"].astype(str).str.startswith("[").all()  # released as intervals
     dr = matching_risk(people, recoded, ["age", "sex", "zip"]).average
     row = by["global_recoding(method=equal_width, bins=4)"]

@@ -3,7 +3,9 @@
 One table of calls, one set of checks: the input is never modified, the same seed gives the same
 output, the record a method publishes is JSON-ready, and a bad parameter raises an sdckit input
 error (never a bare Python exception). A method added to ``sdckit.masking.__all__`` without an
-entry here fails ``test_every_masking_method_is_covered``.
+entry here fails ``test_every_masking_method_is_covered``; the method objects of a job file
+(:mod:`sdckit.masking.methods`, every class of ``METHODS``) keep the same contract
+(``test_masking_spec_contract``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sdckit import masking
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ParameterError, SdcInputError
+from sdckit.masking.methods import METHODS
 from sdckit.models import KAnonymity, LDiversity, TCloseness
 
 _RNG = np.random.default_rng(7)
@@ -98,6 +101,8 @@ NOT_METHODS = {
     "pram_estimate",
     "rr_estimate",
 }
+#: exports that are the method objects of a job file and their pipeline (contract below)
+SPEC_EXPORTS = {cls.__name__ for cls in METHODS.values()} | {"MaskingMethod", "Pipeline"}
 
 
 def _takes_seed(name: str) -> bool:
@@ -114,7 +119,7 @@ def _call(name: str, kwargs: dict, seed: int | None = 3):
 
 
 def test_every_masking_method_is_covered():
-    assert set(masking.__all__) - NOT_METHODS == set(MASKING_CALLS)
+    assert set(masking.__all__) - NOT_METHODS - SPEC_EXPORTS == set(MASKING_CALLS)
 
 
 @pytest.mark.parametrize("name", sorted(MASKING_CALLS))
@@ -129,6 +134,76 @@ def test_masking_contract(name: str):
     with pytest.raises(SdcInputError) as err:
         _call(name, bad)
     assert isinstance(err.value, ParameterError) or name in NOT_A_PARAMETER_DOMAIN, err.value
+
+
+# --- the method objects of a job file ----------------------------------------------------------
+#: job-file name -> (parameters of a valid step, the same with one bad parameter)
+SPEC_CALLS: dict[str, tuple[dict, dict]] = {
+    "noise": ({"columns": ["x", "y"], "alpha": 0.5}, {"columns": ["x"], "alpha": -1}),
+    "multiplicative_noise": ({"columns": ["x"], "sd": 0.1}, {"columns": ["x"], "sd": -0.1}),
+    "microaggregation": ({"columns": ["x", "y"], "k": 3}, {"columns": ["x"], "k": 0}),
+    "rank_swapping": (
+        {"columns": ["x", "y"], "p_percent": 10},
+        {"columns": ["x"], "p_percent": -5},
+    ),
+    "data_swapping": (
+        {"columns": ["c"], "match_columns": ["g"], "rate": 0.3},
+        {"columns": ["c"], "rate": 2.0},
+    ),
+    "record_swapping": (
+        {
+            "household": "hh",
+            "similar": ["g"],
+            "hierarchy": ["region"],
+            "risk_variables": ["c"],
+            "swap_rate": 0.2,
+        },
+        {
+            "household": "hh",
+            "similar": ["g"],
+            "hierarchy": ["region"],
+            "risk_variables": ["c"],
+            "swap_rate": 1.5,
+        },
+    ),
+    "pram": ({"columns": ["c"], "p_diagonal": 0.7}, {"columns": ["c"], "p_diagonal": 1.5}),
+    "randomized_response": ({"column": "g", "p": 0.7}, {"column": "g", "p": 2.0}),
+    "rounding": ({"columns": ["x"], "base": 5}, {"columns": ["x"], "base": 0}),
+    "resampling": ({"columns": ["x", "y"], "t": 5}, {"columns": ["x"], "t": 0}),
+    "sampling": ({"fraction": 0.5}, {"fraction": 1.5}),
+    "global_recoding": ({"columns": ["x"], "bins": 4}, {"columns": ["x"], "bins": 0}),
+    "top_bottom_coding": ({"columns": ["x"], "top": 60}, {"columns": ["x"], "top_quantile": 2.0}),
+    "local_suppression": ({"columns": ["c", "g"], "k": 3}, {"columns": ["c"], "k": 0}),
+}
+
+
+def test_every_masking_spec_is_covered():
+    assert set(SPEC_CALLS) == {cls.spec_name for cls in METHODS.values()}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_CALLS))
+def test_masking_spec_contract(name: str):
+    cls = METHODS[name]
+    good, bad = SPEC_CALLS[name]
+    method = cls(**good)
+    assert cls.from_dict(good, f"methods[0].{name}") == method  # Python and job file agree
+    assert cls.from_dict(method.to_dict()) == method  # its job-file form reads back
+    json.dumps(method.to_entry())
+    before = DATA.copy(deep=True)
+    first = method.apply(DATA, 3)
+    pd.testing.assert_frame_equal(DATA, before)  # the input is never modified
+    second = method.apply(DATA, 3)
+    pd.testing.assert_frame_equal(first[-1].data, second[-1].data)  # same seed, same output
+    again = method.apply(DATA, np.random.default_rng(3))
+    pd.testing.assert_frame_equal(
+        again[-1].data, method.apply(DATA, np.random.default_rng(3))[-1].data
+    )  # a generator in the same state, the same output
+    for result in first + again:
+        json.dumps(result.record())  # the published records are JSON-ready
+    with pytest.raises(ParameterError):
+        cls(**bad)
+    with pytest.raises(ParameterError, match=rf"^methods\[0\]\.{name}"):
+        cls.from_dict(bad, f"methods[0].{name}")
 
 
 # --- algorithms and privacy models ------------------------------------------------------------

@@ -133,7 +133,7 @@ def test_parse_metric_errors():
         parse_metric("speed")
     with pytest.raises(ConfigError, match="aggregate"):
         parse_metric({"name": "loss", "aggregate": "median"})
-    with pytest.raises(ConfigError, match="unknown key"):
+    with pytest.raises(ConfigError, match="unknown parameter .wieghts.*did you mean .weights."):
         parse_metric({"name": "loss", "wieghts": {}})
     with pytest.raises(ConfigError, match="not quasi-identifiers"):
         MetricSpec("loss", weights={"z": 1.0}).weight_vector(["x"])

@@ -1,8 +1,7 @@
-"""Tests: the mask job runner (apply_methods: registry, validation, seeds)."""
+"""Tests: a job's ``methods:`` list as a Pipeline of method objects (registry, validation,
+seeds, order of application)."""
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pandas as pd
@@ -11,9 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ConfigError, DataError
-from sdckit.jobs.mask import METHODS, apply_methods, method_names
 from sdckit.masking import microaggregation as ma
 from sdckit.masking import swapping
+from sdckit.masking.methods import METHODS, Pipeline, Rounding, method_names
+
+
+def apply_methods(data: pd.DataFrame, methods: list, seed: int | None = None):
+    """A job's methods list applied as the mask job does: parsed, then applied."""
+    return Pipeline.from_entries(methods).apply(data, seed=seed)
 
 
 @pytest.fixture
@@ -104,28 +108,27 @@ def test_seed_reproducible_and_per_method_seeds_independent_of_predecessors(fram
 @pytest.mark.parametrize(
     ("methods", "fragment"),
     [
-        ([("nosuch", {})], "methods[0]: unknown method 'nosuch'; allowed: additive_noise"),
-        ([("noise", {"columns": ["a"], "alph": 1})], "methods[0].noise.alph: unknown parameter"),
-        ([("noise", {"alpha": 0.1})], "methods[0].noise.columns: is required"),
+        ([("nosuch", {})], "methods[0]: unknown name 'nosuch'; use one of additive_noise"),
+        ([("noise", {"columns": ["a"], "alph": 1})], "methods[0].noise: unknown parameter 'alph'"),
+        ([("noise", {"alpha": 0.1})], "methods[0].noise.columns is required"),
         (
             [("noise", {"columns": ["a"], "method": "pink"})],
-            "methods[0].noise.method: unknown value 'pink'; allowed: one of uncorrelated, "
-            "correlated, kim",
+            "methods[0].noise.method must be one of uncorrelated, correlated",
         ),
         (
             [
                 ("rounding", {"columns": ["i"], "base": 1}),
                 ("rank_swapping", {"columns": ["a"], "p_percent": 0}),
             ],
-            "methods[1].rank_swapping.p_percent: 0 is out of range; allowed: a number in (0, 100]",
+            "methods[1].rank_swapping.p_percent must be > 0, got 0",
         ),
         (
             [("rank_swapping", {"columns": ["a"], "p_percent": 150})],
-            "methods[0].rank_swapping.p_percent: 150 is out of range",
+            "methods[0].rank_swapping.p_percent must be <= 100, got 150",
         ),
         (
             [("microaggregation", {"columns": ["a"], "k": 2.5})],
-            "methods[0].microaggregation.k: 2.5 is not an integer",
+            "methods[0].microaggregation.k must be an integer, got 2.5",
         ),
         (
             [("microaggregation", {"columns": ["a"], "k": 61})],
@@ -133,16 +136,19 @@ def test_seed_reproducible_and_per_method_seeds_independent_of_predecessors(fram
         ),
         (
             [("microaggregation", {"columns": ["a"], "gamma": 0.3})],
-            "methods[0].microaggregation.gamma: not a parameter of method 'mdav'; allowed for "
+            "methods[0].microaggregation.gamma is not a parameter of method 'mdav'; allowed for "
             "it: columns, k, method, groups, centroid, standardize",
         ),
         (
             [("microaggregation", {"columns": ["a"], "method": "kmeans"})],
-            "allowed: one of mdav, vmdav, optimal_univariate, individual_ranking, categorical, "
-            "kanonymity, fuzzy",
+            "methods[0].microaggregation.method must be one of mdav, vmdav, optimal_univariate, "
+            "individual_ranking, categorical, kanonymity",
         ),
-        ([("pram", {"columns": ["c"], "invariant": "yes"})], "pram.invariant: 'yes' is not"),
-        ([("noise", ["a"])], "methods[0].noise: parameters must be a mapping"),
+        (
+            [("pram", {"columns": ["c"], "invariant": "yes"})],
+            "pram.invariant must be true or false, got 'yes'",
+        ),
+        ([("noise", ["a"])], "methods[0].noise must be a mapping of parameters"),
         ([("sampling", {})], "methods[0].sampling: give exactly one of fraction"),
     ],
 )
@@ -154,17 +160,26 @@ def test_config_errors_name_the_key_and_allowed_values(frame, methods, fragment)
 
 def test_validation_happens_before_anything_is_applied(frame, monkeypatch):
     calls = []
-    spec = METHODS["rounding"]
+    run = Rounding.apply
 
-    def spy(data, params, seed):
-        calls.append(params)
-        return spec.run(data, params, seed)
+    def spy(self, data, rng=None):
+        calls.append(self.parameters())
+        return run(self, data, rng)
 
-    monkeypatch.setitem(METHODS, "rounding", dataclasses.replace(spec, run=spy))
+    monkeypatch.setattr(Rounding, "apply", spy)
     with pytest.raises(ConfigError):
         apply_methods(
             frame,
             [("rounding", {"columns": ["i"], "base": 2}), ("noise", {"columns": ["a"], "x": 1})],
+        )
+    # a parameter that only the data refutes (k above the 60 rows) also stops every step
+    with pytest.raises(ConfigError, match=r"methods\[1\]\.microaggregation\.k: k=61"):
+        apply_methods(
+            frame,
+            [
+                ("rounding", {"columns": ["i"], "base": 2}),
+                ("microaggregation", {"columns": ["a"], "k": 61}),
+            ],
         )
     assert calls == []
     apply_methods(frame, [("rounding", {"columns": ["i"], "base": 2})])
@@ -303,5 +318,5 @@ def test_microaggregation_attribute_groups_without_columns(frame):
     direct = ma.mdav(frame, k=5, groups=[["a", "b"], ["i"]])
     pd.testing.assert_frame_equal(out, direct.data)
     assert recs[0]["parameters"]["groups"] == [["a", "b"], ["i"]]
-    with pytest.raises(ConfigError, match=r"methods\[0\]\.microaggregation\.columns: is required"):
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.microaggregation: columns is required"):
         apply_methods(frame, [("microaggregation", {"k": 5})])

@@ -72,11 +72,14 @@ def test_factors_follow_arx() -> None:
 @pytest.mark.parametrize(
     ("metric", "fragment"),
     [
-        ({"name": "loss", "gs_factor": 1.5}, "gs_factor must be a number in [0, 1]"),
+        (
+            {"name": "loss", "gs_factor": 1.5},
+            "gs_factor must be <= 1, got 1.5 (ARX's generalization/suppression",
+        ),
         ({"name": "aecs", "gs_factor": 0.3}, "applies to the loss metric"),
         ({"name": "aecs", "suppressed": "root"}, "must be one of released, as_class"),
         ({"name": "height", "suppressed": "root"}, "has none"),
-        ({"name": "loss", "gs": 0.3}, "unknown key"),
+        ({"name": "loss", "gs": 0.3}, "unknown parameter 'gs'"),
     ],
 )
 def test_bad_metric_options_are_config_errors(metric, fragment) -> None:

@@ -1,6 +1,6 @@
 """A method that cannot do its job fails; it never passes data through.
 
-Rule test over every registered perturbative method (``MUST_CHANGE``): on an input it cannot
+Rule test over every registered perturbative method (``must_change``): on an input it cannot
 protect (a constant column, a single row) the step raises a DataError naming the step and
 the columns, unless the step says ``allow_unchanged: true``; an infinite value is refused by
 every numeric method, naming the column, row and value.
@@ -17,7 +17,16 @@ from typer.testing import CliRunner
 
 from sdckit.cli import app
 from sdckit.errors import DataError
-from sdckit.jobs.mask import METHODS, MUST_CHANGE, apply_methods
+from sdckit.masking.methods import METHODS, Pipeline
+
+#: The job-file names of the perturbative methods (aliases left out).
+MUST_CHANGE = {cls.spec_name for cls in METHODS.values() if cls.must_change}
+
+
+def apply_methods(data: pd.DataFrame, methods: list, seed: int | None = None):
+    """A job's methods list applied as the mask job does: parsed, then applied."""
+    return Pipeline.from_entries(methods).apply(data, seed=seed)
+
 
 #: One step per perturbative method, on the column ``x`` (numeric) or ``g`` (categorical).
 STEPS = {
@@ -40,7 +49,7 @@ STEPS = {
 
 def test_every_perturbative_method_has_a_rule_case() -> None:
     assert set(STEPS) == set(MUST_CHANGE)
-    assert all(name in METHODS for name in MUST_CHANGE)
+    assert all(METHODS[name].spec_name == name for name in MUST_CHANGE)
 
 
 def _constant(n: int) -> pd.DataFrame:

@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TYPED_PACKAGES = ["core", "masking", "risk", "report", "commands", "evaluation", "utility"]
+TYPED_PACKAGES = [
+    "core",
+    "models",
+    "masking",
+    "risk",
+    "report",
+    "commands",
+    "evaluation",
+    "utility",
+]
 
 
 def test_typed_packages_pass_mypy(tmp_path: Path) -> None:

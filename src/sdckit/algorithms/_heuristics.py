@@ -83,22 +83,12 @@ def refuse_metric(metric: Any, algorithm: str, rule: str) -> None:
     if metric is None:
         return
     name = metric.get("name", metric) if isinstance(metric, Mapping) else metric
+    name = getattr(name, "name", name)  # a parsed MetricSpec
     raise ConfigError(
         f"{algorithm}: a metric does not steer this algorithm ({rule}); every metric of "
         f"the result is reported either way. Remove the metric ({name!r}), or use algorithm "
         "'optimal' to minimise it"
     )
-
-
-def reject_options(options: Mapping, known: Sequence[str], algorithm: str) -> None:
-    """ConfigError naming options the algorithm does not know."""
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        known_text = ", ".join(known) if known else "none"
-        raise ConfigError(
-            f"{algorithm}: unknown option(s) {', '.join(map(repr, unknown))}; "
-            f"known options: {known_text}"
-        )
 
 
 def prepare(

@@ -44,7 +44,7 @@ from sdckit.core.encoding import encode
 from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, NoSolutionError
-from sdckit.models.base import PrivacyModel, check_number
+from sdckit.models.base import PrivacyModel
 from sdckit.models.ldiversity import LDiversity
 
 from ._anatomy_kernel import anatomize_counts
@@ -55,10 +55,10 @@ from ._heuristics import (
     point_share,
     prepare,
     refuse_metric,
-    reject_options,
     release,
     report_progress,
 )
+from .options import AnatomyOptions, parse_options
 
 __all__ = ["anatomy", "eligible_cap"]
 
@@ -84,11 +84,10 @@ def eligible_cap(counts: np.ndarray, l: int) -> int:  # noqa: E741 - the paper's
     return lo
 
 
-def _parameters(prep_models, schema: Schema, options: dict) -> tuple[int, str]:
+def _parameters(prep_models, schema: Schema, options: AnatomyOptions) -> tuple[int, str]:
     ldiv = [m for m in prep_models if isinstance(m, LDiversity)]
-    l_opt = options.get("l")
-    if l_opt is not None:
-        l_val = check_number(l_opt, "l", "anatomy", low=2, integer=True)
+    if options.l is not None:
+        l_val = options.l
     elif ldiv:
         l_val = int(np.ceil(ldiv[0].l))
     else:
@@ -96,7 +95,7 @@ def _parameters(prep_models, schema: Schema, options: dict) -> tuple[int, str]:
             "anatomy: give option l (the diversity of every QI-group, e.g. l=3) or an "
             "l_diversity model naming the sensitive attribute"
         )
-    attr = ldiv[0].attribute if ldiv else options.get("sensitive")
+    attr = ldiv[0].attribute if ldiv else options.sensitive
     if attr is None:
         if not schema.sensitive:
             raise ConfigError(
@@ -116,7 +115,7 @@ def anatomy(
     metric: Any = None,
     seed: int | None = None,
     progress: Progress = None,
-    **options,
+    **options: Any,
 ) -> AlgorithmOutput:
     """Bucketize into l-diverse QI-groups (see the module docstring).
 
@@ -130,9 +129,10 @@ def anatomy(
         "anatomy",
         "it bucketizes by sensitive value and releases the quasi-identifiers unchanged",
     )
-    reject_options(options, ("l", "sensitive"), "anatomy")
+    opts = parse_options("anatomy", options)
+    assert isinstance(opts, AnatomyOptions)
     models = list(models)
-    l_val, attr = _parameters(models, schema, options)
+    l_val, attr = _parameters(models, schema, opts)
     if attr not in data.columns:
         raise ConfigError(
             f"anatomy: sensitive attribute {attr!r} is not a column of the data "

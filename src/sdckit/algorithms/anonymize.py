@@ -320,7 +320,6 @@ def _evaluate_on_population(
     class is compared with the population records it covers, as ARX does. Suppressed records
     are not published and count in no class. A copy of the model is used: the caller's model
     keeps its preparation on the input."""
-    import copy
 
     trans = output.transformation
     qis = list(schema.quasi_identifiers)
@@ -337,9 +336,7 @@ def _evaluate_on_population(
         level = int(trans[q])
         leaf = h.leaf_index(population[q], column=q)
         generalized[q] = np.asarray(h.labels[level], dtype=object)[h.levels[level][leaf]]
-    check = copy.copy(model)
-    check.population = pd.DataFrame(generalized)  # type: ignore[attr-defined]
-    check._index = None  # type: ignore[attr-defined]
+    check = model.with_params(population=pd.DataFrame(generalized))
     check.prepare(published)
     return check.evaluate(published)
 
@@ -386,7 +383,7 @@ def anonymize(
         schema,
         models,
         suppression_limit=float(suppression_limit),
-        metric=metric,  # as given (a name or a mapping); every algorithm parses it
+        metric=None if metric is None else spec,  # parsed once, here
         seed=seed,
         progress=progress,
         **algorithm_options,

@@ -32,11 +32,11 @@ from ._heuristics import (
     no_solution,
     prepare,
     refuse_metric,
-    reject_options,
     release,
     report_progress,
     suppress_violations,
 )
+from .options import parse_options
 
 __all__ = ["datafly"]
 
@@ -64,7 +64,7 @@ def datafly(
         "datafly",
         "it generalizes the attribute with the most distinct values, one level at a time",
     )
-    reject_options(options, (), "datafly")
+    parse_options("datafly", options)
     prep = prepare(data, schema, models, suppression_limit, "datafly")
     missing = [q for q in prep.qis if schema.hierarchy(q) is None]
     if missing:

@@ -49,7 +49,6 @@ from sdckit.core.frequency import group_keys
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.release import AlgorithmOutput
 from sdckit.core.schema import Schema
-from sdckit.errors import ConfigError
 from sdckit.models.base import PrivacyModel
 
 from ._heuristics import (
@@ -64,12 +63,12 @@ from ._heuristics import (
     range_labels,
     range_shares,
     refuse_metric,
-    reject_options,
     release,
     report_progress,
     require_partition_models,
     suppress_violations,
 )
+from .options import MondrianOptions, parse_options
 
 __all__ = ["mondrian"]
 
@@ -209,10 +208,9 @@ def mondrian(
         "mondrian",
         "it cuts the partition's widest attribute (normalized range) at its median",
     )
-    reject_options(options, ("relaxed",), "mondrian")
-    relaxed = options.get("relaxed", False)
-    if not isinstance(relaxed, (bool, np.bool_)):
-        raise ConfigError(f"mondrian: option 'relaxed' must be true or false, got {relaxed!r}")
+    opts = parse_options("mondrian", options)
+    assert isinstance(opts, MondrianOptions)
+    relaxed = opts.relaxed
     prep = prepare(data, schema, models, suppression_limit, "mondrian")
     require_partition_models(prep)
     dims = _dims(prep)

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.algorithms.options import parse_options
 from sdckit.core import params
 from sdckit.core.frequency import (
     FrequencySet,
@@ -530,10 +531,7 @@ def optimal(
     :func:`~sdckit.utility.generalization.output_metrics` of the output, which the tests
     check, but without re-reading the rows).
     """
-    if options:
-        raise ConfigError(
-            f"optimal: unknown option(s) {sorted(options)}; the optimal search takes none"
-        )
+    parse_options("optimal", options)
     del seed
     limit = params.suppression_limit(suppression_limit)
     spec = parse_metric(metric)

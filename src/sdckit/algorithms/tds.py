@@ -66,11 +66,11 @@ from ._heuristics import (
     range_labels,
     range_shares,
     refuse_metric,
-    reject_options,
     release,
     report_progress,
     suppress_violations,
 )
+from .options import TdsOptions, parse_options
 
 __all__ = ["tds", "entropy_bits", "info_gain"]
 
@@ -335,9 +335,10 @@ def tds(
     refuse_metric(
         metric, "tds", "it specializes by information gain per anonymity loss, Fung et al. 2005"
     )
-    reject_options(options, ("class_attribute",), "tds")
+    opts = parse_options("tds", options)
+    assert isinstance(opts, TdsOptions)
     prep = prepare(data, schema, models, suppression_limit, "tds")
-    cls_name, cls, n_cls = _class_codes(prep, options.get("class_attribute"))
+    cls_name, cls, n_cls = _class_codes(prep, opts.class_attribute)
     attrs = _attrs(prep, cls, n_cls)
     n = prep.n
 

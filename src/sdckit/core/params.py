@@ -8,9 +8,23 @@ passes the name under which the user gave it (a job-file key path, or the argume
 from __future__ import annotations
 
 from numbers import Real
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from sdckit.errors import ParameterError, short_repr
+
+_SHARE = "must be a share of the records between 0 and 1 (e.g. 0.05 for 5%)"
+
+
+def _share(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(_SHARE)
+    return float(value)
+
+
+#: The suppression limit as a spec field type (:mod:`sdckit.core.spec`).
+SuppressionLimit = Annotated[float, BeforeValidator(_share)]
 
 
 def suppression_limit(value: Any, key: str = "suppression_limit") -> float:
@@ -19,9 +33,7 @@ def suppression_limit(value: Any, key: str = "suppression_limit") -> float:
     Raises :class:`~sdckit.errors.ConfigError` naming ``key`` for anything else (booleans,
     text, NaN, negative or above 1), with an example of a valid value.
     """
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= float(value) <= 1.0:
-        raise ParameterError(
-            f"{key} must be a share of the records between 0 and 1 (e.g. 0.05 for 5%), "
-            f"got {short_repr(value)}"
-        )
-    return float(value)
+    try:
+        return _share(value)
+    except ValueError:
+        raise ParameterError(f"{key} {_SHARE}, got {short_repr(value)}") from None

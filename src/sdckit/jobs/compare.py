@@ -1,7 +1,7 @@
 """Compare protections of one data set: evaluate each, draw the R-U map, rank them.
 
 ``sdckit compare --config GRID.yaml`` runs a grid of masking methods x parameters
-(:func:`sdckit.jobs.mask.apply_methods`) and of anonymizations x parameters
+(:class:`sdckit.masking.methods.Pipeline`) and of anonymizations x parameters
 (:func:`sdckit.anonymize`) on one input, evaluates every protected file against the original,
 draws the **R-U map** (Duncan, Keller-McNulty & Stokes 2001; disclosure risk on x, information
 loss on y, one numbered point per configuration) and ranks the configurations by the **R-U
@@ -49,8 +49,8 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
 A grid entry ``{method: {param: value, ...}}`` expands to the cartesian product of every
 parameter given as a list (in the order written), except parameters whose value is itself a
 list or mapping (``columns``, ``groups``, PRAM ``matrix``, ...): those are taken as they are.
-Method names and parameters are those of :mod:`sdckit.jobs.mask`; ``columns`` defaults to the
-top-level ``columns``. An entry with ``methods:`` (and an optional ``label``) is one
+Method names and parameters are those of :mod:`sdckit.masking.methods`; ``columns`` defaults to
+the top-level ``columns``. An entry with ``methods:`` (and an optional ``label``) is one
 configuration applying several methods in order (each method's lists are expanded too). A
 ``protected: {path, label, delimiter}`` entry adds a protected file made elsewhere (ARX,
 sdcMicro, ``sdckit anonymize``...; same records in the same order), evaluated as it is. An
@@ -90,8 +90,6 @@ __all__ = [
     "run_compare_job",
 ]
 
-#: Parameter kinds of :mod:`sdckit.jobs.mask` whose values are lists/mappings themselves.
-_LIST_KINDS = ("columns", "list", "mapping", "any")
 _OPTION_KEYS = ("categorical", "transparency", "prl_max_full_pairs", "scale")
 _ANONYMIZE_KEYS = ("models", "suppression_limit", "algorithm", "metric", "options")
 #: The R-U scales a comparison can use (see the module docstring).
@@ -121,7 +119,7 @@ def _fmt_value(v: Any) -> str:
 def _expand_method(
     name: Any, params: Any, where: str, columns: Sequence[str] | None
 ) -> list[tuple[str, dict[str, Any]]]:
-    from sdckit.jobs.mask import METHODS, method_names
+    from sdckit.masking.methods import METHODS, method_names
 
     if not isinstance(name, str) or name not in METHODS:
         raise ConfigError(f"{where}: unknown method {name!r}; allowed: {', '.join(method_names())}")
@@ -129,14 +127,14 @@ def _expand_method(
         params = {}
     if not isinstance(params, Mapping):
         raise ConfigError(f"{where}.{name}: parameters must be a mapping, got {params!r}")
-    spec = METHODS[name]
+    method = METHODS[name]
     params = dict(params)
-    if "columns" in spec.params and "columns" not in params and columns:
+    if "columns" in method.parameter_names() and "columns" not in params and columns:
         params["columns"] = list(columns)
     keys, choices = [], []
+    scalar = method.scalar_parameters()
     for key, value in params.items():
-        kind = spec.params[key].kind if key in spec.params else "any"
-        if isinstance(value, list) and kind not in _LIST_KINDS:
+        if isinstance(value, list) and key in scalar:
             if not value:
                 raise ConfigError(f"{where}.{name}.{key}: an empty list expands to nothing")
             keys.append(key)
@@ -160,14 +158,10 @@ def _label(steps: Sequence[tuple[str, dict[str, Any]]], shown: Sequence[set[str]
 
 def _shown(name: str, params: Any) -> set[str]:
     """Parameters written in a grid entry whose values are scalars (or lists to expand)."""
-    from sdckit.jobs.mask import METHODS
+    from sdckit.masking.methods import METHODS
 
-    spec = METHODS[name]
-    return {
-        k
-        for k in (params or {})
-        if (spec.params[k].kind if k in spec.params else "any") not in _LIST_KINDS
-    }
+    scalar = METHODS[name].scalar_parameters()
+    return {k for k in (params or {}) if k in scalar}
 
 
 def _expand_anonymize(spec: Any, where: str, job) -> list[tuple[dict[str, Any], list[str]]]:
@@ -200,7 +194,7 @@ def _expand_anonymize(spec: Any, where: str, job) -> list[tuple[dict[str, Any], 
             "`models: [{k_anonymity: {k: [2, 5, 10]}}]`"
         )
     # the shape is checked by the job loader (same messages as in an anonymize job)
-    shaped = job_from_dict({"models": spec["models"]}, source=f"{where}.anonymize").raw["models"]
+    shaped = job_from_dict({"models": spec["models"]}, source=f"{where}.anonymize").spec.models
     axes: list[tuple[str, str, list[Any]]] = []  # (path, shown name, values)
     for key in ("algorithm", "suppression_limit", "metric"):
         if key in spec:
@@ -281,18 +275,18 @@ def expand_grid(
     Labels name the method and the parameters that vary (lists) plus ``method``, e.g.
     ``microaggregation(method=mdav, k=5)``. Raises :class:`ConfigError` naming ``grid[i]...``
     for unknown methods, bad shapes and duplicate labels; the parameters themselves are
-    validated by :func:`sdckit.jobs.mask.validate_method` (also a ConfigError). A
+    validated by :meth:`sdckit.masking.methods.Pipeline.from_entries` (a ParameterError). A
     ``protected: {path, label, delimiter}`` entry is a protected file given as it is (made by
     any tool); its path is relative to ``base_dir``. An ``anonymize: {models,
     suppression_limit, algorithm, metric, options}`` entry runs :func:`sdckit.anonymize`
     (lists expand; see :func:`_expand_anonymize`); ``job`` (the grid's
     :class:`~sdckit.jobs.config.Job`) resolves the models' population files and hierarchies.
     """
-    from sdckit.jobs.config import Job
-    from sdckit.jobs.mask import validate_method
+    from sdckit.jobs.config import job_from_dict
+    from sdckit.masking.methods import Pipeline
 
     if job is None:
-        job = Job(raw={}, base_dir=Path(base_dir))
+        job = job_from_dict({}, base_dir=base_dir)
 
     if not isinstance(grid, list) or not grid:
         raise ConfigError(
@@ -384,9 +378,9 @@ def expand_grid(
                 if base:
                     label = base if len(expanded) == 1 else f"{base}: {label}"
                 configs.append(Configuration(label, (steps,), where))
-    for c in configs:
-        for j, (name, params) in enumerate(c.methods):
-            validate_method(j, name, params)  # ConfigError naming the parameter
+    for c in configs:  # every masking configuration's steps (ParameterError naming the key)
+        if c.methods:
+            Pipeline.from_entries(c.methods, where=f"{c.source} ({c.label}): methods")
     seen: dict[str, str] = {}
     for c in configs:
         if c.label in seen:
@@ -518,17 +512,17 @@ def compare(
 ) -> dict[str, Any]:
     """Protect ``original`` with every configuration, evaluate each and rank them.
 
-    Masking configurations are applied by :func:`sdckit.jobs.mask.apply_methods`, anonymize
-    configurations by :func:`sdckit.anonymize` with ``schema`` (roles and hierarchies), all
-    with the same ``seed``; the ``masking`` records of each are added to the result.
-    ``scale`` is the R-U scale (:data:`SCALES`; default ``"reidentification"`` when a
+    Masking configurations are applied by :meth:`sdckit.masking.methods.Pipeline.apply`,
+    anonymize configurations by :func:`sdckit.anonymize` with ``schema`` (roles and
+    hierarchies), all with the same ``seed``; the ``masking`` records of each are added to the
+    result. ``scale`` is the R-U scale (:data:`SCALES`; default ``"reidentification"`` when a
     configuration anonymizes, else ``"score"``): ``"score"`` evaluates with
     :func:`compare_frames` (the 2001 score on numeric attributes), ``"reidentification"``
     with :func:`compare_reidentification` on the quasi-identifiers ``qi`` (default: the
     schema's). An anonymize configuration without a solution is ranked last with a note.
     ``key`` formats the job keys named in errors (e.g. ``Job.key``: the file name first).
     """
-    from sdckit.jobs.mask import apply_methods
+    from sdckit.masking.methods import Pipeline
 
     key = key or str
     has_anonymize = any(c.anonymize is not None for c in configurations)
@@ -581,7 +575,7 @@ def compare(
                 )
             continue
         try:
-            masked, recs = apply_methods(original, list(c.methods), seed=seed)
+            masked, recs = Pipeline.from_entries(c.methods).apply(original, seed=seed)
         except SdcInputError as exc:
             raise type(exc)(f"{c.source} ({c.label}): {exc}") from exc
         if len(masked) != len(original):

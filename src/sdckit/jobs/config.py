@@ -36,10 +36,8 @@ parameters: ``interval`` (``widths`` or ``breakpoints``, ``bottom``, ``top``), `
 
 from __future__ import annotations
 
-import difflib
-import inspect
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,39 +45,14 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from sdckit.core import params
 from sdckit.core.hierarchy import Hierarchy, read_hierarchy
 from sdckit.core.io import check_output_paths, read_table
-from sdckit.core.schema import Attribute, DataType, Role, Schema
-from sdckit.errors import ConfigError, SdcInputError, short_repr
+from sdckit.core.schema import Attribute, Schema
+from sdckit.core.spec import did_you_mean
+from sdckit.errors import ConfigError, ParameterError, SdcInputError, short_repr
+from sdckit.jobs.spec import HIERARCHY_BUILDERS, MODEL_NAMES, JobSpec
 
 __all__ = ["Job", "OutputSpec", "job_from_dict", "load_job", "build_model", "MODEL_NAMES"]
-
-#: Every top-level key a job file may have (the commands use the ones they need).
-TOP_LEVEL_KEYS = (
-    "input",
-    "attributes",
-    "models",
-    "suppression_limit",
-    "metric",
-    "algorithm",
-    "options",
-    "methods",
-    "output",
-    "seed",
-    "columns",
-    "qi",
-    "grid",
-)
-_ATTRIBUTE_KEYS = ("role", "type", "hierarchy", "order", "format", "pseudonymize")
-_INPUT_KEYS = ("path", "delimiter", "encoding")
-_OUTPUT_KEYS = ("path", "report", "json", "delimiter", "neutralize_formulas")
-_HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
-
-
-def _did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 @dataclass(frozen=True)
@@ -95,15 +68,27 @@ class OutputSpec:
 
 @dataclass
 class Job:
-    """A validated job. ``raw`` is the document as read; the rest are typed views of it."""
+    """A validated job: its :class:`~sdckit.jobs.spec.JobSpec` (the document, typed) and
+    where it came from; the properties are resolved views of it (paths made absolute
+    against the job file's folder, models built with their data)."""
 
-    raw: dict[str, Any]
+    spec: JobSpec
     base_dir: Path
     source: str = "the job"
     job_file: Path | None = None
     _data: pd.DataFrame | None = field(default=None, repr=False)
     _schema: Schema | None = field(default=None, repr=False)
     _models: list | None = field(default=None, repr=False)
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The document as a plain mapping (the keys it gave; see :meth:`to_dict`)."""
+        return self.spec.document()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The job file's content: ``job_from_dict(job.to_dict(), job.base_dir)`` gives the
+        same job (the serialization a job file is)."""
+        return self.spec.document()
 
     # -- plain settings --------------------------------------------------------------------
     def key(self, path: str) -> str:
@@ -112,59 +97,67 @@ class Job:
 
     @property
     def input(self) -> dict[str, Any]:
-        """``{path, delimiter, encoding}`` of the input (path resolved)."""
-        spec = self.raw.get("input")
+        """``{path, delimiter, encoding}`` of the input (a path as given, or a DataFrame)."""
+        spec = self.spec.input
         if spec is None:
             raise ConfigError(f"{self.key('input')} is missing; add `input: {{path: data.csv}}`")
-        return spec
+        return {"path": spec.path, "delimiter": spec.delimiter, "encoding": spec.encoding}
 
     @property
     def suppression_limit(self) -> float:
         """Share of records that may be suppressed, in [0, 1] (default 0)."""
-        return self.raw.get("suppression_limit", 0.0)
+        return self.spec.suppression_limit
 
     @property
-    def metric(self) -> dict[str, Any] | None:
-        """``{name, ...options}``, or None when the job names no metric (``loss`` is used
-        where an algorithm optimizes one; the heuristics refuse a metric they cannot use)."""
-        return self.raw.get("metric")
+    def metric(self) -> Any:
+        """The :class:`~sdckit.utility.generalization.MetricSpec`, or None when the job
+        names no metric (``loss`` is used where an algorithm optimizes one; the heuristics
+        refuse a metric they cannot use)."""
+        return self.spec.metric
 
     @property
     def algorithm(self) -> str:
         """Anonymization algorithm name (default ``optimal``)."""
-        return self.raw.get("algorithm", "optimal")
+        return self.spec.algorithm
 
     @property
     def algorithm_options(self) -> dict[str, Any]:
         """Algorithm-specific options (``options:``)."""
-        return dict(self.raw.get("options", {}))
+        return dict(self.spec.options)
 
     @property
     def seed(self) -> int | None:
         """The job's seed (None when not given)."""
-        return self.raw.get("seed")
+        return self.spec.seed
 
     @property
     def methods(self) -> list[tuple[str, dict[str, Any]]]:
         """Masking steps as ``(name, parameters)`` pairs, in order."""
-        return [(name, dict(params)) for name, params in self.raw.get("methods", [])]
+        return [(name, dict(params)) for name, params in self.spec.methods]
 
     @property
     def output(self) -> OutputSpec:
         """Output paths (resolved against the job file's folder)."""
-        spec = self.raw.get("output", {})
+        spec = self.spec.output
         return OutputSpec(
-            path=self._path(spec.get("path")),
-            report=self._path(spec.get("report")),
-            json=self._path(spec.get("json")),
-            delimiter=spec.get("delimiter") or self._input_delimiter(),
-            neutralize_formulas=bool(spec.get("neutralize_formulas", False)),
+            path=self._path(spec.path),
+            report=self._path(spec.report),
+            json=self._path(spec.json),
+            delimiter=spec.delimiter or self._input_delimiter(),
+            neutralize_formulas=spec.neutralize_formulas,
         )
+
+    def with_output(self, **paths: str | Path | None) -> Job:
+        """The same job writing elsewhere (``path``, ``report``, ``json``, ``delimiter``)."""
+        given = self.spec.output.model_dump(exclude_unset=True)
+        given.update({k: (str(v) if isinstance(v, Path) else v) for k, v in paths.items()})
+        spec = self.spec.with_params(output=given)
+        return Job(spec, self.base_dir, self.source, self.job_file, self._data, self._schema)
 
     def _input_delimiter(self) -> str:
         """The input's delimiter (given or sniffed): CSV outputs use it unless
         ``output.delimiter`` says otherwise; ``,`` for a DataFrame or Parquet input."""
-        given = self.raw.get("input", {}).get("delimiter")
+        given = self.spec.input.delimiter if self.spec.input is not None else None
         if given:
             return given
         if self._data is not None:
@@ -271,156 +264,91 @@ class Job:
         if self._models is None:
             self._models = [
                 build_model(name, params, self, f"models[{i}].{name}")
-                for i, (name, params) in enumerate(self.raw.get("models", []))
+                for i, (name, params) in enumerate(self.spec.models)
             ]
         return self._models
 
     def _build_schema(self, data: pd.DataFrame) -> Schema:
         attrs: dict[str, Attribute] = {}
-        for name, spec in self.raw.get("attributes", {}).items():
+        for name, spec in self.spec.attributes.items():
             where = f"attributes.{name}"
             if name not in data.columns:
                 raise ConfigError(
                     f"{self.key(where)}: column {name!r} is not in the input; its columns "
-                    f"are {', '.join(map(str, data.columns))}{_did_you_mean(name, data.columns)}"
+                    f"are {', '.join(map(str, data.columns))}{did_you_mean(name, data.columns)}"
                 )
-            hierarchy = spec.get("hierarchy")
-            if hierarchy is not None:
-                hierarchy = self._hierarchy(hierarchy, data[name], name, f"{where}.hierarchy")
-            order = spec.get("order")
+            hierarchy = None
+            if spec.hierarchy is not None:
+                hierarchy = self._hierarchy(spec.hierarchy, data[name], name, f"{where}.hierarchy")
+            pseudonymize = None
+            if spec.pseudonymize is not None:
+                pseudonymize = spec.pseudonymize.model_dump(exclude_none=True)
+                if "key_file" in pseudonymize:
+                    pseudonymize["key_file"] = str(self._path(pseudonymize["key_file"]))
             attrs[name] = Attribute(
                 name=name,
-                role=Role(spec.get("role", "insensitive")),
-                type=DataType(spec.get("type", "nominal")),
+                role=spec.role,
+                type=spec.type,
                 hierarchy=hierarchy,
-                order=tuple(str(v) for v in order) if order is not None else None,
-                format=spec.get("format"),
-                pseudonymize=spec.get("pseudonymize"),
+                order=tuple(str(v) for v in spec.order) if spec.order is not None else None,
+                format=spec.format,
+                pseudonymize=pseudonymize,
             )
         return Schema(attrs)
 
     def _hierarchy(self, spec: Any, values: pd.Series, name: str, where: str) -> Hierarchy:
         if isinstance(spec, str):
             path = self._path(spec)
-            if not path.is_file():
+            if path is None or not path.is_file():
                 raise ConfigError(
                     f"{self.key(where)}: hierarchy file {str(path)!r} does not exist; give the "
                     "path of an ARX hierarchy CSV (relative to the job file) or a builder "
-                    f"spec ({', '.join(_HIERARCHY_BUILDERS)})"
+                    f"spec ({', '.join(HIERARCHY_BUILDERS)})"
                 )
             return read_hierarchy(path, name=name)
-        builder, params = _single_entry(spec, self.key(where), _HIERARCHY_BUILDERS)
-        from sdckit.core import hierarchy_builders as hb
+        ((builder, params),) = spec.items()
+        from sdckit.core.hierarchy_specs import BUILDERS
 
-        fn = {
-            "interval": hb.interval_hierarchy,
-            "order": hb.order_hierarchy,
-            "masking": hb.masking_hierarchy,
-            "date": hb.date_hierarchy,
-        }[builder]
-        return _call(
-            fn, params, self.key(f"{where}.{builder}"), provided={"values": values, "name": name}
-        )
-
-
-def _single_entry(item: Any, where: str, known: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
-    """``{name: {params}}`` -> ``(name, params)``; ConfigError naming ``where`` otherwise."""
-    if isinstance(item, str) and item in known:
-        return item, {}
-    if not isinstance(item, Mapping) or len(item) != 1:
-        raise ConfigError(
-            f"{where} must be a mapping with exactly one key, the name (one of "
-            f"{', '.join(known)}), e.g. `{known[0]}: {{...}}`; got {short_repr(item)}"
-        )
-    ((name, params),) = item.items()
-    if name not in known:
-        raise ConfigError(
-            f"{where}: unknown name {name!r}; use one of {', '.join(known)}"
-            f"{_did_you_mean(name, known)}"
-        )
-    if params is None:
-        params = {}
-    if not isinstance(params, Mapping):
-        raise ConfigError(
-            f"{where}.{name} must be a mapping of parameters, got {short_repr(params)}"
-        )
-    return str(name), dict(params)
-
-
-def _call(
-    fn: Callable,
-    params: dict[str, Any],
-    where: str,
-    provided: Mapping[str, Any] | None = None,
-) -> Any:
-    """Call ``fn(**provided, **params)``; unknown or missing parameters -> ConfigError.
-
-    ``provided`` are the arguments sdckit supplies itself (e.g. the column's values); the user
-    may not set them.
-    """
-    provided = dict(provided or {})
-    sig = inspect.signature(fn)
-    allowed = [p for p in sig.parameters if p not in provided]
-    unknown = [k for k in params if k not in allowed]
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown parameter {unknown[0]!r}; allowed: {', '.join(allowed)}"
-            f"{_did_you_mean(unknown[0], allowed)}"
-        )
-    missing = [
-        p.name
-        for p in sig.parameters.values()
-        if p.default is inspect.Parameter.empty
-        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        and p.name not in params
-        and p.name not in provided
-    ]
-    if missing:
-        raise ConfigError(f"{where}: parameter {missing[0]!r} is required")
-    try:
-        return fn(**provided, **params)
-    except SdcInputError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        where = self.key(f"{where}.{builder}")
+        try:
+            return BUILDERS[builder].from_dict(params, where).build(values, name=name)
+        except (SdcInputError, TypeError, ValueError) as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ConfigError(f"{where}: {exc}") from None
 
 
 # -- privacy models ----------------------------------------------------------------------------
-def _model_factories() -> dict[str, Callable]:
+def model_classes() -> dict[str, type]:
+    """Job-file name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`)."""
     from sdckit import models as m
 
-    return {
-        "k_anonymity": m.KAnonymity,
-        "l_diversity": m.LDiversity,
-        "t_closeness": m.TCloseness,
-        "delta_presence": m.DeltaPresence,
-        "k_map": m.KMap,
-        "lkc": m.LKCPrivacy,
-        "average_risk": m.AverageRiskThreshold,
-        "sample_uniqueness": m.SampleUniquenessThreshold,
-    }
-
-
-#: The model names a job file may use.
-MODEL_NAMES = (
-    "k_anonymity",
-    "l_diversity",
-    "t_closeness",
-    "delta_presence",
-    "k_map",
-    "lkc",
-    "average_risk",
-    "sample_uniqueness",
-)
+    classes: list[type[m.PrivacyModel]] = [
+        m.KAnonymity,
+        m.LDiversity,
+        m.TCloseness,
+        m.DeltaPresence,
+        m.KMap,
+        m.LKCPrivacy,
+        m.AverageRiskThreshold,
+        m.SampleUniquenessThreshold,
+    ]
+    return {name: c for c in classes for name in (c.spec_name, *c.spec_aliases)}
 
 
 def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
-    """One privacy model from its job-file entry (population tables are read from paths)."""
+    """One privacy model from its job-file entry.
+
+    The entry is the model's serialization (:meth:`~sdckit.core.spec.Spec.to_entry`) except
+    for the data it names by path: a population table (``population: pop.csv``) is read
+    and a t-closeness hierarchy (a path, a builder spec, or the attribute's own hierarchy)
+    is built before the model is validated.
+    """
     params = dict(params)
     if "population" in params and isinstance(params["population"], str):
         path = job._path(params["population"])
-        spec = job.raw.get("input", {})
-        params["population"] = read_table(path, delimiter=spec.get("delimiter"))
+        delimiter = job.spec.input.delimiter if job.spec.input is not None else None
+        params["population"] = read_table(path, delimiter=delimiter)
     if name == "t_closeness" and params.get("distance") == "hierarchical":
         h = params.get("hierarchy")
         attr = params.get("attribute")
@@ -428,9 +356,9 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
             params["hierarchy"] = job._hierarchy(
                 h, job.read_input()[attr], str(attr), f"{where}.hierarchy"
             )
-        elif h is None and attr in job.raw.get("attributes", {}):
+        elif h is None and attr in job.spec.attributes:
             params["hierarchy"] = job.schema.hierarchy(attr)
-    return _call(_model_factories()[name], params, job.key(where))
+    return model_classes()[name].from_dict(params, job.key(where))
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -514,190 +442,13 @@ def _check_yaml_size(root: yaml.Node | None, path: Path) -> None:
 def job_from_dict(
     document: Mapping[str, Any] | None, base_dir: str | Path = ".", source: str = "the job"
 ) -> Job:
-    """Validate a job given as a dict (what a job file holds); paths resolve in ``base_dir``."""
+    """Validate a job given as a dict (what a job file holds); paths resolve in ``base_dir``.
+
+    Raises :class:`~sdckit.errors.ParameterError` naming ``source`` and the key path.
+    """
     if document is None:
         document = {}
     if not isinstance(document, Mapping):
         raise ConfigError(f"{source} must be a mapping of keys (input, attributes, ...)")
-    doc = dict(document)
-    for k in doc:
-        if k not in TOP_LEVEL_KEYS:
-            raise ConfigError(
-                f"{source}: unknown key {k!r}{_did_you_mean(k, TOP_LEVEL_KEYS)} "
-                f"(known keys: {', '.join(TOP_LEVEL_KEYS)})"
-            )
-    job = Job(raw={}, base_dir=Path(base_dir), source=source)
-    raw: dict[str, Any] = {}
-    if "input" in doc:
-        raw["input"] = _validate_input(doc["input"], job)
-    if "attributes" in doc:
-        raw["attributes"] = _validate_attributes(doc["attributes"], job)
-    if "models" in doc:
-        raw["models"] = _validate_list_of_named(doc["models"], "models", MODEL_NAMES, job)
-    if "methods" in doc:
-        raw["methods"] = _validate_list_of_named(doc["methods"], "methods", None, job)
-    if "suppression_limit" in doc:
-        raw["suppression_limit"] = params.suppression_limit(
-            doc["suppression_limit"], job.key("suppression_limit")
-        )
-    if "metric" in doc:
-        raw["metric"] = _validate_metric(doc["metric"], job)
-    if "algorithm" in doc:
-        if not isinstance(doc["algorithm"], str):
-            raise ConfigError(
-                f"{job.key('algorithm')} must be a name, got {short_repr(doc['algorithm'])}"
-            )
-        raw["algorithm"] = doc["algorithm"]
-    for key in ("options", "grid"):
-        if key in doc:
-            if key == "options" and not isinstance(doc[key], Mapping):
-                raise ConfigError(f"{job.key(key)} must be a mapping, got {short_repr(doc[key])}")
-            raw[key] = doc[key]
-    for key in ("columns", "qi"):
-        if key in doc:
-            v = doc[key]
-            if isinstance(v, str):
-                v = [c.strip() for c in v.split(",") if c.strip()]
-            if not isinstance(v, list) or not all(isinstance(c, str) for c in v):
-                raise ConfigError(
-                    f"{job.key(key)} must be a list of column names, got {short_repr(v)}"
-                )
-            raw[key] = v
-    if "output" in doc:
-        raw["output"] = _validate_keys(doc["output"], "output", _OUTPUT_KEYS, job)
-        nf = raw["output"].get("neutralize_formulas", False)
-        if not isinstance(nf, bool):
-            raise ConfigError(
-                f"{job.key('output.neutralize_formulas')} must be true or false, got "
-                f"{short_repr(nf)}"
-            )
-    if "seed" in doc:
-        v = doc["seed"]
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-            raise ConfigError(
-                f"{job.key('seed')} must be a non-negative integer, got {short_repr(v)}"
-            )
-        raw["seed"] = v
-    job.raw = raw
-    return job
-
-
-def _validate_keys(spec: Any, where: str, known: tuple[str, ...], job: Job) -> dict[str, Any]:
-    if not isinstance(spec, Mapping):
-        raise ConfigError(
-            f"{job.key(where)} must be a mapping ({', '.join(known)}), got {short_repr(spec)}"
-        )
-    for k in spec:
-        if k not in known:
-            raise ConfigError(
-                f"{job.key(f'{where}.{k}')}: unknown key{_did_you_mean(k, known)} "
-                f"(known: {', '.join(known)})"
-            )
-    return dict(spec)
-
-
-def _validate_input(spec: Any, job: Job) -> dict[str, Any]:
-    if isinstance(spec, (str, Path, pd.DataFrame)):
-        spec = {"path": spec}
-    spec = _validate_keys(spec, "input", _INPUT_KEYS, job)
-    if "path" not in spec:
-        raise ConfigError(f"{job.key('input.path')} is missing; name the CSV or Parquet file")
-    if not isinstance(spec["path"], pd.DataFrame):
-        spec["path"] = str(spec["path"])
-    return spec
-
-
-def _validate_attributes(spec: Any, job: Job) -> dict[str, dict[str, Any]]:
-    if not isinstance(spec, Mapping):
-        raise ConfigError(
-            f"{job.key('attributes')} must map column names to settings, e.g. "
-            "`age: {role: quasi_identifying, hierarchy: age.csv}`"
-        )
-    out: dict[str, dict[str, Any]] = {}
-    roles = [r.value for r in Role]
-    types = [t.value for t in DataType]
-    for name, attr in spec.items():
-        where = f"attributes.{name}"
-        if isinstance(attr, str):  # shorthand: `age: quasi_identifying`
-            attr = {"role": attr}
-        attr = _validate_keys(attr if attr is not None else {}, where, _ATTRIBUTE_KEYS, job)
-        if "role" in attr and attr["role"] not in roles:
-            raise ConfigError(
-                f"{job.key(where + '.role')}: unknown role {attr['role']!r}; use one of "
-                f"{', '.join(roles)}{_did_you_mean(attr['role'], roles)}"
-            )
-        if "type" in attr and attr["type"] not in types:
-            raise ConfigError(
-                f"{job.key(where + '.type')}: unknown type {attr['type']!r}; use one of "
-                f"{', '.join(types)}{_did_you_mean(attr['type'], types)}"
-            )
-        if "order" in attr and not isinstance(attr["order"], list):
-            raise ConfigError(f"{job.key(where + '.order')} must list the categories lowest first")
-        h = attr.get("hierarchy")
-        if h is not None and not isinstance(h, str):
-            _single_entry(h, job.key(where + ".hierarchy"), _HIERARCHY_BUILDERS)
-        ps = attr.get("pseudonymize")
-        if ps is not None:
-            if attr.get("role") != "identifying":
-                raise ConfigError(
-                    f"{job.key(where + '.pseudonymize')}: only identifying attributes are "
-                    "pseudonymized; set `role: identifying`"
-                )
-            if ps is True:
-                raise ConfigError(
-                    f"{job.key(where + '.pseudonymize')} needs a key: "
-                    "`{key_env: SDCKIT_KEY}` or `{key_file: secret.key}` (an unkeyed hash "
-                    "can be reversed by hashing every candidate value)"
-                )
-            ps = _validate_keys(ps, where + ".pseudonymize", ("key_env", "key_file", "length"), job)
-            if ("key_env" in ps) == ("key_file" in ps):
-                raise ConfigError(
-                    f"{job.key(where + '.pseudonymize')} needs exactly one of key_env or key_file"
-                )
-            if "key_file" in ps:
-                ps["key_file"] = str(job._path(ps["key_file"]))
-            attr["pseudonymize"] = ps
-        out[str(name)] = attr
-    return out
-
-
-def _validate_list_of_named(
-    spec: Any, where: str, known: tuple[str, ...] | None, job: Job
-) -> list[tuple[str, dict[str, Any]]]:
-    if not isinstance(spec, list):
-        raise ConfigError(
-            f"{job.key(where)} must be a list of entries like `- name: {{parameters}}`, "
-            f"got {short_repr(spec)}"
-        )
-    out = []
-    for i, item in enumerate(spec):
-        w = job.key(f"{where}[{i}]")
-        if known is None:
-            if isinstance(item, str):
-                item = {item: {}}
-            if not isinstance(item, Mapping) or len(item) != 1:
-                raise ConfigError(
-                    f"{w} must be a mapping with exactly one key, the method name, e.g. "
-                    f"`- microaggregation: {{columns: [a, b], k: 3}}`; got {short_repr(item)}"
-                )
-            ((name, params),) = item.items()
-            params = {} if params is None else params
-            if not isinstance(params, Mapping):
-                raise ConfigError(
-                    f"{w}.{name} must be a mapping of parameters, got {short_repr(params)}"
-                )
-            out.append((str(name), dict(params)))
-        else:
-            out.append(_single_entry(item, w, known))
-    return out
-
-
-def _validate_metric(spec: Any, job: Job) -> dict[str, Any]:
-    if isinstance(spec, str):
-        spec = {"name": spec}
-    if not isinstance(spec, Mapping) or "name" not in spec:
-        raise ConfigError(
-            f"{job.key('metric')} must be a metric name or `{{name: loss, aggregate: geometric}}`"
-            f", got {short_repr(spec)}"
-        )
-    return dict(spec)
+    spec = JobSpec.from_dict(document, f"{source}: ")
+    return Job(spec=spec, base_dir=Path(base_dir), source=source)

@@ -47,12 +47,11 @@ def run_demo(output: Path, progress: Callable[[int, int], None] | None = None) -
     from sdckit.jobs.anonymize import run_anonymize_job
     from sdckit.jobs.config import load_job
 
-    job = load_job(demo_job_path())
     output = Path(output).resolve()
-    job.raw["output"] = {
-        "path": str(output / "adult_anonymized.csv"),
-        "report": str(output / "report.html"),
-        "json": str(output / "report.json"),
-        "delimiter": ";",
-    }
+    job = load_job(demo_job_path()).with_output(
+        path=output / "adult_anonymized.csv",
+        report=output / "report.html",
+        json=output / "report.json",
+        delimiter=";",
+    )
     return run_anonymize_job(job, progress=progress).summary

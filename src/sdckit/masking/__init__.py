@@ -6,6 +6,11 @@ exported lazily, so importing one module does not load the others (nor numba). P
 randomized response live in :mod:`sdckit.masking.randomization`, local suppression in
 :mod:`sdckit.masking.suppression` (no module shares a method's name, so
 ``sdckit.masking.pram`` is always the function).
+
+The same methods as typed, frozen parameter objects -- the entries of a mask job's
+``methods:`` list -- are the classes of :mod:`sdckit.masking.methods` (``Noise``,
+``Microaggregation``, ``Pram``, ...; each has ``.apply(data, rng)``), composed by its
+``Pipeline``.
 """
 
 from __future__ import annotations
@@ -42,6 +47,23 @@ _EXPORTS = {
     "global_recode": "recoding",
     "group_categories": "recoding",
     "top_bottom_code": "recoding",
+    # the methods as spec objects (job-file entries) and the pipeline applying them
+    "MaskingMethod": "methods",
+    "Pipeline": "methods",
+    "Noise": "methods",
+    "MultiplicativeNoise": "methods",
+    "Microaggregation": "methods",
+    "RankSwapping": "methods",
+    "DataSwapping": "methods",
+    "RecordSwapping": "methods",
+    "Pram": "methods",
+    "RandomizedResponse": "methods",
+    "Rounding": "methods",
+    "Resampling": "methods",
+    "Sampling": "methods",
+    "GlobalRecoding": "methods",
+    "TopBottomCoding": "methods",
+    "LocalSuppression": "methods",
 }
 
 __all__ = sorted(_EXPORTS)

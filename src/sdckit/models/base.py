@@ -23,34 +23,18 @@ uniqueness) have no per-class verdict: when they fail, ``violating`` is all ``Fa
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError, NoSolutionError, ParameterError
+from sdckit.core.spec import Spec, json_ready
+from sdckit.errors import NoSolutionError
 
 __all__ = ["ModelResult", "PrivacyModel", "json_ready"]
-
-
-def json_ready(value: Any) -> Any:
-    """Convert numpy scalars/arrays (also inside dicts and lists) to plain Python for JSON."""
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [json_ready(v) for v in value.tolist()]
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
 
 
 @dataclass
@@ -78,8 +62,13 @@ class ModelResult:
         return int(np.count_nonzero(self.violating))
 
 
-class PrivacyModel(ABC):
+class PrivacyModel(Spec):
     """A privacy model (ARX: ``PrivacyCriterion``) evaluated on a frequency set.
+
+    A model is a frozen :class:`~sdckit.core.spec.Spec`: its parameters are declared fields,
+    validated once when it is built (from Python or from a job file's ``models:`` entry named
+    by ``spec_name``); what :meth:`prepare` computes from the data is kept in private
+    attributes, never in the parameters.
 
     Class attributes (documented per model, following ARX's ``isMonotonicWithSuppression``
     and ``isMonotonicWithGeneralization``):
@@ -97,10 +86,10 @@ class PrivacyModel(ABC):
       monotonic, which lets a lattice search prune below a failing node.
     """
 
-    monotonic: bool = False
-    monotonic_with_generalization: bool = True
-    is_global: bool = False
-    bounds_finer_violations: bool = False
+    monotonic: ClassVar[bool] = False
+    monotonic_with_generalization: ClassVar[bool] = True
+    is_global: ClassVar[bool] = False
+    bounds_finer_violations: ClassVar[bool] = False
 
     @property
     @abstractmethod
@@ -161,12 +150,17 @@ class PrivacyModel(ABC):
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Evaluate the model on ``fs``: which classes violate it, and is it satisfied."""
 
-    @abstractmethod
     def describe(self) -> dict:
-        """JSON description, e.g. ``{"model": "k_anonymity", "k": 5}``."""
+        """JSON description, e.g. ``{"model": "k_anonymity", "k": 5}``: the job-file entry's
+        name and its parameters (those left unset omitted)."""
+        params = {k: v for k, v in self.to_dict().items() if v is not None}
+        return {"model": self.spec_name, **params}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()})"
+
+    def __str__(self) -> str:
+        return repr(self)
 
     # -- helpers for subclasses ---------------------------------------------------------
     def _result(
@@ -180,48 +174,6 @@ class PrivacyModel(ABC):
         violating = np.asarray(violating, dtype=bool)
         ok = (not violating.any()) if satisfied is None else bool(satisfied)
         return ModelResult(self.name, ok, violating, json_ready(details), class_values)
-
-
-# -- parameter validation shared by the models ---------------------------------------------
-def check_number(
-    value,
-    name: str,
-    model: str,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-    integer: bool = False,
-) -> float:
-    """Validate a numeric model parameter; ConfigError naming the parameter and model."""
-    ok_type = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)
-    )
-    if integer and ok_type and float(value) != int(value):
-        ok_type = False
-    if not ok_type or not np.isfinite(float(value)):
-        kind = "an integer" if integer else "a number"
-        raise ParameterError(f"{model}: parameter {name!r} must be {kind}, got {value!r}")
-    v = float(value)
-    bad = (low is not None and (v <= low if low_open else v < low)) or (
-        high is not None and (v >= high if high_open else v > high)
-    )
-    if bad:
-        lo = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
-        hi = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
-        rng = " and ".join(s for s in (lo, hi) if s)
-        raise ParameterError(f"{model}: parameter {name!r} must be {rng}, got {value!r}")
-    return int(value) if integer else v
-
-
-def check_attribute(attribute, model: str) -> str:
-    """Validate a sensitive attribute name (a non-empty string)."""
-    if not isinstance(attribute, str) or not attribute:
-        raise ConfigError(
-            f"{model}: parameter 'attribute' must be a column name, got {attribute!r}"
-        )
-    return attribute
 
 
 def enforce_global_models(

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.frequency import FrequencySet, frequency_set, require_values
+from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError
 from sdckit.models.base import ModelResult, PrivacyModel
@@ -179,16 +180,16 @@ def check(
             f"are not in the data; available columns: {', '.join(map(str, data.columns))}"
         )
     lv = _levels(levels, qis)
-    hierarchies = {
-        q: schema.hierarchy(q)
-        for q in qis
-        if q in schema.attributes and schema.hierarchy(q) is not None
-    }
-    orders = {
-        a: schema.attributes[a].order
-        for a in sensitive
-        if a in schema.attributes and schema.attributes[a].order is not None
-    }
+    hierarchies: dict[str, Hierarchy] = {}
+    for q in qis:
+        h = schema.hierarchy(q) if q in schema.attributes else None
+        if h is not None:
+            hierarchies[q] = h
+    orders: dict[str, tuple[str, ...]] = {}
+    for a in sensitive:
+        order = schema.attributes[a].order if a in schema.attributes else None
+        if order is not None:
+            orders[a] = order
     base = frequency_set(
         data, qis, sensitive=sensitive, hierarchies=hierarchies, orders=orders or None
     )

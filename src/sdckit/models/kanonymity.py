@@ -7,10 +7,14 @@ Uncertainty, Fuzziness and Knowledge-Based Systems 10(5), 2002, 557-570. ARX:
 
 from __future__ import annotations
 
+from typing import Annotated, ClassVar
+
 import numpy as np
+from pydantic import Field
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.models.base import ModelResult, PrivacyModel, check_number
+from sdckit.core.spec import Integer
+from sdckit.models.base import ModelResult, PrivacyModel
 
 __all__ = ["KAnonymity"]
 
@@ -20,13 +24,24 @@ class KAnonymity(PrivacyModel):
 
     Monotonic (ARX ``KAnonymity``: monotonic with generalization and suppression): merging
     classes only increases sizes, and suppressing a class does not change the others.
+
+    Parameters
+    ----------
+    k : int
+        The smallest class size allowed (>= 1).
+
+    Examples
+    --------
+    >>> KAnonymity(5).to_entry()
+    {'k_anonymity': {'k': 5}}
     """
 
-    monotonic = True
-    monotonic_with_generalization = True
+    spec_name: ClassVar[str] = "k_anonymity"
+    spec_label: ClassVar[str] = "k-anonymity"
+    monotonic: ClassVar[bool] = True
+    monotonic_with_generalization: ClassVar[bool] = True
 
-    def __init__(self, k: int) -> None:
-        self.k = check_number(k, "k", "k-anonymity", low=1, integer=True)
+    k: Annotated[Integer, Field(ge=1)]
 
     @property
     def name(self) -> str:
@@ -47,6 +62,3 @@ class KAnonymity(PrivacyModel):
             "violating_records": int(counts[violating].sum()),
         }
         return self._result(violating, details)
-
-    def describe(self) -> dict:
-        return {"model": "k_anonymity", "k": self.k}

@@ -16,17 +16,18 @@ All three are evaluated for every class at once from the CSR histogram.
 from __future__ import annotations
 
 import math
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ParameterError
+from sdckit.core.spec import ColumnName, Number
 from sdckit.models._histograms import histogram, row_ids, row_sums
-from sdckit.models.base import ModelResult, PrivacyModel, check_attribute, check_number
+from sdckit.models.base import ModelResult, PrivacyModel
 
 __all__ = ["LDiversity"]
 
-_VARIANTS = ("distinct", "entropy", "recursive")
 # Entropies are sums of floating-point terms: a class whose entropy equals log(l) exactly in
 # real arithmetic (l equally frequent values) must not fail by one rounding error.
 _ENTROPY_TOLERANCE = 1e-12
@@ -40,40 +41,58 @@ class LDiversity(PrivacyModel):
     monotonic with generalization (Machanavajjhala et al. 2007, Theorems on the monotonicity
     property) but not with suppression: merging a diverse class with a suppressed
     (non-diverse) one can give a non-diverse class, so ARX flags them non-monotonic.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive attribute.
+    l : float
+        Distinct and recursive: an integer >= 1; entropy: a number >= 1.
+    variant : {"distinct", "entropy", "recursive"}
+        Which instance (default ``distinct``).
+    c : float, optional
+        Recursive (c,l)-diversity's ``c`` (> 0); only for ``variant="recursive"``.
+
+    Examples
+    --------
+    >>> LDiversity("disease", 3).describe()
+    {'model': 'l_diversity', 'attribute': 'disease', 'l': 3, 'variant': 'distinct'}
     """
 
-    monotonic_with_generalization = True
+    spec_name: ClassVar[str] = "l_diversity"
+    spec_label: ClassVar[str] = "l-diversity"
+    monotonic_with_generalization: ClassVar[bool] = True
 
-    def __init__(
-        self, attribute: str, l: float, variant: str = "distinct", c: float | None = None
-    ) -> None:
-        if variant not in _VARIANTS:
-            raise ParameterError(
-                f"l-diversity: parameter 'variant' must be one of "
-                f"{', '.join(_VARIANTS)}, got {variant!r}"
+    attribute: ColumnName
+    l: Annotated[Number, Field(ge=1)]  # noqa: E741 - the model's name
+    variant: Literal["distinct", "entropy", "recursive"] = "distinct"
+    c: Annotated[Number, Field(gt=0)] | None = None
+
+    @model_validator(mode="after")
+    def _variant_parameters(self) -> LDiversity:
+        if self.variant != "entropy":
+            if not float(self.l).is_integer():
+                raise ValueError(
+                    f"parameter 'l' must be an integer for {self.variant} l-diversity, got "
+                    f"{self.l!r} (only variant entropy takes a fractional l)"
+                )
+            object.__setattr__(self, "l", int(self.l))
+        if self.variant == "recursive" and self.c is None:
+            raise ValueError(
+                "recursive (c,l)-diversity needs parameter 'c' (a number > 0), e.g. c=3"
             )
-        self.attribute = check_attribute(attribute, f"{variant} l-diversity")
-        self.variant = variant
-        model = f"{variant} l-diversity ({attribute})"
-        if variant == "entropy":
-            self.l = check_number(l, "l", model, low=1)
-        else:
-            self.l = check_number(l, "l", model, low=1, integer=True)
-        if variant == "recursive":
-            if c is None:
-                raise ParameterError(
-                    f"{model}: recursive (c,l)-diversity needs parameter 'c' "
-                    "(a number > 0), e.g. c=3"
-                )
-            self.c = check_number(c, "c", model, low=0, low_open=True)
-        else:
-            if c is not None:
-                raise ParameterError(
-                    f"{model}: parameter 'c' applies only to variant='recursive'; remove it"
-                )
-            self.c = None
-        self.monotonic = variant == "distinct"
-        self._min_size = math.ceil(self.l)
+        if self.variant != "recursive" and self.c is not None:
+            raise ValueError("parameter 'c' applies only to variant 'recursive'; remove it")
+        return self
+
+    @property
+    def monotonic(self) -> bool:  # type: ignore[override]
+        """Distinct l-diversity only (see the class notes)."""
+        return self.variant == "distinct"
+
+    @property
+    def _min_size(self) -> int:
+        return math.ceil(self.l)
 
     @property
     def name(self) -> str:
@@ -177,14 +196,3 @@ class LDiversity(PrivacyModel):
         details["violating_classes"] = int(np.count_nonzero(violating))
         details["violating_records"] = int(fs.counts[violating].sum())
         return self._result(violating, details)
-
-    def describe(self) -> dict:
-        out = {
-            "model": "l_diversity",
-            "attribute": self.attribute,
-            "variant": self.variant,
-            "l": self.l,
-        }
-        if self.c is not None:
-            out["c"] = self.c
-        return out

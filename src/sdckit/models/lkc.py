@@ -19,14 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
+from pydantic import Field, field_validator
 
 from sdckit.core.encoding import as_text
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError, ParameterError
+from sdckit.core.spec import Integer, Number
+from sdckit.errors import ConfigError
 from sdckit.models._histograms import histogram
-from sdckit.models.base import ModelResult, PrivacyModel, check_attribute, check_number
+from sdckit.models.base import ModelResult, PrivacyModel
 
 __all__ = ["LKCPrivacy"]
 
@@ -46,42 +49,53 @@ class LKCPrivacy(PrivacyModel):
     suppressed class (a merged confidence is a weighted average that can exceed ``C``), and
     suppressing records shrinks the sub-combinations shared with other classes. So
     ``monotonic`` is ``False``.
+
+    Parameters
+    ----------
+    L : int
+        The adversary's knowledge: the most quasi-identifier values known (>= 1).
+    K : int
+        Every combination of at most ``L`` quasi-identifier values matches >= K records.
+    C : float
+        The largest confidence in a sensitive value, in (0, 1].
+    sensitive_values : dict, optional
+        Each sensitive attribute's sensitive values (none: only the L/K part is checked).
+
+    Examples
+    --------
+    >>> LKCPrivacy(2, 5, 0.5).to_entry()
+    {'lkc': {'L': 2, 'K': 5, 'C': 0.5, 'sensitive_values': {}}}
     """
 
-    monotonic = False
-    monotonic_with_generalization = True
+    spec_name: ClassVar[str] = "lkc"
+    spec_label: ClassVar[str] = "LKC-privacy"
+    monotonic: ClassVar[bool] = False
+    monotonic_with_generalization: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        L: int,
-        K: int,
-        C: float,  # noqa: N803 - the paper's names
-        sensitive_values: Mapping[str, Sequence] | None = None,
-    ) -> None:
-        model = "LKC-privacy"
-        self.L = check_number(L, "L", model, low=1, integer=True)
-        self.K = check_number(K, "K", model, low=1, integer=True)
-        self.C = check_number(C, "C", model, low=0, low_open=True, high=1)
-        sensitive_values = {} if sensitive_values is None else sensitive_values
-        if not isinstance(sensitive_values, Mapping):
-            raise ParameterError(
-                f"{model}: parameter 'sensitive_values' must map each sensitive "
-                f"attribute to a list of its sensitive values, got "
-                f"{type(sensitive_values).__name__}"
-            )
-        self.sensitive_values: dict[str, list[str]] = {}
-        for attr, values in sensitive_values.items():
-            check_attribute(attr, model)
+    L: Annotated[Integer, Field(ge=1)]
+    K: Annotated[Integer, Field(ge=1)]
+    C: Annotated[Number, Field(gt=0, le=1)]
+    sensitive_values: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("sensitive_values", mode="before")
+    @classmethod
+    def _sensitive_values(cls, value: Any) -> dict[str, list[str]]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ValueError("must map each sensitive attribute to a list of its sensitive values")
+        out: dict[str, list[str]] = {}
+        for attr, values in value.items():
+            if not isinstance(attr, str) or not attr:
+                raise ValueError(f"names attribute {attr!r}; use a column name")
             if (
                 isinstance(values, (str, bytes))
                 or not isinstance(values, Sequence)
                 or len(values) == 0
             ):
-                raise ParameterError(
-                    f"{model}: sensitive_values[{attr!r}] must be a non-empty list of values, "
-                    f"got {values!r}"
-                )
-            self.sensitive_values[attr] = list(as_text(list(values)))
+                raise ValueError(f"[{attr!r}] must be a non-empty list of values, got {values!r}")
+            out[attr] = list(as_text(list(values)))
+        return out
 
     @property
     def name(self) -> str:
@@ -152,10 +166,5 @@ class LKCPrivacy(PrivacyModel):
         return self._result(violating, details)
 
     def describe(self) -> dict:
-        return {
-            "model": "lkc_privacy",
-            "L": self.L,
-            "K": self.K,
-            "C": self.C,
-            "sensitive_values": self.sensitive_values,
-        }
+        """The parameters, named ``lkc_privacy`` as in earlier reports."""
+        return {**super().describe(), "model": "lkc_privacy"}

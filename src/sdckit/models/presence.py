@@ -20,17 +20,22 @@ of the sample and of the population are joined on integer keys with
 
 from __future__ import annotations
 
+from typing import Annotated, Any, ClassVar, Literal
+
 import numpy as np
 import pandas as pd
+from pydantic import Field, PrivateAttr, model_validator
 
 from sdckit.core.encoding import as_text
 from sdckit.core.frequency import FrequencySet, group_keys
+from sdckit.core.spec import Integer, Number
 from sdckit.errors import ConfigError, DataError, HierarchyError, ParameterError, preview
-from sdckit.models.base import ModelResult, PrivacyModel, check_number
+from sdckit.models.base import ModelResult, PrivacyModel
 
 __all__ = ["DeltaPresence", "KMap", "PopulationIndex", "derive_k"]
 
 _ESTIMATORS = ("poisson", "zero_truncated_poisson")
+Share = Annotated[Number, Field(ge=0, le=1)]
 
 
 class PopulationIndex:
@@ -146,27 +151,35 @@ class DeltaPresence(PrivacyModel):
     Monotonicity (ARX ``DPresence``): not monotonic with suppression (suppressing released
     records lowers delta); monotonic with generalization (a merged class's delta lies between
     the parts').
+
+    Parameters
+    ----------
+    delta_min, delta_max : float
+        The bounds on each class's delta, ``0 <= delta_min <= delta_max <= 1``.
+    population : pandas.DataFrame
+        The population table (the quasi-identifier columns; it contains the data's records).
+        A job file names its CSV/Parquet file.
     """
 
-    monotonic = False
-    monotonic_with_generalization = True
+    spec_name: ClassVar[str] = "delta_presence"
+    spec_label: ClassVar[str] = "delta-presence"
+    monotonic: ClassVar[bool] = False
+    monotonic_with_generalization: ClassVar[bool] = True
 
-    def __init__(self, delta_min: float, delta_max: float, population: pd.DataFrame) -> None:
-        model = "delta-presence"
-        self.delta_min = check_number(delta_min, "delta_min", model, low=0, high=1)
-        self.delta_max = check_number(delta_max, "delta_max", model, low=0, high=1)
+    delta_min: Share
+    delta_max: Share
+    population: pd.DataFrame
+
+    _index: PopulationIndex | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DeltaPresence:
         if self.delta_min > self.delta_max:
-            raise ParameterError(
-                f"{model}: parameter 'delta_min' ({delta_min}) must not exceed "
-                f"'delta_max' ({delta_max})"
+            raise ValueError(
+                f"parameter 'delta_min' ({self.delta_min}) must not exceed 'delta_max' "
+                f"({self.delta_max})"
             )
-        if not isinstance(population, pd.DataFrame):
-            raise ParameterError(
-                f"{model}: parameter 'population' must be a pandas DataFrame, "
-                f"got {type(population).__name__}"
-            )
-        self.population = population
-        self._index: PopulationIndex | None = None
+        return self
 
     @property
     def name(self) -> str:
@@ -200,7 +213,7 @@ class DeltaPresence(PrivacyModel):
             "delta_max": self.delta_max,
             "min_delta": float(delta.min()) if delta.size else 0.0,
             "max_delta": float(delta.max()) if delta.size else 0.0,
-            "population_records": self._index.n_records,
+            "population_records": len(self.population),
             "empty_population_classes": int(len(empty)),
             "violating_classes": int(np.count_nonzero(violating)),
             "violating_records": int(fs.counts[violating].sum()),
@@ -208,8 +221,9 @@ class DeltaPresence(PrivacyModel):
         return self._result(violating, details)
 
     def describe(self) -> dict:
+        """The parameters, with the population's size instead of the table."""
         return {
-            "model": "delta_presence",
+            "model": self.spec_name,
             "delta_min": self.delta_min,
             "delta_max": self.delta_max,
             "population_records": len(self.population),
@@ -262,67 +276,75 @@ class KMap(PrivacyModel):
 
     Monotonicity (ARX ``KMap``): monotonic with generalization and suppression (population
     class sizes only grow when classes merge and do not depend on other classes).
+
+    Parameters
+    ----------
+    k : int
+        The fewest population records a released class must match (>= 1).
+    population : pandas.DataFrame, optional
+        The population table (a job file names its file).
+    estimator : {"poisson", "zero_truncated_poisson"}, optional
+        Without a population: the estimator of the population class sizes.
+    sampling_fraction : float, optional
+        Without a population: sample size / population size, in (0, 1].
+    significance_level : float
+        Without a population: the level of the derived k', in (0, 1) (default 0.05).
     """
 
-    monotonic = True
-    monotonic_with_generalization = True
+    spec_name: ClassVar[str] = "k_map"
+    spec_label: ClassVar[str] = "k-map"
+    monotonic: ClassVar[bool] = True
+    monotonic_with_generalization: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        k: int,
-        population: pd.DataFrame | None = None,
-        estimator: str | None = None,
-        sampling_fraction: float | None = None,
-        significance_level: float = 0.05,
-    ) -> None:
-        model = "k-map"
-        self.k = check_number(k, "k", model, low=1, integer=True)
-        if population is not None and not isinstance(population, pd.DataFrame):
-            raise ParameterError(
-                f"{model}: parameter 'population' must be a pandas DataFrame, "
-                f"got {type(population).__name__}"
+    k: Annotated[Integer, Field(ge=1)]
+    population: pd.DataFrame | None = None
+    estimator: Literal["poisson", "zero_truncated_poisson"] | None = None
+    sampling_fraction: Annotated[Number, Field(gt=0, le=1)] | None = None
+    significance_level: Annotated[Number, Field(gt=0, lt=1)] = 0.05
+
+    _index: PopulationIndex | None = PrivateAttr(default=None)
+    _estimated: tuple[int, float] | None = PrivateAttr(default=None)
+    _derived_k: int | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _population_or_estimate(self) -> KMap:
+        if self.population is not None and (
+            self.estimator is not None or self.sampling_fraction is not None
+        ):
+            raise ValueError(
+                "give either 'population' or 'estimator' with 'sampling_fraction', not both"
             )
-        if population is not None and (estimator is not None or sampling_fraction is not None):
-            raise ParameterError(
-                f"{model}: give either 'population' or 'estimator' with "
-                "'sampling_fraction', not both"
+        if self.population is None and (self.estimator is None or self.sampling_fraction is None):
+            raise ValueError(
+                f"without a 'population' table give 'estimator' (one of "
+                f"{', '.join(_ESTIMATORS)}) and 'sampling_fraction' (sample size / "
+                "population size, in (0, 1])"
             )
-        if population is None:
-            if estimator is None or sampling_fraction is None:
-                raise ParameterError(
-                    f"{model}: without a 'population' table give 'estimator' (one of "
-                    f"{', '.join(_ESTIMATORS)}) and 'sampling_fraction' (sample size / "
-                    "population size, in (0, 1])"
-                )
-            if estimator not in _ESTIMATORS:
-                raise ParameterError(
-                    f"{model}: parameter 'estimator' must be one of "
-                    f"{', '.join(_ESTIMATORS)}, got {estimator!r}"
-                )
-            sampling_fraction = check_number(
-                sampling_fraction, "sampling_fraction", model, low=0, low_open=True, high=1
+        return self
+
+    def model_post_init(self, context: object, /) -> None:
+        """Derive ARX's k' once from the estimator (no population table)."""
+        if self.estimator is not None and self.sampling_fraction is not None:
+            self._estimated = derive_k(
+                self.k, self.sampling_fraction, self.estimator, self.significance_level
             )
-            significance_level = check_number(
-                significance_level,
-                "significance_level",
-                model,
-                low=0,
-                low_open=True,
-                high=1,
-                high_open=True,
-            )
-        self.population = population
-        self.estimator = estimator
-        self.sampling_fraction = sampling_fraction
-        self.significance_level = significance_level
-        self.estimated_k: int | None = None
-        self.type1_error: float | None = None
-        if estimator is not None:
-            self.estimated_k, self.type1_error = derive_k(
-                self.k, self.sampling_fraction, estimator, self.significance_level
-            )
-        self.derived_k: int | None = None if estimator is None else min(self.k, self.estimated_k)
-        self._index: PopulationIndex | None = None
+            self._derived_k = min(self.k, self._estimated[0])
+
+    @property
+    def estimated_k(self) -> int | None:
+        """The k estimated from the sampling fraction (None with a population table)."""
+        return None if self._estimated is None else self._estimated[0]
+
+    @property
+    def type1_error(self) -> float | None:
+        """The type-I error of the estimated k (None with a population table)."""
+        return None if self._estimated is None else self._estimated[1]
+
+    @property
+    def derived_k(self) -> int | None:
+        """ARX's k' checked instead of k-map without a population (after :meth:`prepare`:
+        capped at the number of records)."""
+        return self._derived_k
 
     @property
     def name(self) -> str:
@@ -339,7 +361,8 @@ class KMap(PrivacyModel):
             self._index = PopulationIndex(self.population, base, self.name)
             self._index.check_contains(base)
         else:
-            self.derived_k = max(1, min(self.k, self.estimated_k, base.n_records))
+            assert self.estimated_k is not None
+            self._derived_k = max(1, min(self.k, self.estimated_k, base.n_records))
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag classes matching fewer than ``k`` population records (or ``count < k'``)."""
@@ -356,7 +379,7 @@ class KMap(PrivacyModel):
             sizes, _ = self._index.join(fs)
             bound = self.k
         violating = sizes < bound
-        details = {
+        details: dict[str, Any] = {
             "k": self.k,
             "min_population_class_size" if self.population is not None else "min_class_size": int(
                 sizes.min()
@@ -377,7 +400,8 @@ class KMap(PrivacyModel):
         return self._result(violating, details)
 
     def describe(self) -> dict:
-        out: dict = {"model": "k_map", "k": self.k}
+        """The parameters, with the population's size instead of the table."""
+        out: dict = {"model": self.spec_name, "k": self.k}
         if self.population is not None:
             out["population_records"] = len(self.population)
         else:

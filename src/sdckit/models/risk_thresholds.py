@@ -22,17 +22,20 @@ generalization and suppression.
 
 from __future__ import annotations
 
+from typing import Annotated, ClassVar
+
 import numpy as np
+from pydantic import Field
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.models.base import ModelResult, PrivacyModel, check_number
+from sdckit.core.spec import Number
+from sdckit.models.base import ModelResult, PrivacyModel
 
 __all__ = ["AverageRiskThreshold", "SampleUniquenessThreshold"]
 
 
-def _threshold(value, model: str) -> float:
-    # ARX RiskBasedCriterion: "Threshold out of range. Must be in [0, 1["
-    return check_number(value, "threshold", model, low=0, high=1, high_open=True)
+#: ARX ``RiskBasedCriterion``: "Threshold out of range. Must be in [0, 1[".
+Threshold = Annotated[Number, Field(ge=0, lt=1)]
 
 
 class AverageRiskThreshold(PrivacyModel):
@@ -41,12 +44,13 @@ class AverageRiskThreshold(PrivacyModel):
     Monotonic with generalization and suppression (ARX ``AverageReidentificationRisk``).
     """
 
-    monotonic = True
-    monotonic_with_generalization = True
-    is_global = True
+    spec_name: ClassVar[str] = "average_risk"
+    spec_label: ClassVar[str] = "average re-identification risk"
+    monotonic: ClassVar[bool] = True
+    monotonic_with_generalization: ClassVar[bool] = True
+    is_global: ClassVar[bool] = True
 
-    def __init__(self, threshold: float) -> None:
-        self.threshold = _threshold(threshold, "average re-identification risk")
+    threshold: Threshold
 
     @property
     def name(self) -> str:
@@ -80,9 +84,6 @@ class AverageRiskThreshold(PrivacyModel):
         }
         return self._result(np.zeros(fs.n_classes, dtype=bool), details, satisfied=ok)
 
-    def describe(self) -> dict:
-        return {"model": "average_risk", "threshold": self.threshold}
-
 
 class SampleUniquenessThreshold(PrivacyModel):
     """Share of records in classes of size 1 ``<= threshold``.
@@ -90,12 +91,13 @@ class SampleUniquenessThreshold(PrivacyModel):
     Monotonic with generalization and suppression (ARX ``SampleUniqueness``).
     """
 
-    monotonic = True
-    monotonic_with_generalization = True
-    is_global = True
+    spec_name: ClassVar[str] = "sample_uniqueness"
+    spec_label: ClassVar[str] = "sample uniqueness"
+    monotonic: ClassVar[bool] = True
+    monotonic_with_generalization: ClassVar[bool] = True
+    is_global: ClassVar[bool] = True
 
-    def __init__(self, threshold: float) -> None:
-        self.threshold = _threshold(threshold, "sample uniqueness")
+    threshold: Threshold
 
     @property
     def name(self) -> str:
@@ -126,6 +128,3 @@ class SampleUniquenessThreshold(PrivacyModel):
             "n_records": fs.n_records,
         }
         return self._result(np.zeros(fs.n_classes, dtype=bool), details, satisfied=ok)
-
-    def describe(self) -> dict:
-        return {"model": "sample_uniqueness", "threshold": self.threshold}

@@ -25,22 +25,23 @@ All distances are computed for every class at once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 if TYPE_CHECKING:  # scipy is imported where it is used: a k-anonymity run never needs it
     from scipy import sparse
 
 import numpy as np
+from pydantic import Field, PrivateAttr, model_validator
 
 from sdckit.core.frequency import FrequencySet
 from sdckit.core.hierarchy import Hierarchy
-from sdckit.errors import ConfigError, HierarchyError, ParameterError
+from sdckit.core.spec import ColumnName, Number
+from sdckit.errors import ConfigError, HierarchyError
 from sdckit.models._histograms import histogram, row_ids, row_sums
-from sdckit.models.base import ModelResult, PrivacyModel, check_attribute, check_number
+from sdckit.models.base import ModelResult, PrivacyModel
 
 __all__ = ["TCloseness"]
 
-_DISTANCES = ("equal", "ordered", "hierarchical")
 # "D <= t" is decided with this absolute slack so that a distance equal to t in exact
 # arithmetic (e.g. Li et al.'s 1/6) does not fail by a rounding error.
 _TOLERANCE = 1e-12
@@ -59,43 +60,58 @@ class TCloseness(PrivacyModel):
     Monotonicity (ARX ``TCloseness``): monotonic with generalization (Li et al. 2007 show the
     EMD of a merged class is at most the larger of the parts'), not with suppression (merging
     a t-close class with a suppressed one can give a class that is not t-close).
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive attribute.
+    t : float
+        The largest distance allowed, in [0, 1].
+    distance : {"equal", "ordered", "hierarchical"}
+        The ground distance of the EMD (default ``equal``).
+    hierarchy : Hierarchy, optional
+        The hierarchy over the sensitive values; only (and necessarily) for
+        ``distance="hierarchical"``.
+
+    Examples
+    --------
+    >>> TCloseness("salary", 0.2, "ordered").describe()
+    {'model': 't_closeness', 'attribute': 'salary', 't': 0.2, 'distance': 'ordered'}
     """
 
-    monotonic = False
-    monotonic_with_generalization = True
-    bounds_finer_violations = True
+    spec_name: ClassVar[str] = "t_closeness"
+    spec_label: ClassVar[str] = "t-closeness"
+    monotonic: ClassVar[bool] = False
+    monotonic_with_generalization: ClassVar[bool] = True
+    bounds_finer_violations: ClassVar[bool] = True
 
-    def __init__(
-        self, attribute: str, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None
-    ) -> None:
-        if distance not in _DISTANCES:
-            raise ParameterError(
-                f"t-closeness: parameter 'distance' must be one of "
-                f"{', '.join(_DISTANCES)}, got {distance!r}"
-            )
-        self.attribute = check_attribute(attribute, "t-closeness")
-        self.distance = distance
-        self.t = check_number(t, "t", f"t-closeness ({attribute})", low=0, high=1)
-        if distance == "hierarchical":
-            if not isinstance(hierarchy, Hierarchy):
-                raise ParameterError(
-                    f"t-closeness ({attribute}): distance='hierarchical' needs parameter "
-                    "'hierarchy' (a Hierarchy over the sensitive values, e.g. "
-                    "read_hierarchy('disease.csv'))"
+    attribute: ColumnName
+    t: Annotated[Number, Field(ge=0, le=1)]
+    distance: Literal["equal", "ordered", "hierarchical"] = "equal"
+    hierarchy: Hierarchy | None = None
+
+    # set by prepare(): the overall distribution and the sensitive values' labels
+    _overall: np.ndarray | None = PrivateAttr(default=None)
+    _values: np.ndarray | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _distance_parameters(self) -> TCloseness:
+        if self.distance == "hierarchical":
+            if self.hierarchy is None:
+                raise ValueError(
+                    "distance 'hierarchical' needs parameter 'hierarchy' (a Hierarchy over the "
+                    "sensitive values, e.g. read_hierarchy('disease.csv'))"
                 )
-            if hierarchy.height < 2:
-                raise ParameterError(
-                    f"t-closeness ({attribute}): the hierarchy for the hierarchical distance "
-                    "needs at least two levels (the values and one generalization)"
+            if self.hierarchy.height < 2:
+                raise ValueError(
+                    "the hierarchy for the hierarchical distance needs at least two levels "
+                    "(the values and one generalization)"
                 )
-        elif hierarchy is not None:
-            raise ParameterError(
-                f"t-closeness ({attribute}): parameter 'hierarchy' applies only "
-                "to distance='hierarchical'; remove it"
+        elif self.hierarchy is not None:
+            raise ValueError(
+                "parameter 'hierarchy' applies only to distance 'hierarchical'; remove it"
             )
-        self.hierarchy = hierarchy
-        self._overall: np.ndarray | None = None
-        self._values: np.ndarray | None = None
+        return self
 
     @property
     def name(self) -> str:
@@ -163,7 +179,14 @@ class TCloseness(PrivacyModel):
             child, n_child = node.astype(np.int64), len(uniq)
         self._tree_steps = steps
 
-    def _check_prepared(self, fs: FrequencySet) -> np.ndarray:
+    @property
+    def _q(self) -> np.ndarray:
+        """The overall distribution (set by :meth:`prepare`)."""
+        if self._overall is None:
+            raise ConfigError(f"{self.name}: call prepare(base) before evaluate()")
+        return self._overall
+
+    def _check_prepared(self, fs: FrequencySet) -> sparse.csr_matrix:
         """The histogram of ``fs``, after checking that :meth:`prepare` saw the same coding."""
         if self._overall is None:
             raise ConfigError(
@@ -208,7 +231,7 @@ class TCloseness(PrivacyModel):
     def _equal(self, h: sparse.csr_matrix) -> np.ndarray:
         """ARX's sparse form: ``1/2 (1 + sum_{i in class} (|p_i - q_i| - q_i))``."""
         _, p = self._class_probabilities(h)
-        q = self._overall[h.indices]
+        q = self._q[h.indices]
         d = 0.5 * (1.0 + row_sums(np.abs(p - q) - q, h.indptr))
         return np.clip(d, 0.0, 1.0)
 
@@ -260,7 +283,7 @@ class TCloseness(PrivacyModel):
         step = max(1, _CHUNK_CELLS // max(1, h.shape[1]))
         for lo in range(0, n, step):
             hi = min(n, lo + step)
-            extra = h[lo:hi].toarray() / totals[lo:hi, None] - self._overall[None, :]
+            extra = h[lo:hi].toarray() / totals[lo:hi, None] - self._q[None, :]
             cost = np.zeros(hi - lo)
             for ind, (_, _, weight) in zip(indicators, self._tree_steps, strict=True):
                 pos = np.maximum(extra, 0.0) @ ind
@@ -371,12 +394,8 @@ class TCloseness(PrivacyModel):
         return self._result(violating, details, class_values=d)
 
     def describe(self) -> dict:
-        out = {
-            "model": "t_closeness",
-            "attribute": self.attribute,
-            "t": self.t,
-            "distance": self.distance,
-        }
+        """The job-file entry, with the hierarchy given by its name."""
+        out = super().describe()
         if self.hierarchy is not None:
             out["hierarchy"] = self.hierarchy.name
         return out

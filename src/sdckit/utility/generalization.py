@@ -61,15 +61,16 @@ hierarchy; a suppressed record counts as generalized to the root ``*``):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, field_validator, model_validator
 
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import FrequencySet, group_keys
 from sdckit.core.release import SUPPRESSED
+from sdckit.core.spec import Number, Spec
 from sdckit.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,17 +101,79 @@ SUPPRESSED_CONVENTIONS = {
 }
 
 
-@dataclass(frozen=True)
-class MetricSpec:
+class MetricSpec(Spec):
     """A metric to minimise: its name, the aggregate over attributes and per-QI weights,
     ARX's generalization/suppression factor (``loss``) and the convention for suppressed
-    records (``aecs``, ``entropy``; see the module docstring)."""
+    records (``aecs``, ``entropy``; see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`METRICS` (aliases ``non_uniform_entropy``/``nue`` -> ``entropy``,
+        ``dm`` -> ``discernibility``); default ``loss``.
+    aggregate : {"geometric", "arithmetic", "sum", "max"}
+        How per-attribute values are combined (ARX's ``AggregateFunction``).
+    weights : dict, optional
+        Per quasi-identifier weight (>= 0; 1 where not given).
+    gs_factor : float
+        ``loss`` only: ARX's generalization/suppression factor in [0, 1] (0 favours
+        suppression, 1 generalization, 0.5 treats both alike).
+    suppressed : str, optional
+        ``aecs`` (``released`` | ``as_class``) and ``entropy`` (``root`` | ``not_charged``
+        | ``group``) only: how suppressed records count.
+
+    Examples
+    --------
+    >>> MetricSpec("dm").name
+    'discernibility'
+    >>> MetricSpec("loss", gs_factor=0.2).s_factor
+    0.4
+    """
+
+    spec_name: ClassVar[str] = "metric"
 
     name: str = "loss"
-    aggregate: str = "geometric"
-    weights: Mapping[str, float] | None = None
-    gs_factor: float = 0.5
+    aggregate: Literal["geometric", "arithmetic", "sum", "max"] = "geometric"
+    weights: dict[str, Annotated[Number, Field(ge=0)]] | None = None
+    gs_factor: Annotated[
+        Number,
+        Field(
+            ge=0,
+            le=1,
+            description="ARX's generalization/suppression factor: 0 favours suppression, 1 "
+            "generalization, 0.5 treats both alike",
+        ),
+    ] = 0.5
     suppressed: str | None = None
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _known_name(cls, value: Any) -> str:
+        name = _ALIASES.get(str(value), str(value)) if isinstance(value, str) else value
+        if name not in METRICS:
+            raise ValueError(f"must be one of {', '.join(METRICS)}")
+        return name
+
+    @model_validator(mode="after")
+    def _metric_options(self) -> MetricSpec:
+        if self.gs_factor != 0.5 and self.name != "loss":
+            raise ValueError(
+                f"gs_factor applies to the loss metric; metric {self.name!r} takes none"
+            )
+        if self.suppressed is not None:
+            choices = SUPPRESSED_CONVENTIONS.get(self.name)
+            if choices is None:
+                raise ValueError(
+                    "suppressed sets the convention of aecs or entropy; metric "
+                    f"{self.name!r} has none"
+                )
+            if self.suppressed not in choices:
+                raise ValueError(
+                    f"suppressed for {self.name} must be one of {', '.join(choices)}, got "
+                    f"{self.suppressed!r}"
+                )
+        object.__setattr__(self, "gs_factor", float(self.gs_factor))
+        return self
 
     @property
     def g_factor(self) -> float:
@@ -155,60 +218,20 @@ class MetricSpec:
 
 
 def parse_metric(metric: str | Mapping[str, Any] | MetricSpec | None) -> MetricSpec:
-    """Normalise ``"loss"`` / ``{"name": "loss", "aggregate": ..., "weights": {...}}``
-    (``None``: the default, ``loss``)."""
+    """``"loss"`` / ``{"name": "loss", "aggregate": ..., "weights": {...}}`` / a
+    :class:`MetricSpec` -> a :class:`MetricSpec` (``None``: the default, ``loss``).
+
+    A bad value raises :class:`~sdckit.errors.ParameterError` naming ``metric.<key>``.
+    """
     if metric is None:
-        spec = MetricSpec()
-    elif isinstance(metric, MetricSpec):
-        spec = metric
-    elif isinstance(metric, str):
-        spec = MetricSpec(name=metric)
-    elif isinstance(metric, Mapping):
-        allowed = {"name", "aggregate", "weights", "gs_factor", "suppressed"}
-        unknown = set(metric) - allowed
-        if unknown:
-            raise ConfigError(
-                f"metric: unknown key(s) {sorted(unknown)}; allowed: {', '.join(sorted(allowed))}"
-            )
-        spec = MetricSpec(
-            name=metric.get("name", "loss"),
-            aggregate=metric.get("aggregate", "geometric"),
-            weights=metric.get("weights"),
-            gs_factor=metric.get("gs_factor", 0.5),
-            suppressed=metric.get("suppressed"),
-        )
-    else:
-        raise ConfigError(f"metric must be a name such as 'loss' or a mapping, got {metric!r}")
-    name = _ALIASES.get(str(spec.name), str(spec.name))
-    if name not in METRICS:
-        raise ConfigError(f"metric.name must be one of {', '.join(METRICS)}, got {spec.name!r}")
-    if spec.aggregate not in AGGREGATES:
-        raise ConfigError(
-            f"metric.aggregate must be one of {', '.join(AGGREGATES)}, got {spec.aggregate!r}"
-        )
-    gs = spec.gs_factor
-    if isinstance(gs, bool) or not isinstance(gs, (int, float)) or not 0.0 <= gs <= 1.0:
-        raise ConfigError(
-            f"metric.gs_factor must be a number in [0, 1] (ARX's generalization/suppression "
-            f"factor: 0 favours suppression, 1 generalization, 0.5 treats both alike), got {gs!r}"
-        )
-    if gs != 0.5 and name != "loss":
-        raise ConfigError(
-            f"metric.gs_factor applies to the loss metric; metric {name!r} takes none"
-        )
-    if spec.suppressed is not None:
-        choices = SUPPRESSED_CONVENTIONS.get(name)
-        if choices is None:
-            raise ConfigError(
-                f"metric.suppressed sets the convention of aecs or entropy; metric {name!r} has "
-                "none"
-            )
-        if spec.suppressed not in choices:
-            raise ConfigError(
-                f"metric.suppressed for {name} must be one of {', '.join(choices)}, got "
-                f"{spec.suppressed!r}"
-            )
-    return MetricSpec(name, spec.aggregate, spec.weights, float(gs), spec.suppressed)
+        return MetricSpec()
+    if isinstance(metric, MetricSpec):
+        return metric
+    if isinstance(metric, str):
+        return MetricSpec.from_dict({"name": metric}, "metric")
+    if isinstance(metric, Mapping):
+        return MetricSpec.from_dict(metric, "metric")
+    raise ConfigError(f"metric must be a name such as 'loss' or a mapping, got {metric!r}")
 
 
 def aggregate_losses(losses: np.ndarray, weights: np.ndarray, how: str = "geometric") -> np.ndarray:

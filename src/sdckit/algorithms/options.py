@@ -1,0 +1,104 @@
+"""The options each anonymization algorithm takes (a job file's ``options:``), as specs.
+
+One frozen :class:`~sdckit.core.spec.Spec` per algorithm declares its options with their
+types and defaults; :func:`parse_options` validates a mapping once, at the entry point
+(:func:`sdckit.anonymize` or the algorithm function itself), and the algorithm reads the
+parsed object.
+
+=============  ==============================================================================
+``optimal``    none (the search is exhaustive and deterministic)
+``datafly``    none
+``mondrian``   ``relaxed`` (bool, default false: strict partitioning)
+``tds``        ``class_attribute`` (default: the first sensitive, else the first insensitive
+               column)
+``anatomy``    ``l`` (integer >= 2, default: the l of the l-diversity model), ``sensitive``
+               (default: the l-diversity model's attribute, else the first sensitive column)
+=============  ==============================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field, StrictBool
+
+from sdckit.core.spec import ColumnName, Integer, Spec
+from sdckit.errors import ConfigError
+
+__all__ = [
+    "AlgorithmOptions",
+    "AnatomyOptions",
+    "DataflyOptions",
+    "MondrianOptions",
+    "OptimalOptions",
+    "TdsOptions",
+    "parse_options",
+]
+
+
+class AlgorithmOptions(Spec):
+    """Options of one algorithm (``spec_name`` is the algorithm's name)."""
+
+    spec_noun: ClassVar[str] = "option"
+
+
+class OptimalOptions(AlgorithmOptions):
+    """The optimal search takes no options."""
+
+    spec_name: ClassVar[str] = "optimal"
+
+
+class DataflyOptions(AlgorithmOptions):
+    """Datafly takes no options."""
+
+    spec_name: ClassVar[str] = "datafly"
+
+
+class MondrianOptions(AlgorithmOptions):
+    """Mondrian: ``relaxed`` partitioning (LeFevre et al. 2006, section 4.2) or strict."""
+
+    spec_name: ClassVar[str] = "mondrian"
+
+    relaxed: StrictBool = False
+
+
+class TdsOptions(AlgorithmOptions):
+    """Top-down specialization: the class attribute its information gain is measured on."""
+
+    spec_name: ClassVar[str] = "tds"
+
+    class_attribute: ColumnName | None = None
+
+
+class AnatomyOptions(AlgorithmOptions):
+    """Anatomy: the diversity ``l`` of every QI-group and the ``sensitive`` attribute."""
+
+    spec_name: ClassVar[str] = "anatomy"
+
+    l: Annotated[Integer, Field(ge=2)] | None = None  # noqa: E741 - the model's name
+    sensitive: ColumnName | None = None
+
+
+_OPTIONS: dict[str, type[AlgorithmOptions]] = {
+    c.spec_name: c
+    for c in (OptimalOptions, DataflyOptions, MondrianOptions, TdsOptions, AnatomyOptions)
+}
+
+
+def parse_options(
+    algorithm: str, options: Mapping[str, Any] | AlgorithmOptions | None, where: str | None = None
+) -> AlgorithmOptions:
+    """Validate ``options`` for ``algorithm`` (a parsed object is returned as it is).
+
+    Raises :class:`~sdckit.errors.ParameterError` naming the option (and ``where``, the key
+    path in a job file, when given): ``mondrian: unknown option 'relax'; allowed: relaxed``.
+    """
+    cls = _OPTIONS.get(algorithm)
+    if cls is None:
+        raise ConfigError(f"unknown algorithm {algorithm!r}; use one of {', '.join(_OPTIONS)}")
+    if isinstance(options, cls):
+        return options
+    if isinstance(options, AlgorithmOptions):
+        raise ConfigError(f"{algorithm}: options are {type(options).__name__}; give {cls.__name__}")
+    return cls.from_dict(options, where)

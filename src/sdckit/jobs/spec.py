@@ -1,0 +1,285 @@
+"""What a job file may say, declared once: the job document as typed, frozen specs.
+
+A job file (YAML or TOML) is the serialization of a :class:`JobSpec`: every key, its type,
+its default and its allowed values are declared here, validated once when the file is read
+(:func:`sdckit.jobs.config.load_job`), and :meth:`JobSpec.document` gives the file's content
+back (load -> dump -> load is the identity). The privacy models, masking methods and the metric
+the document names are specs of their own packages (:mod:`sdckit.models`,
+:mod:`sdckit.masking.methods`, :class:`sdckit.utility.generalization.MetricSpec`).
+
+A bad document raises :class:`~sdckit.errors.ParameterError` (a
+:class:`~sdckit.errors.ConfigError`) naming the file and the key path, e.g.
+``'job.yaml': attributes.age.role must be one of identifying, quasi_identifying, ...``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+import pandas as pd
+from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
+
+from sdckit.core.params import SuppressionLimit
+from sdckit.core.schema import DataType, Role
+from sdckit.core.spec import Integer, Spec, did_you_mean
+from sdckit.errors import short_repr
+from sdckit.utility.generalization import MetricSpec
+
+__all__ = [
+    "AttributeSection",
+    "HIERARCHY_BUILDERS",
+    "InputSection",
+    "JobSpec",
+    "MODEL_NAMES",
+    "OutputSection",
+    "PseudonymizeSection",
+]
+
+#: The privacy model names a job file may use (each the ``spec_name`` of a class of
+#: :mod:`sdckit.models`; a test checks that the two agree).
+MODEL_NAMES = (
+    "k_anonymity",
+    "l_diversity",
+    "t_closeness",
+    "delta_presence",
+    "k_map",
+    "lkc",
+    "average_risk",
+    "sample_uniqueness",
+)
+#: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
+HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
+
+
+class JobPart(Spec):
+    """A section of a job file (its fields are called keys in messages)."""
+
+    spec_noun: ClassVar[str] = "key"
+
+
+def _named_entry(item: Any, known: Sequence[str] | None, example: str) -> tuple[str, dict]:
+    """One ``- name: {parameters}`` list entry (or a bare ``name``) -> ``(name, parameters)``;
+    ValueError with the fix otherwise (pydantic adds the entry's position)."""
+    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+        item = {item[0]: item[1]}
+    if isinstance(item, str):
+        item = {item: {}}
+    if not isinstance(item, Mapping) or len(item) != 1:
+        raise ValueError(
+            f"must be a mapping with exactly one key, the name, e.g. `{example}`; got "
+            f"{short_repr(item)}"
+        )
+    ((name, params),) = item.items()
+    if known is not None and name not in known:
+        raise ValueError(
+            f"unknown name {short_repr(name)}; use one of {', '.join(known)}"
+            f"{did_you_mean(name, known)}"
+        )
+    if not isinstance(name, str):
+        raise ValueError(f"the name must be text, got {short_repr(name)}")
+    params = {} if params is None else params
+    if not isinstance(params, Mapping):
+        raise ValueError(f"{name}: parameters must be a mapping, got {short_repr(params)}")
+    return name, dict(params)
+
+
+def _model_entry(item: Any) -> tuple[str, dict]:
+    return _named_entry(item, MODEL_NAMES, "- k_anonymity: {k: 5}")
+
+
+def _method_entry(item: Any) -> tuple[str, dict]:
+    return _named_entry(item, None, "- microaggregation: {columns: [a, b], k: 3}")
+
+
+def _column_list(value: Any) -> Any:
+    if isinstance(value, str):
+        value = [c.strip() for c in value.split(",") if c.strip()]
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise ValueError("must be a list of column names")
+    return value
+
+
+def _list_of_entries(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise ValueError("must be a list of entries like `- name: {parameters}`")
+    return value
+
+
+ModelEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_model_entry)]
+MethodEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_method_entry)]
+ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
+
+
+class InputSection(JobPart):
+    """``input:`` the data file (CSV or Parquet; a DataFrame from Python) and how to read it.
+
+    ``input: data.csv`` is short for ``input: {path: data.csv}``.
+    """
+
+    path: str | pd.DataFrame
+    delimiter: str | None = None
+    encoding: str = "utf-8"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, value: Any) -> Any:
+        if isinstance(value, (str, Path, pd.DataFrame)):
+            value = {"path": value}
+        if isinstance(value, Mapping) and isinstance(value.get("path"), Path):
+            value = {**value, "path": str(value["path"])}
+        return value
+
+
+with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprecated in v2)
+    warnings.simplefilter("ignore", UserWarning)
+
+    class OutputSection(JobPart):
+        """``output:`` where the job writes: the released data, the HTML report, the JSON."""
+
+        path: str | None = None
+        report: str | None = None
+        json: str | None = None
+        delimiter: str | None = None
+        neutralize_formulas: StrictBool = False
+
+
+class PseudonymizeSection(JobPart):
+    """``pseudonymize:`` of an identifying attribute: the secret key (exactly one of an
+    environment variable or a key file) and the pseudonym length."""
+
+    key_env: str | None = None
+    key_file: str | None = None
+    length: Integer | None = None
+
+    @model_validator(mode="after")
+    def _one_key(self) -> PseudonymizeSection:
+        if (self.key_env is None) == (self.key_file is None):
+            raise ValueError("needs exactly one of key_env or key_file")
+        return self
+
+
+class AttributeSection(JobPart):
+    """One column under ``attributes:``: role, type, hierarchy, order, date format and
+    pseudonymization. ``age: quasi_identifying`` is short for ``age: {role: ...}``.
+
+    ``hierarchy`` is the path of an ARX hierarchy CSV or one builder with its parameters
+    (``{interval: {widths: [10, 20]}}``, ``{order: {...}}``, ``{masking: {}}``,
+    ``{date: {...}}``).
+    """
+
+    role: Role = Role.INSENSITIVE
+    type: DataType = DataType.NOMINAL
+    hierarchy: str | dict[str, Any] | None = None
+    order: list[Any] | None = None
+    format: str | None = None
+    pseudonymize: PseudonymizeSection | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            return {"role": value}
+        if isinstance(value, Mapping) and value.get("pseudonymize") is True:
+            raise ValueError(
+                "pseudonymize needs a key: `{key_env: SDCKIT_KEY}` or `{key_file: secret.key}` "
+                "(an unkeyed hash can be reversed by hashing every candidate value)"
+            )
+        return value
+
+    @field_validator("hierarchy", mode="before")
+    @classmethod
+    def _hierarchy(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        name, params = _named_entry(value, HIERARCHY_BUILDERS, "{interval: {widths: [10]}}")
+        return {name: params}
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def _order(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, list):
+            raise ValueError("must list the categories lowest first")
+        return value
+
+    @model_validator(mode="after")
+    def _pseudonymize_identifiers_only(self) -> AttributeSection:
+        if self.pseudonymize is not None and self.role != Role.IDENTIFYING:
+            raise ValueError(
+                "only identifying attributes are pseudonymized; set `role: identifying`"
+            )
+        return self
+
+
+class JobSpec(JobPart):
+    """A whole job file. Every command reads the keys it needs; see
+    :mod:`sdckit.jobs.config` for an example document."""
+
+    spec_label: ClassVar[str] = "the job"
+
+    input: InputSection | None = None
+    attributes: dict[str, AttributeSection] = Field(default_factory=dict)
+    models: Annotated[list[ModelEntry], BeforeValidator(_list_of_entries)] = Field(
+        default_factory=list
+    )
+    suppression_limit: SuppressionLimit = 0.0
+    metric: MetricSpec | None = None
+    algorithm: str = "optimal"
+    options: dict[str, Any] = Field(default_factory=dict)
+    methods: Annotated[list[MethodEntry], BeforeValidator(_list_of_entries)] = Field(
+        default_factory=list
+    )
+    output: OutputSection = Field(default_factory=OutputSection)
+    seed: Annotated[Integer, Field(ge=0)] | None = None
+    columns: ColumnNames | None = None
+    qi: ColumnNames | None = None
+    grid: Any = None
+
+    @field_validator("metric", mode="before")
+    @classmethod
+    def _metric_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("attributes", mode="before")
+    @classmethod
+    def _attribute_map(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError(
+                "must map column names to settings, e.g. "
+                "`age: {role: quasi_identifying, hierarchy: age.csv}`"
+            )
+        return {str(k): v for k, v in value.items()}
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"must be a mapping, got {short_repr(value)}")
+        return value
+
+    def document(self) -> dict[str, Any]:
+        """The job file's content: the keys the document gave (defaults left out), in the
+        job-file form (a model or method entry as ``{name: {parameters}}``)."""
+        out: dict[str, Any] = {}
+        for key in self.model_fields_set:
+            value = getattr(self, key)
+            if key in ("models", "methods"):
+                out[key] = [{name: dict(params)} for name, params in value]
+            elif isinstance(value, Spec):
+                out[key] = value.model_dump(exclude_unset=True)
+            elif key == "attributes":
+                out[key] = {
+                    name: {
+                        k: (str(v) if k in ("role", "type") else v)
+                        for k, v in a.model_dump(exclude_unset=True).items()
+                    }
+                    for name, a in value.items()
+                }
+            else:
+                out[key] = value
+        order = list(type(self).model_fields)
+        return {k: out[k] for k in sorted(out, key=order.index)}
