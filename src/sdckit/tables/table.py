@@ -1,0 +1,418 @@
+"""Frequency and magnitude tables with every sub-total, their contributors and additivity.
+
+A :class:`Table` holds one cell for every combination of codes of its dimensions (totals and
+sub-totals included): the cell's value (the response summed, or the count of records for a
+frequency table), its frequency (records), its number of contributors (records, or holdings
+when contributions of one holding are combined first, as tau-Argus does), its largest
+contributions (for the dominance and p% rules) and its cost. Cells are numbered in row-major
+order over the dimensions' nodes (:meth:`Table.cell_index`).
+
+The table's additivity -- every node's cell equals the sum of its children's cells, for
+every combination of the other dimensions' codes -- is the linear system ``A x = 0`` of
+:meth:`Table.constraints` that the suppression, audit, rounding and adjustment methods use
+(Willenborg & de Waal 2001, ch. 4; Fischetti & Salazar 2001; de Wolf 2002 for hierarchical
+tables).
+
+Building from microdata aggregates once per leaf cell and rolls the aggregates up the
+hierarchies (each leaf cell is added to all its ancestors' cells), so the work is
+proportional to (records + leaf cells x hierarchy depths), not to records x cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from sdckit.core.encoding import as_text
+from sdckit.core.hierarchy import Hierarchy
+from sdckit.errors import DataError, preview
+from sdckit.tables.dimension import TOTAL, Dimension
+
+if TYPE_CHECKING:
+    from scipy import sparse
+
+__all__ = ["Table"]
+
+#: Relative tolerance of the additivity check of a given table.
+ADDITIVITY_TOLERANCE = 1e-9
+
+
+@dataclass
+class Table:
+    """A table over ``dimensions`` (see the module docstring).
+
+    ``top`` holds, per cell, its largest contributions in descending order (zero-padded;
+    ``top.shape[1]`` of them); ``cost`` the cost of suppressing each cell.
+    """
+
+    dimensions: list[Dimension]
+    value: np.ndarray
+    freq: np.ndarray
+    contributors: np.ndarray
+    top: np.ndarray
+    cost: np.ndarray
+    response: str | None = None
+    holding: str | None = None
+    negative_contributions: bool = False
+    _constraints: sparse.csr_matrix | None = field(default=None, repr=False)
+
+    # -- shape -------------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Nodes per dimension."""
+        return tuple(len(d) for d in self.dimensions)
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells (totals and sub-totals included)."""
+        return int(np.prod(self.shape))
+
+    @property
+    def names(self) -> list[str]:
+        """The dimensions' names."""
+        return [d.name for d in self.dimensions]
+
+    def cell_index(self, codes: Mapping[str, str]) -> int:
+        """The cell with ``codes`` (dimension name -> code)."""
+        nodes = []
+        for d in self.dimensions:
+            code = str(codes[d.name])
+            if code not in d.index_of:
+                raise DataError(f"dimension {d.name!r} has no code {code!r}")
+            nodes.append(d.index_of[code])
+        return int(np.ravel_multi_index(tuple(nodes), self.shape))
+
+    @cached_property
+    def nodes(self) -> np.ndarray:
+        """``(n_cells, n_dimensions)``: each cell's node in every dimension."""
+        grids = np.unravel_index(np.arange(self.n_cells), self.shape)
+        return np.stack(grids, axis=1)
+
+    @cached_property
+    def level(self) -> np.ndarray:
+        """Each cell's hierarchy level: the sum of its nodes' depths (0 = grand total)."""
+        out = np.zeros(self.n_cells, dtype=np.int64)
+        for j, d in enumerate(self.dimensions):
+            out += d.depth[self.nodes[:, j]]
+        return out
+
+    @cached_property
+    def is_inner(self) -> np.ndarray:
+        """Cells that are leaves in every dimension (no sub-total)."""
+        out = np.ones(self.n_cells, dtype=bool)
+        for j, d in enumerate(self.dimensions):
+            out &= d.is_leaf[self.nodes[:, j]]
+        return out
+
+    def codes(self) -> pd.DataFrame:
+        """One row per cell: its code in every dimension."""
+        return pd.DataFrame(
+            {d.name: d.codes[self.nodes[:, j]] for j, d in enumerate(self.dimensions)}
+        )
+
+    # -- additivity ------------------------------------------------------------------------
+    def constraints(self) -> sparse.csr_matrix:
+        """The additivity relations as a sparse matrix ``A`` (one row per relation): for a
+        node ``p`` of dimension ``d`` with children ``c_1..c_m`` and every combination ``g``
+        of the other dimensions' nodes, ``x[p, g] - sum_i x[c_i, g] = 0``."""
+        if self._constraints is None:
+            from scipy import sparse
+
+            idx = np.arange(self.n_cells).reshape(self.shape)
+            rows: list[np.ndarray] = []
+            cols: list[np.ndarray] = []
+            vals: list[np.ndarray] = []
+            r0 = 0
+            for j, d in enumerate(self.dimensions):
+                per_node = np.moveaxis(idx, j, 0).reshape(len(d), -1)
+                g = per_node.shape[1]
+                for p in np.flatnonzero(~d.is_leaf):
+                    kids = d.children[p]
+                    block = np.arange(r0, r0 + g)
+                    rows.append(np.tile(block, 1 + len(kids)))
+                    cols.append(np.concatenate([per_node[p], per_node[kids].ravel()]))
+                    vals.append(np.concatenate([np.ones(g), -np.ones(g * len(kids))]))
+                    r0 += g
+            if rows:
+                a = sparse.csr_matrix(
+                    (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                    shape=(r0, self.n_cells),
+                )
+            else:
+                a = sparse.csr_matrix((0, self.n_cells))
+            self._constraints = a
+        return self._constraints
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def from_microdata(
+        cls,
+        data: pd.DataFrame,
+        dimensions: Sequence[str] | Mapping[str, Hierarchy | None],
+        response: str | None = None,
+        *,
+        shadow: str | None = None,
+        cost: str | None = None,
+        holding: str | None = None,
+        top_n: int = 2,
+    ) -> Table:
+        """The table of ``data`` spanned by ``dimensions`` (name -> hierarchy or None).
+
+        ``response``: the column summed (None: a frequency table, value = records);
+        ``shadow``: the column the sensitivity rules read (default the response); ``cost``:
+        a column summed as the cells' suppression cost (default: the value); ``holding``: a
+        column whose units' contributions are combined before the rules (tau-Argus holdings);
+        ``top_n``: how many largest contributions to keep per cell.
+        """
+        dims = _dimensions(data, dimensions)
+        n = len(data)
+        if n == 0:
+            raise DataError("the data has no records; there is no table to build")
+        for col in [c for c in (response, shadow, cost, holding) if c is not None]:
+            if col not in data.columns:
+                raise DataError(
+                    f"column {col!r} is not in the data (columns: {preview(list(data.columns))})"
+                )
+        leaf_nodes = [d.leaves_for(data[d.name], d.name) for d in dims]
+        shape = tuple(len(d) for d in dims)
+        leaf_cell = np.ravel_multi_index(tuple(leaf_nodes), shape)
+        value = _numeric(data, response) if response is not None else np.ones(n)
+        rule_values = _numeric(data, shadow) if shadow is not None else value
+        cost_values = _numeric(data, cost) if cost is not None else None
+        negative = bool((rule_values < 0).any())
+
+        # aggregates per leaf cell, rolled up to every ancestor cell
+        cells, inv = np.unique(leaf_cell, return_inverse=True)
+        agg = {
+            "value": np.bincount(inv, weights=value),
+            "freq": np.bincount(inv).astype(np.float64),
+        }
+        if cost_values is not None:
+            agg["cost"] = np.bincount(inv, weights=cost_values)
+        up_cells, up_rows = _roll_up(cells, dims, shape)
+        n_cells = int(np.prod(shape))
+        out = {
+            k: np.bincount(up_cells, weights=v[up_rows], minlength=n_cells) for k, v in agg.items()
+        }
+
+        # contributors and their largest contributions
+        if holding is not None:
+            hold_codes = pd.factorize(as_text(data[holding]), use_na_sentinel=False)[0]
+            key = pd.MultiIndex.from_arrays([leaf_cell, hold_codes])
+            codes, uniq = pd.factorize(key)
+            contrib = np.bincount(codes, weights=rule_values)
+            c_leaf = uniq.get_level_values(0).to_numpy()
+            c_hold = uniq.get_level_values(1).to_numpy()
+            rc, rr = _roll_up(c_leaf, dims, shape)
+            merged = pd.DataFrame({"cell": rc, "h": c_hold[rr], "v": contrib[rr]})
+            merged = merged.groupby(["cell", "h"], sort=False)["v"].sum().reset_index()
+            m_cell = merged["cell"].to_numpy()
+            m_val = merged["v"].to_numpy()
+            contributors = np.bincount(m_cell, minlength=n_cells)
+        else:
+            # the largest contributions of a cell are among its leaf cells' largest ones
+            order = np.lexsort((-rule_values, leaf_cell))
+            s_cell = leaf_cell[order]
+            start = np.searchsorted(s_cell, s_cell, side="left")
+            rank = np.arange(n) - start
+            keep = order[rank < top_n]
+            rc, rr = _roll_up(leaf_cell[keep], dims, shape)
+            m_cell, m_val = rc, rule_values[keep][rr]
+            contributors = out["freq"].astype(np.int64)
+        top = _top_by_cell(m_cell, m_val, n_cells, top_n)
+        freq = out["freq"].astype(np.int64)
+        table_value = out["value"]
+        cost_cells = out.get("cost", np.abs(table_value))
+        return cls(
+            dimensions=dims,
+            value=table_value,
+            freq=freq,
+            contributors=np.asarray(contributors, dtype=np.int64),
+            top=top,
+            cost=np.asarray(cost_cells, dtype=np.float64),
+            response=response,
+            holding=holding,
+            negative_contributions=negative,
+        )
+
+    @classmethod
+    def from_cells(
+        cls,
+        cells: pd.DataFrame,
+        dimensions: Sequence[str] | Mapping[str, Hierarchy | None],
+        value: str = "value",
+        *,
+        freq: str | None = "freq",
+        top: Sequence[str] = (),
+        cost: str | None = None,
+        total: str = TOTAL,
+    ) -> Table:
+        """A table given cell by cell (e.g. as published): one row per cell with its codes.
+
+        Dimensions without hierarchy are flat, their total named ``total``. Cells the input
+        lacks are empty (0). ``top`` names the columns of the largest contributions (for
+        dominance and p% rules). The table must be additive (DataError naming a relation
+        that does not add up otherwise).
+        """
+        names = list(dimensions)
+        missing = [c for c in [*names, value] if c not in cells.columns]
+        if missing:
+            raise DataError(
+                f"the cells file lacks column(s) {preview(missing)} (columns: "
+                f"{preview(list(cells.columns))})"
+            )
+        dims: list[Dimension] = []
+        for name in names:
+            h = dimensions.get(name) if isinstance(dimensions, Mapping) else None
+            if h is not None:
+                dims.append(Dimension.from_hierarchy(name, h))
+            else:
+                codes = pd.unique(np.asarray(as_text(cells[name]), dtype=object))
+                cats = [c for c in codes if c != total]
+                dims.append(Dimension.flat(name, cats, total))
+        nodes = []
+        for d in dims:
+            text = np.asarray(as_text(cells[d.name]), dtype=object)
+            idx = pd.Index(list(d.index_of)).get_indexer(pd.Index(text))
+            if (idx < 0).any():
+                i = int(np.flatnonzero(idx < 0)[0])
+                raise DataError(
+                    f"cells file, row {i + 1}: code {text[i]!r} of {d.name!r} is not in its "
+                    "hierarchy; add it"
+                )
+            nodes.append(np.fromiter(d.index_of.values(), dtype=np.int64)[idx])
+        shape = tuple(len(d) for d in dims)
+        cell = np.ravel_multi_index(tuple(nodes), shape)
+        dup = pd.Index(cell).duplicated()
+        if dup.any():
+            i = int(np.flatnonzero(dup)[0])
+            raise DataError(f"cells file, row {i + 1}: the same cell is given twice")
+        n_cells = int(np.prod(shape))
+        vals = np.zeros(n_cells)
+        vals[cell] = _numeric(cells, value)
+        fr = np.zeros(n_cells, dtype=np.int64)
+        if freq is not None and freq in cells.columns:
+            fr[cell] = _numeric(cells, freq).astype(np.int64)
+        else:
+            fr[cell] = 1
+        tops = np.zeros((n_cells, max(len(top), 1)))
+        for j, col in enumerate(top):
+            tops[cell, j] = _numeric(cells, col)
+        costs = np.abs(vals)
+        if cost is not None:
+            costs = np.zeros(n_cells)
+            costs[cell] = _numeric(cells, cost)
+        table = cls(dims, vals, fr, fr.copy(), tops, costs)
+        table.check_additive()
+        return table
+
+    def check_additive(self) -> None:
+        """DataError naming the first relation whose cells do not add up."""
+        a = self.constraints()
+        if a.shape[0] == 0:
+            return
+        resid = a @ self.value
+        scale = np.maximum(1.0, np.abs(a) @ np.abs(self.value))
+        bad = np.abs(resid) > ADDITIVITY_TOLERANCE * scale
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            row = a.getrow(r)
+            total_cell = int(row.indices[row.data > 0][0])
+            codes = self.codes().iloc[total_cell].to_dict()
+            raise DataError(
+                f"the table is not additive: the cell {codes} is {self.value[total_cell]:g} but "
+                f"its parts add up to {self.value[total_cell] - resid[r]:g} ({int(bad.sum())} "
+                "such relation(s)); give every sub-total as the sum of its parts"
+            )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The cells as a DataFrame: codes, ``value``, ``freq``, ``contributors``."""
+        df = self.codes()
+        df["value"] = self.value
+        df["freq"] = self.freq
+        df["contributors"] = self.contributors
+        return df
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _dimensions(
+    data: pd.DataFrame, dimensions: Sequence[str] | Mapping[str, Hierarchy | None]
+) -> list[Dimension]:
+    if isinstance(dimensions, str):
+        dimensions = [dimensions]
+    names = list(dimensions)
+    if not names:
+        raise DataError("a table needs at least one dimension (spanning variable)")
+    out = []
+    for name in names:
+        if name not in data.columns:
+            raise DataError(
+                f"dimension {name!r} is not a column of the data (columns: "
+                f"{preview(list(data.columns))})"
+            )
+        h = dimensions.get(name) if isinstance(dimensions, Mapping) else None
+        if h is not None:
+            out.append(Dimension.from_hierarchy(name, h))
+        else:
+            values = pd.unique(np.asarray(as_text(data[name]), dtype=object))
+            out.append(Dimension.flat(name, sorted(values, key=_sort_key)))
+    return out
+
+
+def _sort_key(v: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(v))
+    except ValueError:
+        return (1, v)
+
+
+def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna().to_numpy() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"column {column!r}, row {i + 1}: {frame[column].iloc[i]!r} is not a number "
+            f"({int(bad.sum())} such value(s)); a table sums numbers"
+        )
+    return values.to_numpy(dtype=np.float64)
+
+
+def _roll_up(
+    cells: np.ndarray, dims: Sequence[Dimension], shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every cell ``cells[i]`` expanded to all its ancestor cells (itself included):
+    ``(ancestor cells, i)`` pairs."""
+    nodes = list(np.unravel_index(np.asarray(cells, dtype=np.int64), shape))
+    rows = np.arange(len(cells))
+    for j, d in enumerate(dims):
+        chains = d.ancestors
+        lengths = np.array([len(c) for c in chains], dtype=np.int64)
+        flat = np.concatenate(chains)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        reps = lengths[nodes[j]]
+        pos = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+        new_j = flat[np.repeat(offsets[nodes[j]], reps) + pos]
+        nodes = [np.repeat(nd, reps) for nd in nodes]
+        nodes[j] = new_j
+        rows = np.repeat(rows, reps)
+    return np.ravel_multi_index(tuple(nodes), shape), rows
+
+
+def _top_by_cell(cell: np.ndarray, value: np.ndarray, n_cells: int, top_n: int) -> np.ndarray:
+    """``(n_cells, top_n)``: each cell's largest values, descending, zero-padded."""
+    out = np.zeros((n_cells, max(top_n, 1)))
+    if len(cell) == 0:
+        return out
+    order = np.lexsort((-value, cell))
+    s_cell = cell[order]
+    start = np.searchsorted(s_cell, s_cell, side="left")
+    rank = np.arange(len(cell)) - start
+    keep = rank < top_n
+    out[s_cell[keep], rank[keep]] = value[order][keep]
+    return out
