@@ -25,7 +25,10 @@ OUTPUT_POLICY = (
     "is written into, a symlink is followed."
 )
 
-HELP = "Statistical disclosure control: analyze risk, anonymize, mask and evaluate data."
+HELP = (
+    "Statistical disclosure control: analyze risk, anonymize, mask, evaluate and compare "
+    "microdata; protect tables."
+)
 
 
 def command_names() -> list[str]:
@@ -55,7 +58,7 @@ def build_app(command: str | None = None) -> typer.Typer:
 
     @application.callback()
     def _root() -> None:  # a group even with one command registered: `sdckit NAME` stays
-        """Statistical disclosure control: analyze risk, anonymize, mask and evaluate data."""
+        """Statistical disclosure control: microdata and tables."""
 
     for name in [command] if command else command_names():
         importlib.import_module(f"sdckit.commands.{name}").register(application)

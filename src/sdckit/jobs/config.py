@@ -63,6 +63,7 @@ class OutputSpec:
     report: Path | None = None
     json: Path | None = None
     delimiter: str = ","
+    cells: Path | None = None
     neutralize_formulas: bool = False
 
 
@@ -145,6 +146,7 @@ class Job:
             json=self._path(spec.json),
             delimiter=spec.delimiter or self._input_delimiter(),
             neutralize_formulas=spec.neutralize_formulas,
+            cells=self._path(spec.cells),
         )
 
     def with_output(self, **paths: str | Path | None) -> Job:
@@ -180,6 +182,7 @@ class Job:
             self.key("output.path"): out.path,
             self.key("output.report"): out.report,
             self.key("output.json"): out.json,
+            self.key("output.cells"): out.cells,
         }
         own = {"--json": self.key("output.json"), "--html": self.key("output.report")}
         for flag, path in (overrides or {}).items():
@@ -195,7 +198,7 @@ class Job:
         and none of the command-line outputs ``given`` (the commands call this, so that a job
         never exits successfully without a word; the Python runners may run output-less)."""
         out = self.output
-        if all(v is None for v in (out.path, out.report, out.json, *given)):
+        if all(v is None for v in (out.path, out.report, out.json, out.cells, *given)):
             raise ConfigError(
                 f"{self.key('output')}: the job writes nothing; add e.g. `output: {{path: "
                 "out.csv, report: report.html, json: report.json}` (or pass --json FILE)"

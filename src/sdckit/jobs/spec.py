@@ -35,6 +35,7 @@ __all__ = [
     "JobSpec",
     "MODEL_NAMES",
     "OutputSection",
+    "RULE_NAMES",
     "PseudonymizeSection",
 ]
 
@@ -52,6 +53,8 @@ MODEL_NAMES = (
 )
 #: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
 HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
+#: The sensitivity rules of :mod:`sdckit.tables.rules` a table job may name.
+RULE_NAMES = ("frequency", "dominance", "p_percent", "pq", "zero")
 
 
 class JobPart(Spec):
@@ -90,6 +93,10 @@ def _model_entry(item: Any) -> tuple[str, dict]:
     return _named_entry(item, MODEL_NAMES, "- k_anonymity: {k: 5}")
 
 
+def _rule_entry(item: Any) -> tuple[str, dict]:
+    return _named_entry(item, RULE_NAMES, "- frequency: {threshold: 3}")
+
+
 def _method_entry(item: Any) -> tuple[str, dict]:
     return _named_entry(item, None, "- microaggregation: {columns: [a, b], k: 3}")
 
@@ -110,6 +117,7 @@ def _list_of_entries(value: Any) -> Any:
 
 ModelEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_model_entry)]
 MethodEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_method_entry)]
+RuleEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_rule_entry)]
 ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
 
 
@@ -137,7 +145,8 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
     warnings.simplefilter("ignore", UserWarning)
 
     class OutputSection(JobPart):
-        """``output:`` where the job writes: the released data, the HTML report, the JSON."""
+        """``output:`` where the job writes: the released data (``path``; a table job's
+        cells: ``cells``), the HTML report, the JSON."""
 
         path: str | None = None
         report: str | None = None
@@ -215,6 +224,28 @@ class AttributeSection(JobPart):
         return self
 
 
+class DimensionSection(JobPart):
+    """One spanning variable of a table job under ``dimensions:``: its hierarchy (as an
+    attribute's: a file or a builder) and, for a flat dimension, the code of its total.
+    ``region: {}`` is a flat dimension whose total is ``Total``."""
+
+    hierarchy: str | dict[str, Any] | None = None
+    total: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("hierarchy", mode="before")
+    @classmethod
+    def _hierarchy(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        name, params = _named_entry(value, HIERARCHY_BUILDERS, "{order: {groups: [...]}}")
+        return {name: params}
+
+
 class JobSpec(JobPart):
     """A whole job file. Every command reads the keys it needs; see
     :mod:`sdckit.jobs.config` for an example document."""
@@ -238,13 +269,24 @@ class JobSpec(JobPart):
     columns: ColumnNames | None = None
     qi: ColumnNames | None = None
     grid: Any = None
+    # -- table jobs (sdckit table) --
+    cells: InputSection | None = None
+    dimensions: dict[str, DimensionSection] = Field(default_factory=dict)
+    response: str | None = None
+    shadow: str | None = None
+    holding: str | None = None
+    cost: str = "value"
+    rules: Annotated[list[RuleEntry], BeforeValidator(_list_of_entries)] = Field(
+        default_factory=list
+    )
+    method: str | None = None
 
     @field_validator("metric", mode="before")
     @classmethod
     def _metric_name(cls, value: Any) -> Any:
         return {"name": value} if isinstance(value, str) else value
 
-    @field_validator("attributes", mode="before")
+    @field_validator("attributes", "dimensions", mode="before")
     @classmethod
     def _attribute_map(cls, value: Any) -> Any:
         if not isinstance(value, Mapping):
@@ -267,11 +309,11 @@ class JobSpec(JobPart):
         out: dict[str, Any] = {}
         for key in self.model_fields_set:
             value = getattr(self, key)
-            if key in ("models", "methods"):
+            if key in ("models", "methods", "rules"):
                 out[key] = [{name: dict(params)} for name, params in value]
             elif isinstance(value, Spec):
                 out[key] = value.model_dump(exclude_unset=True)
-            elif key == "attributes":
+            elif key in ("attributes", "dimensions"):
                 out[key] = {
                     name: {
                         k: (str(v) if k in ("role", "type") else v)

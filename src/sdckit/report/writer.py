@@ -107,6 +107,8 @@ class Section:
     #: (anything with ``to_svg()``, embedded as inline SVG)
     figures: list[Any] = field(default_factory=list)
     note: str | None = None
+    #: a CSS class per table cell (rows x columns; "" for none), e.g. a cell's status
+    cell_classes: Sequence[Sequence[str]] | None = None
 
     def render_context(self) -> dict[str, Any]:
         """Strings ready for the template."""
@@ -129,6 +131,9 @@ class Section:
             "images": [figure_png(f) for f in self.figures if not hasattr(f, "to_svg")],
             "svgs": [f.to_svg() for f in self.figures if hasattr(f, "to_svg")],
             "note": self.note,
+            "cell_classes": [list(r) for r in self.cell_classes[: self.table_limit]]
+            if self.cell_classes is not None
+            else None,
         }
 
 

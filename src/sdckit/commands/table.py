@@ -1,0 +1,59 @@
+"""``sdckit table --config JOB.yaml``: protect a frequency or magnitude table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from sdckit.commands._common import out, run_guarded
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """The job's outcome as a table."""
+    t = Table(title="Table protection", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_row("method", str(summary["method"]))
+    t.add_row("cells", f"{summary['cells']:,}")
+    t.add_row("primary cells", f"{summary['primary']:,}")
+    t.add_row("secondary cells", f"{summary['secondary']:,}")
+    t.add_row("suppressed value", f"{summary['suppressed_value']:,.2f}")
+    if "deviation" in summary:
+        t.add_row("sum of absolute deviations", f"{summary['deviation']['sum_abs']:,.2f}")
+    t.add_row("safe (independent check)", "yes" if summary["safe"] else "NO")
+    t.add_row("seconds", f"{summary['elapsed_seconds']:.3f}")
+    out.print(t)
+
+
+def table_command(config: Path, json_out: Path | None, quiet: bool) -> dict[str, Any]:
+    """Implementation of ``sdckit table`` (load, run, write, print)."""
+    from sdckit.jobs.config import load_job
+    from sdckit.jobs.table import run_table_job
+
+    job = load_job(config)
+    job.require_outputs(json_out)
+    outcome = run_table_job(job, json_out=json_out)
+    if not quiet:
+        print_summary(outcome.summary)
+        for label, path in outcome.written.items():
+            out.print(f"{label}: {path}")
+    return outcome.summary
+
+
+def table_cli(
+    config: Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON summary here.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+) -> None:
+    """Protect a frequency or magnitude table (cell suppression, rounding, CTA, cell key)."""
+    run_guarded(table_command, config, json_out, quiet)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit table`` to ``app``."""
+    app.command("table")(table_cli)

@@ -1,0 +1,225 @@
+"""Run a table job: job file -> table -> :func:`sdckit.tables.protect` -> verified outputs.
+
+A table job reads microdata (``input:``) or a table given cell by cell (``cells:``), builds
+the table over ``dimensions:`` (each with an optional hierarchy), applies the sensitivity
+``rules:``, protects the table with ``method:`` (parameters under ``options:``) and writes
+the released cells, the HTML report and the JSON summary together (or nothing)::
+
+    input: {path: microdata.csv}            # or cells: {path: cells.csv}
+    dimensions:
+      region: {}                            # flat: the total's code is "Total"
+      nace: {hierarchy: nace_hierarchy.csv} # or a builder: {order: {groups: [...]}}
+    response: turnover                      # omit for a frequency table
+    holding: enterprise_group               # optional
+    rules:
+      - frequency: {threshold: 3, safety_range: 30}
+      - dominance: {n: 1, k: 85}
+      - p_percent: {p: 20}
+    method: optimal                         # optimal | simple | hypercube | modular |
+                                            # rounding | cta | cell_key
+    cost: value                             # value | frequency | unity | a column name
+    options: {time_limit: 60}               # base (rounding), ptable + key (cell_key), ...
+    output: {cells: cells.csv, report: table.html, json: table.json}
+
+Cells given directly (``cells:``) have one column per dimension with the codes, ``value``
+and optionally ``freq`` and the largest contributions ``top1``, ``top2``, ... (options
+``value``, ``freq``, ``top`` name other columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.core.io import output_set, read_table, write_table
+from sdckit.errors import ConfigError
+from sdckit.jobs.config import Job
+from sdckit.report.writer import write_json
+
+__all__ = ["TableJobOutcome", "run_table_job", "build_table", "build_rules"]
+
+#: Option keys of a table job (``options:``), beside those the methods read.
+_BUILD_OPTIONS = ("value", "freq", "top", "top_n", "min_protection", "key")
+_METHOD_OPTIONS = ("time_limit", "base", "ptable")
+
+
+@dataclass
+class TableJobOutcome:
+    """The protection, the JSON summary and the files written."""
+
+    protection: Any  # sdckit.tables.protect.Protection
+    summary: dict[str, Any]
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def build_rules(job: Job) -> list:
+    """The job's sensitivity rules (ParameterError naming ``rules[i].<rule>.<param>``)."""
+    from sdckit.tables.rules import RULES
+
+    return [
+        RULES[name].from_dict(params, job.key(f"rules[{i}].{name}"))
+        for i, (name, params) in enumerate(job.spec.rules)
+    ]
+
+
+def _options(job: Job) -> dict[str, Any]:
+    opts = job.algorithm_options
+    known = (*_BUILD_OPTIONS, *_METHOD_OPTIONS)
+    unknown = [k for k in opts if k not in known]
+    if unknown:
+        raise ConfigError(
+            f"{job.key('options')}: unknown option {unknown[0]!r}; a table job takes "
+            f"{', '.join(known)}"
+        )
+    return opts
+
+
+def build_table(job: Job, opts: dict[str, Any]):
+    """The job's table, from its microdata (``input``) or its cells (``cells``)."""
+    from sdckit.tables.table import Table
+
+    spec = job.spec
+    if not spec.dimensions:
+        raise ConfigError(
+            f"{job.key('dimensions')} is missing: name the spanning variables, e.g. "
+            "`dimensions: {region: {}, nace: {hierarchy: nace.csv}}`"
+        )
+    if (spec.input is None) == (spec.cells is None):
+        raise ConfigError(
+            f"{job.key('input')}: give exactly one of `input:` (microdata) and `cells:` (a "
+            "table given cell by cell)"
+        )
+    if spec.cells is not None:
+        src = spec.cells
+        frame = read_table(
+            job._path(src.path) if isinstance(src.path, str) else src.path,
+            delimiter=src.delimiter,
+            encoding=src.encoding,
+        )
+    else:
+        frame = job.read_input()
+    hierarchies = {}
+    for name, dim in spec.dimensions.items():
+        if name not in frame.columns:
+            raise ConfigError(
+                f"{job.key(f'dimensions.{name}')}: column {name!r} is not in the "
+                f"{'cells file' if spec.cells is not None else 'input'} (columns: "
+                f"{', '.join(map(str, frame.columns))})"
+            )
+        h = None
+        if dim.hierarchy is not None:
+            h = job._hierarchy(dim.hierarchy, frame[name], name, f"dimensions.{name}.hierarchy")
+        hierarchies[name] = h
+    rules = build_rules(job)
+    top_n = int(opts.get("top_n", max([2, *[r.top_needed() for r in rules]])))
+    if spec.cells is not None:
+        tops = opts.get("top") or [c for c in frame.columns if str(c).lower().startswith("top")]
+        totals = {d.total for d in spec.dimensions.values() if d.total}
+        if len(totals) > 1:
+            raise ConfigError(f"{job.key('dimensions')}: give all flat dimensions one total code")
+        table = Table.from_cells(
+            frame,
+            hierarchies,
+            value=opts.get("value", "value"),
+            freq=opts.get("freq", "freq"),
+            top=list(tops),
+            cost=spec.cost if spec.cost in frame.columns else None,
+            total=totals.pop() if totals else "Total",
+        )
+    else:
+        custom_cost = spec.cost if spec.cost not in ("value", "frequency", "unity") else None
+        table = Table.from_microdata(
+            frame,
+            hierarchies,
+            spec.response,
+            shadow=spec.shadow,
+            cost=custom_cost,
+            holding=spec.holding,
+            top_n=top_n,
+        )
+    if spec.cost == "frequency":
+        table.cost = table.freq.astype(float)
+    elif spec.cost == "unity":
+        table.cost = np.ones(table.n_cells)
+    return table, rules
+
+
+def _cell_keys(job: Job, table: Any, opts: dict[str, Any]) -> np.ndarray | None:
+    """Per-cell sums of the record keys (cell key method), from the ``key`` column."""
+    key = opts.get("key")
+    if key is None:
+        return None
+    from sdckit.tables.table import Table
+
+    frame = job.read_input()
+    hier = {}
+    for name, dim in job.spec.dimensions.items():
+        hier[name] = (
+            None
+            if dim.hierarchy is None
+            else job._hierarchy(dim.hierarchy, frame[name], name, f"dimensions.{name}.hierarchy")
+        )
+    keyed = Table.from_microdata(frame, hier, key, top_n=1)
+    return np.mod(keyed.value, 1.0)
+
+
+def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
+    """Protect the job's table as the job says and write its outputs (only on success)."""
+    from sdckit.tables.protect import protect
+
+    if not job.spec.rules and job.spec.method not in ("rounding", "cell_key"):
+        raise ConfigError(
+            f"{job.key('rules')} is missing: name at least one sensitivity rule, e.g. "
+            "`rules: [{frequency: {threshold: 3}}]`"
+        )
+    job.check_outputs({"--json": json_out})
+    opts = _options(job)
+    table, rules = build_table(job, opts)
+    method = job.spec.method or "optimal"
+    method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
+    if "ptable" in method_opts:
+        method_opts["ptable"] = job._path(str(method_opts["ptable"]))
+    if method == "cell_key":
+        method_opts["cell_keys"] = _cell_keys(job, table, opts)
+    protection = protect(
+        table,
+        rules,
+        method,
+        options=method_opts,
+        min_protection=float(opts.get("min_protection", 1.0)),
+    )
+    out = job.output
+    json_path = json_out or out.json
+    summary = protection.summary()
+    source = job.spec.cells if job.spec.cells is not None else job.spec.input
+    summary["input"] = str(source.path) if source is not None else None
+    summary["dimensions"] = {d.name: len(d) for d in table.dimensions}
+    summary["response"] = job.spec.response
+    summary["rules"] = [r.to_entry() for r in rules]
+    cells = protection.cells()
+    written: dict[str, Path] = {}
+    with output_set() as outputs:
+        summary["run_id"] = outputs.run_id
+        cells_path = out.cells or out.path
+        if cells_path is not None:
+            written["cells"] = write_table(_for_csv(cells), cells_path, out.delimiter)
+            summary["cells_file"] = str(cells_path)
+        if out.report is not None:
+            from sdckit.report.table_report import table_report
+
+            written["report"] = table_report(summary, cells, table).write_html(out.report)
+        if json_path is not None:
+            summary["outputs"] = {k: str(v) for k, v in written.items()}
+            written["json"] = write_json(json_path, summary)
+    return TableJobOutcome(protection, summary, written)
+
+
+def _for_csv(cells: pd.DataFrame) -> pd.DataFrame:
+    """Suppressed values and missing audit bounds as empty fields."""
+    return cells.astype(
+        {"published": "float64", "audit_lower": "float64", "audit_upper": "float64"}
+    )

@@ -1,0 +1,188 @@
+"""Tests: `sdckit table` -- a job file protects a table from microdata or cells with every
+method; outputs are written together, every released pattern passes the audit, bad input is a
+clear error with nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sdckit.tables.audit import audit
+
+from sdckit.cli import main
+from sdckit.errors import ConfigError, DataError, ParameterError
+from sdckit.jobs.config import job_from_dict, load_job
+from sdckit.jobs.table import run_table_job
+from sdckit.tables import FrequencyRule, PPercentRule, Table, primary_cells
+
+# a small magnitude table: region x sector, a few contributions per cell
+MICRO = pd.DataFrame(
+    {
+        "region": ["N", "N", "N", "N", "S", "S", "S", "S", "S", "E", "E", "E", "E", "E", "E"],
+        "sector": ["a", "a", "b", "b", "a", "a", "a", "b", "b", "a", "a", "b", "b", "b", "b"],
+        "turnover": [50, 40, 300, 10, 20, 25, 30, 60, 55, 90, 5, 30, 35, 40, 45],
+        "group": [
+            "g1",
+            "g2",
+            "g3",
+            "g3",
+            "g4",
+            "g5",
+            "g6",
+            "g7",
+            "g8",
+            "g9",
+            "g9",
+            "g10",
+            "g11",
+            "g12",
+            "g13",
+        ],
+    }
+)
+
+
+def _write_job(tmp_path: Path, **overrides) -> Path:
+    MICRO.to_csv(tmp_path / "micro.csv", index=False)
+    doc = {
+        "input": {"path": "micro.csv"},
+        "dimensions": {"region": {}, "sector": {}},
+        "response": "turnover",
+        "rules": [{"frequency": {"threshold": 3}}, {"p_percent": {"p": 20}}],
+        "method": "optimal",
+        "output": {"cells": "cells.csv", "report": "table.html", "json": "table.json"},
+    }
+    doc.update(overrides)
+    path = tmp_path / "table.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _cells(tmp_path: Path) -> pd.DataFrame:
+    return pd.read_csv(tmp_path / "cells.csv", keep_default_na=False, na_values=[""])
+
+
+@pytest.mark.parametrize("method", ["optimal", "simple"])
+def test_a_suppression_job_writes_a_safe_pattern(tmp_path: Path, method: str) -> None:
+    outcome = run_table_job(load_job(_write_job(tmp_path, method=method)))
+    summary = json.loads((tmp_path / "table.json").read_text())
+    for key in (
+        "cells",
+        "primary",
+        "secondary",
+        "suppressed_value",
+        "safe",
+        "method",
+        "elapsed_seconds",
+        "cells_file",
+    ):
+        assert key in summary
+    assert summary["method"] == method and summary["safe"] is True
+    assert summary["cells"] == 4 * 3  # (3 regions + total) x (2 sectors + total)
+    cells = _cells(tmp_path)
+    assert list(cells.columns[:2]) == ["region", "sector"]
+    for col in ("value", "freq", "status", "audit_lower", "audit_upper", "published"):
+        assert col in cells.columns
+    # the primaries are exactly those the rules flag; each is suppressed
+    table = Table.from_microdata(MICRO, ["region", "sector"], "turnover")
+    prim = primary_cells(table, [FrequencyRule(3), PPercentRule(20)])
+    assert summary["primary"] == prim.count > 0
+    status = cells["status"].to_numpy()
+    assert (status[prim.unsafe] == "primary").all()
+    assert np.isnan(cells["published"].to_numpy()[status != "safe"]).all()
+    assert (cells["published"].to_numpy()[status == "safe"] == table.value[status == "safe"]).all()
+    # an independent audit of the written pattern
+    check = audit(table, status != "safe", prim)
+    assert check.safe
+    assert summary["secondary"] == int((status == "secondary").sum())
+    html = (tmp_path / "table.html").read_text()
+    assert 'class="primary"' in html and 'class="secondary"' in html
+    assert outcome.summary["run_id"] in html
+
+
+def test_the_command_line_runs_the_job(tmp_path: Path, monkeypatch, capsys) -> None:
+    job = _write_job(tmp_path)
+    monkeypatch.setattr("sys.argv", ["sdckit", "table", "--config", str(job), "--quiet"])
+    main()
+    assert capsys.readouterr().out == ""
+    assert (tmp_path / "cells.csv").is_file() and (tmp_path / "table.json").is_file()
+
+
+def test_a_job_on_given_cells_protects_the_same_table(tmp_path: Path) -> None:
+    table = Table.from_microdata(MICRO, ["region", "sector"], "turnover")
+    cells = table.to_frame()
+    cells["top1"] = table.top[:, 0]
+    cells["top2"] = table.top[:, 1]
+    cells.to_csv(tmp_path / "given.csv", index=False)
+    job = _write_job(tmp_path, method="optimal")
+    doc = yaml.safe_load(job.read_text())
+    del doc["input"], doc["response"]
+    doc["cells"] = {"path": "given.csv"}
+    job.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    from_cells = run_table_job(load_job(job)).summary
+    (tmp_path / "m").mkdir()
+    from_micro = run_table_job(load_job(_write_job(tmp_path / "m"))).summary
+    assert from_cells["primary"] == from_micro["primary"]
+    assert from_cells["secondary"] == from_micro["secondary"]
+    assert from_cells["suppressed_value"] == pytest.approx(from_micro["suppressed_value"])
+
+
+def test_hierarchical_dimension_from_a_builder(tmp_path: Path) -> None:
+    hier = {"order": {"groups": [{"NS": ["N", "S"], "E": ["E"]}]}}
+    job = _write_job(tmp_path, dimensions={"region": {"hierarchy": hier}, "sector": {}})
+    outcome = run_table_job(load_job(job))
+    assert outcome.summary["safe"]
+    codes = set(_cells(tmp_path)["region"])
+    assert {"NS", "N", "S", "E"} <= codes
+    assert outcome.summary["dimensions"]["region"] == 5  # * (root), NS, E, N, S (E merged)
+
+
+def test_the_table_job_document_round_trips(tmp_path: Path) -> None:
+    job = load_job(_write_job(tmp_path))
+    again = job_from_dict(job.to_dict(), base_dir=tmp_path)
+    assert again.spec == job.spec
+    assert job.to_dict()["rules"] == [{"frequency": {"threshold": 3}}, {"p_percent": {"p": 20}}]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "fragment"),
+    [
+        ({"rules": [{"frequncy": {"threshold": 3}}]}, ConfigError, "did you mean 'frequency'"),
+        (
+            {"rules": [{"frequency": {"threshold": 0}}]},
+            ParameterError,
+            "rules[0].frequency.threshold must be >= 1",
+        ),
+        ({"method": "magic"}, ConfigError, "unknown table method 'magic'"),
+        ({"dimensions": {"regio": {}}}, ConfigError, "column 'regio' is not in the input"),
+        ({"response": "missing_col"}, DataError, "column 'missing_col' is not in the data"),
+        ({"method": "rounding"}, ConfigError, "needs option `base`"),
+        ({"options": {"bsae": 5}}, ConfigError, "unknown option 'bsae'"),
+    ],
+)
+def test_bad_jobs_are_clear_errors_and_write_nothing(tmp_path, overrides, error, fragment):
+    job = _write_job(tmp_path, **overrides)
+    with pytest.raises(error) as info:
+        run_table_job(load_job(job))
+    assert fragment in str(info.value)
+    assert not (tmp_path / "cells.csv").exists() and not (tmp_path / "table.json").exists()
+
+
+def test_a_code_missing_from_the_hierarchy_is_named(tmp_path: Path) -> None:
+    hier = {"order": {"order": ["N", "S"], "group_sizes": [2]}}
+    job = _write_job(tmp_path, dimensions={"region": {"hierarchy": hier}, "sector": {}})
+    with pytest.raises((DataError, ConfigError)) as info:
+        run_table_job(load_job(job))
+    assert "'E'" in str(info.value)
+
+
+def test_negative_contributions_are_refused_by_the_p_percent_rule(tmp_path: Path) -> None:
+    micro = MICRO.assign(turnover=MICRO["turnover"] - 100)
+    micro.to_csv(tmp_path / "neg.csv", index=False)
+    job = _write_job(tmp_path, input={"path": "neg.csv"})
+    with pytest.raises(DataError, match="non-negative"):
+        run_table_job(load_job(job))
