@@ -141,7 +141,7 @@ def anatomy(
     if attr in schema.quasi_identifiers:
         raise ConfigError(f"anatomy: sensitive attribute {attr!r} is also a quasi-identifier")
     if not any(isinstance(m, LDiversity) and m.attribute == attr for m in models):
-        models.append(LDiversity(attr, l_val, "distinct"))
+        models.append(LDiversity(attribute=attr, l=l_val, variant="distinct"))
     prep = prepare(data, schema, models, suppression_limit, "anatomy")
     n = prep.n
     rng = np.random.default_rng(seed) if seed is not None else None

@@ -323,7 +323,8 @@ def _evaluate_on_population(
 
     trans = output.transformation
     qis = list(schema.quasi_identifiers)
-    if trans is None or list(key_cols) != qis or any(schema.hierarchy(q) is None for q in qis):
+    hierarchies = {q: h for q in qis if (h := schema.hierarchy(q)) is not None}
+    if trans is None or list(key_cols) != qis or len(hierarchies) != len(qis):
         raise ConfigError(
             f"{model.name} with a population table needs a full-domain generalization "
             "(algorithm optimal or datafly, every quasi-identifier with a hierarchy): its "
@@ -332,7 +333,7 @@ def _evaluate_on_population(
     population = model.population  # type: ignore[attr-defined]
     generalized = {}
     for q in qis:
-        h = schema.hierarchy(q)
+        h = hierarchies[q]
         level = int(trans[q])
         leaf = h.leaf_index(population[q], column=q)
         generalized[q] = np.asarray(h.labels[level], dtype=object)[h.levels[level][leaf]]

@@ -109,6 +109,8 @@ def datafly(
     suppressed = res.suppressed_classes[fs.row_class()]
     labels, share = {}, {}
     for q, lv in zip(qs, levels, strict=True):
+        # prepare() encoded every QI with schema.hierarchy(q), checked non-None above
+        assert q.hierarchy is not None
         codes = q.codes_at(lv)
         labels[q.name] = q.labels(lv)[codes]
         share[q.name] = leaf_shares(q.hierarchy, lv)[codes]

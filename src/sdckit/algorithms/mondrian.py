@@ -52,6 +52,7 @@ from sdckit.core.schema import Schema
 from sdckit.models.base import PrivacyModel
 
 from ._heuristics import (
+    Prepared,
     Progress,
     class_frequency_set,
     evaluate_all,
@@ -88,12 +89,38 @@ class _Dim:
     anc: np.ndarray | None = None  # hierarchy: (height, leaves) code per level of each rank
     labels: np.ndarray | None = None  # fixed: value per code
 
+    # -- the per-kind fields, narrowed (_dims sets those of the dimension's kind) -----------
+    def _unset(self, fields: str) -> RuntimeError:
+        return RuntimeError(
+            f"mondrian: {self.kind} dimension {self.name!r} lacks {fields}, which _dims sets "
+            "for its kind. This is a bug in sdckit."
+        )
+
+    def numeric(self) -> np.ndarray:
+        """``values`` of a numeric dimension."""
+        if self.values is None:
+            raise self._unset("values")
+        return self.values
+
+    def tree(self) -> tuple[Hierarchy, np.ndarray, np.ndarray]:
+        """``hierarchy``, ``anc`` and ``codes`` (leaf ranks) of a hierarchical dimension."""
+        if self.hierarchy is None or self.anc is None or self.codes is None:
+            raise self._unset("hierarchy, anc or codes")
+        return self.hierarchy, self.anc, self.codes
+
+    def fixed(self) -> tuple[np.ndarray, np.ndarray]:
+        """``codes`` and ``labels`` of a dimension that is not cut."""
+        if self.codes is None or self.labels is None:
+            raise self._unset("codes or labels")
+        return self.codes, self.labels
+
     def level_codes(self, level: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Codes at ``level`` (per record) of hierarchical dimension records ``rows``."""
-        return self.anc[level, self.codes[rows]]
+        _, anc, codes = self.tree()
+        return anc[level, codes[rows]]
 
 
-def _dims(prep) -> list[_Dim]:
+def _dims(prep: Prepared) -> list[_Dim]:
     dims = []
     for i, q in enumerate(prep.qis):
         if is_numeric(prep, q):
@@ -115,7 +142,7 @@ def _dims(prep) -> list[_Dim]:
     return dims
 
 
-def _min_max(values: np.ndarray, part: np.ndarray, n_parts: int):
+def _min_max(values: np.ndarray, part: np.ndarray, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
     """Per partition minimum and maximum of ``values`` (unbuffered ``ufunc.at``, no sort)."""
     lo = np.full(n_parts, np.inf)
     hi = np.full(n_parts, -np.inf)
@@ -124,43 +151,49 @@ def _min_max(values: np.ndarray, part: np.ndarray, n_parts: int):
     return lo, hi
 
 
-def _lca(dim: _Dim, rows: np.ndarray, part: np.ndarray, n_parts: int):
+def _lca(
+    dim: _Dim, rows: np.ndarray, part: np.ndarray, n_parts: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per partition: the level and code of the lowest common ancestor of its values.
 
     With leaves ranked depth-first, the LCA of a set of leaves is the LCA of its smallest and
     largest rank. Level ``height`` stands for a virtual root above several top-level labels.
     """
-    height = dim.anc.shape[0]
-    lo, hi = _min_max(dim.codes[rows].astype(np.float64), part, n_parts)
+    _, anc, codes = dim.tree()
+    height = anc.shape[0]
+    lo, hi = _min_max(codes[rows].astype(np.float64), part, n_parts)
     lo, hi = lo.astype(np.int64), hi.astype(np.int64)
     level = np.full(n_parts, height, dtype=np.int64)
     code = np.zeros(n_parts, dtype=np.int64)
     for lv in range(height - 1, -1, -1):
-        a = dim.anc[lv, lo]
-        same = a == dim.anc[lv, hi]
+        a = anc[lv, lo]
+        same = a == anc[lv, hi]
         level = np.where(same, lv, level)
         code = np.where(same, a, code)
     return level, code
 
 
-def _describe(dims, part: np.ndarray, rows: np.ndarray, n_parts: int):
+def _describe(
+    dims: list[_Dim], part: np.ndarray, rows: np.ndarray, n_parts: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per new partition (dense ids ``part`` of ``rows``) and dimension: the normalized range
     (-1 where no cut is possible) and, for hierarchical dimensions, the LCA level."""
     widths = np.full((n_parts, len(dims)), -1.0)
     levels = np.zeros((n_parts, len(dims)), dtype=np.int64)
     for j, d in enumerate(dims):
         if d.kind == _NUMERIC:
-            lo, hi = _min_max(d.values[rows], part, n_parts)
+            lo, hi = _min_max(d.numeric()[rows], part, n_parts)
             w = (hi - lo) / d.span if d.span > 0 else np.zeros(n_parts)
             widths[:, j] = np.where(hi > lo, w, -1.0)
         elif d.kind == _HIERARCHY:
             level, code = _lca(d, rows, part, n_parts)
-            height = d.anc.shape[0]
+            h, anc, _ = d.tree()
+            height = anc.shape[0]
             shares = np.ones(n_parts)
             inside = level < height
             for lv in np.unique(level[inside]):
                 sel = inside & (level == lv)
-                shares[sel] = leaf_shares(d.hierarchy, int(lv))[code[sel]]
+                shares[sel] = leaf_shares(h, int(lv))[code[sel]]
             widths[:, j] = np.where(level > 0, shares, -1.0)
             levels[:, j] = level
     return widths, levels
@@ -257,7 +290,9 @@ def mondrian(
                 continue
             if d.kind == _NUMERIC:
                 _, dense = np.unique(r_ap[on], return_inverse=True)
-                sub[on] = _numeric_side(d.values[r_rows[on]], dense, int(dense.max()) + 1, relaxed)
+                sub[on] = _numeric_side(
+                    d.numeric()[r_rows[on]], dense, int(dense.max()) + 1, relaxed
+                )
             else:
                 sub[on] = d.level_codes(levels_open[r_ap[on], j] - 1, r_rows[on])
         cand, n_cand, rep = group_keys([r_ap, sub], [n_open, int(sub.max()) + 1])
@@ -291,7 +326,16 @@ def mondrian(
     )
 
 
-def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> AlgorithmOutput:
+def _output(
+    prep: Prepared,
+    dims: list[_Dim],
+    part: np.ndarray,
+    suppressed: np.ndarray,
+    relaxed: bool,
+    n_parts: int,
+    nodes: int,
+    rounds: int,
+) -> AlgorithmOutput:
     """Labels and shares of every partition, then the released rows."""
     sizes = np.bincount(part, minlength=n_parts)
     rows = np.arange(len(part))
@@ -299,23 +343,25 @@ def _output(prep, dims, part, suppressed, relaxed, n_parts, nodes, rounds) -> Al
     share: dict[str, np.ndarray] = {}
     for d in dims:
         if d.kind == _NUMERIC:
-            lo, hi = _min_max(d.values, part, n_parts)
+            lo, hi = _min_max(d.numeric(), part, n_parts)
             p_lab = range_labels(lo, hi)
             p_share = range_shares(prep, d.name, lo, hi)
         elif d.kind == _HIERARCHY:
             level, code = _lca(d, rows, part, n_parts)
-            height = d.anc.shape[0]
+            h, anc, _ = d.tree()
+            height = anc.shape[0]
             p_lab = np.full(n_parts, "*", dtype=object)
             p_share = np.ones(n_parts)
             for lv in np.unique(level[level < height]):
                 s = level == lv
-                p_lab[s] = d.hierarchy.labels[int(lv)][code[s]]
-                p_share[s] = leaf_shares(d.hierarchy, int(lv))[code[s]]
+                p_lab[s] = h.labels[int(lv)][code[s]]
+                p_share[s] = leaf_shares(h, int(lv))[code[s]]
         else:
-            lo, hi = _min_max(d.codes.astype(np.float64), part, n_parts)
+            codes, values = d.fixed()
+            lo, hi = _min_max(codes.astype(np.float64), part, n_parts)
             lo = lo.astype(np.int64)
             one = lo == hi
-            p_lab = np.where(one, d.labels[lo], "*").astype(object)
+            p_lab = np.where(one, values[lo], "*").astype(object)
             p_share = np.where(one, 0.0, 1.0)
         labels[d.name] = p_lab[part]
         share[d.name] = p_share[part]

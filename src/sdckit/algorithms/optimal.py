@@ -160,6 +160,14 @@ class NodeResult:
     lower_bound: float
     finer_violations: float = 0.0  # lower bound on suppressed records at every finer node
 
+    def satisfied_cost(self) -> float:
+        """The metric value of a satisfying node (a failing node has none: ValueError)."""
+        if self.cost is None:
+            raise ValueError(
+                f"node {list(self.levels)} does not satisfy the models and has no metric value"
+            )
+        return self.cost
+
 
 @dataclass
 class LatticeSearch:
@@ -371,10 +379,11 @@ class LatticeSearch:
     def _better(self, a: NodeResult, b: NodeResult | None) -> bool:
         if b is None:
             return True
-        tol = _REL_TOL * max(1.0, abs(a.cost), abs(b.cost))
-        if a.cost < b.cost - tol:
+        a_cost, b_cost = a.satisfied_cost(), b.satisfied_cost()
+        tol = _REL_TOL * max(1.0, abs(a_cost), abs(b_cost))
+        if a_cost < b_cost - tol:
             return True
-        if a.cost > b.cost + tol:
+        if a_cost > b_cost + tol:
             return False
         return (int(self.level_sum[a.index]), a.index) < (int(self.level_sum[b.index]), b.index)
 
@@ -433,7 +442,8 @@ class LatticeSearch:
             if res.satisfied:
                 if self._better(res, best):
                     best = res
-                    limit = best.cost + _REL_TOL * max(1.0, abs(best.cost))
+                    best_cost = best.satisfied_cost()
+                    limit = best_cost + _REL_TOL * max(1.0, abs(best_cost))
                 if res.suppressed_records == 0 and self.generalization_monotone:
                     self._mark_above(index)
             else:
@@ -488,12 +498,14 @@ def generalized_output(
 def _column_at(
     q: QuasiIdentifier, level: int, supp: np.ndarray, index: pd.Index
 ) -> tuple[pd.Series, np.ndarray]:
+    h = q.hierarchy
+    if h is None:
+        raise _hierarchy_hint(q.name)
     labels = np.asarray(q.labels(level), dtype=object)
     where_star = np.flatnonzero(labels == SUPPRESSED)
     cats = labels if where_star.size else np.append(labels, SUPPRESSED)
     star = int(where_star[0]) if where_star.size else len(labels)
     codes = q.codes_at(level).astype(np.int32, copy=True)
-    h = q.hierarchy
     under = h.leaves_under(level).astype(float) / len(h.leaves)
     share = under[codes]
     if supp.any():
@@ -609,10 +621,11 @@ def _ties(search: LatticeSearch, best: NodeResult, names: list[str]) -> dict[str
     1e-12), among the evaluated nodes, and the rule that picked one of them. Nodes above a
     satisfying node without suppression are not evaluated (they cannot cost less), so a tie
     among them is not listed; ARX may report any of the tied transformations."""
-    tol = _REL_TOL * max(1.0, abs(best.cost))
+    best_cost = best.satisfied_cost()
+    tol = _REL_TOL * max(1.0, abs(best_cost))
     tied = sorted(
         {tuple(int(v) for v in r.levels) for r in search.checked
-         if r.satisfied and abs(r.cost - best.cost) <= tol},
+         if r.satisfied and abs(r.satisfied_cost() - best_cost) <= tol},
         key=lambda lv: (sum(lv), lv),
     )  # fmt: skip
     return {

@@ -120,49 +120,80 @@ class _Attr:
     span: float = 0.0
     prep: Prepared | None = None
 
+    # -- the per-kind fields, narrowed -------------------------------------------------
+    def _unset(self, fields: str) -> RuntimeError:
+        return RuntimeError(
+            f"tds: {self.kind} attribute {self.name!r} lacks {fields}, which _attrs sets for "
+            "its kind. This is a bug in sdckit."
+        )
+
+    def _hierarchy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``stack``, ``offsets`` and ``rec_level`` of a "hierarchy" attribute."""
+        if self.stack is None or self.offsets is None or self.rec_level is None:
+            raise self._unset("stack, offsets or rec_level")
+        return self.stack, self.offsets, self.rec_level
+
+    def _numeric(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``dom``, ``vidx`` and ``counts`` of a "numeric" attribute."""
+        if self.dom is None or self.vidx is None or self.counts is None:
+            raise self._unset("dom, vidx or counts")
+        return self.dom, self.vidx, self.counts
+
     # -- current codes and labels ------------------------------------------------------
     def codes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Per-record code of the current cut node, and the label of every code."""
         if self.kind == "hierarchy":
-            rec_code = self.stack[self.rec_level, np.arange(n)]
-            node = self.offsets[self.rec_level] + rec_code
+            stack, offsets, rec_level = self._hierarchy()
+            rec_code = stack[rec_level, np.arange(n)]
+            node = offsets[rec_level] + rec_code
             return node, np.concatenate(self.level_labels)
         if self.kind == "numeric":
-            iid = np.searchsorted(np.asarray(self.bounds, dtype=np.int64), self.vidx, "left")
+            dom, vidx, _ = self._numeric()
+            iid = np.searchsorted(np.asarray(self.bounds, dtype=np.int64), vidx, "left")
             lo, hi = self._intervals()
-            return iid, range_labels(self.dom[lo], self.dom[hi])
+            return iid, range_labels(dom[lo], dom[hi])
         return np.zeros(n, dtype=np.int64), np.array(["*"], dtype=object)
 
     def _intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        dom, _, _ = self._numeric()
         b = np.asarray(self.bounds, dtype=np.int64)
         lo = np.concatenate([[0], b + 1])
-        hi = np.concatenate([b, [len(self.dom) - 1]])
+        hi = np.concatenate([b, [len(dom) - 1]])
         return lo, hi
 
     def shares(self, n: int) -> np.ndarray:
         """Per-record share of the domain covered by its current node."""
         if self.kind == "hierarchy":
-            rec_code = self.stack[self.rec_level, np.arange(n)]
+            stack, offsets, rec_level = self._hierarchy()
+            rec_code = stack[rec_level, np.arange(n)]
             flat = np.concatenate(self.level_shares)
-            return flat[self.offsets[self.rec_level] + rec_code]
+            return flat[offsets[rec_level] + rec_code]
         if self.kind == "numeric":
+            dom, _, _ = self._numeric()
+            if self.prep is None:
+                raise self._unset("prep")
             iid, _ = self.codes(n)
             lo, hi = self._intervals()
-            return range_shares(self.prep, self.name, self.dom[lo], self.dom[hi])[iid]
+            return range_shares(self.prep, self.name, dom[lo], dom[hi])[iid]
         return np.ones(n)
 
     # -- candidates ---------------------------------------------------------------------
-    def candidates(self, n: int) -> list[tuple]:
-        """``(gain, key, payload)`` for every specializable node that holds records."""
-        out = []
+    def candidates(self, n: int) -> list[tuple[float, tuple[int, int], int | None]]:
+        """``(gain, key, payload)`` for every specializable node that holds records.
+
+        ``key`` is ``(level, code)`` of a hierarchy node (payload None) or the dom index range
+        ``(lo, hi)`` of a numeric interval (payload: the split threshold's dom index).
+        """
+        out: list[tuple[float, tuple[int, int], int | None]] = []
         if self.kind == "hierarchy":
-            rec_code = self.stack[self.rec_level, np.arange(n)]
-            pairs = np.unique(self.offsets[self.rec_level] + rec_code)
+            stack, offsets, rec_level = self._hierarchy()
+            rec_code = stack[rec_level, np.arange(n)]
+            pairs = np.unique(offsets[rec_level] + rec_code)
             for node in pairs.tolist():
-                lv = int(np.searchsorted(self.offsets, node, "right") - 1)
+                lv = int(np.searchsorted(offsets, node, "right") - 1)
                 if lv == 0:
                     continue
-                code = node - int(self.offsets[lv])
+                code = node - int(offsets[lv])
                 out.append((float(self.gains[lv][code]), (lv, code), None))
         elif self.kind == "numeric":
             lo, hi = self._intervals()
@@ -174,7 +205,8 @@ class _Attr:
 
     def _best_split(self, lo: int, hi: int) -> tuple[float, int]:
         """Threshold (dom index, ``x <= dom[t]`` goes left) maximizing InfoGain in [lo, hi]."""
-        block = self.counts[lo : hi + 1].astype(float)
+        _, _, counts = self._numeric()
+        block = counts[lo : hi + 1].astype(float)
         parent = block.sum(axis=0)
         left = np.cumsum(block, axis=0)[:-1]
         right = parent[None, :] - left
@@ -188,8 +220,9 @@ class _Attr:
         """Perform the specialization ``key`` on every record under it."""
         if self.kind == "hierarchy":
             lv, code = key
-            on = (self.rec_level == lv) & (self.stack[lv] == code)
-            self.rec_level[on] = lv - 1
+            stack, _, rec_level = self._hierarchy()
+            on = (rec_level == lv) & (stack[lv] == code)
+            rec_level[on] = lv - 1
         else:
             self.bounds = sorted([*self.bounds, int(payload)])
 
@@ -197,8 +230,9 @@ class _Attr:
         """Revert :meth:`apply` (used when the specialization turns out invalid)."""
         if self.kind == "hierarchy":
             lv, code = key
-            on = (self.rec_level == lv - 1) & (self.stack[lv] == code)
-            self.rec_level[on] = lv
+            stack, _, rec_level = self._hierarchy()
+            on = (rec_level == lv - 1) & (stack[lv] == code)
+            rec_level[on] = lv
         else:
             self.bounds = [b for b in self.bounds if b != int(payload)]
 
@@ -206,8 +240,9 @@ class _Attr:
         """JSON-ready description of a specialization."""
         if self.kind == "hierarchy":
             lv, code = key
+            stack, _, _ = self._hierarchy()
             parent = self.level_labels[lv][code]
-            kids = np.unique(self.stack[lv - 1][self.stack[lv] == code])
+            kids = np.unique(stack[lv - 1][stack[lv] == code])
             return {
                 "attribute": self.name,
                 "from": str(parent),
@@ -215,12 +250,13 @@ class _Attr:
             }
         a, b = key
         t = int(payload)
-        labels = range_labels(self.dom[[a, t + 1]], self.dom[[t, b]])
+        dom, _, _ = self._numeric()
+        labels = range_labels(dom[[a, t + 1]], dom[[t, b]])
         return {
             "attribute": self.name,
-            "from": str(range_labels(self.dom[[a]], self.dom[[b]])[0]),
+            "from": str(range_labels(dom[[a]], dom[[b]])[0]),
             "to": [str(x) for x in labels],
-            "threshold": float(self.dom[t]),
+            "threshold": float(dom[t]),
         }
 
 
