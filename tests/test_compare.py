@@ -12,12 +12,8 @@ from typer.testing import CliRunner
 import sdckit
 from sdckit.cli import app
 from sdckit.errors import ConfigError, DataError
-from sdckit.jobs.compare import (
-    compare,
-    compare_frames,
-    expand_grid,
-    rank_configurations,
-)
+from sdckit.evaluation.comparison import compare, compare_frames, rank_configurations
+from sdckit.jobs.compare import expand_grid
 from sdckit.jobs.config import job_from_dict
 from sdckit.report.compare_report import compare_report
 
@@ -151,6 +147,16 @@ def test_compare_refuses_methods_that_drop_records() -> None:
     configs = expand_grid([{"sampling": {"fraction": 0.5}}])
     with pytest.raises(DataError, match=r"grid\[0\].*sampling"):
         compare(_data(), configs, seed=1)
+
+
+def test_python_reidentification_scale_takes_quasi_identifiers() -> None:
+    people = pd.DataFrame({"a": list("xxyyzz") * 5, "b": list("pqpqpq") * 5})
+    configs = expand_grid([{"pram": {"columns": ["a"], "p_diagonal": 0.8}}])
+    with pytest.raises(ConfigError, match="pass quasi_identifiers="):
+        compare(people, configs, seed=1, scale="reidentification")
+    res = compare(people, configs, quasi_identifiers=["a", "b"], seed=1, scale="reidentification")
+    (doc,) = res["evaluations"].values()
+    assert res["scale"] == "reidentification" and doc["qi"] == ["a", "b"]
 
 
 def test_job_grid_and_cli(tmp_path) -> None:

@@ -136,7 +136,7 @@ def test_microaggregation_attack_and_intruder_subset_of_columns() -> None:
     x = pd.DataFrame({"a": [1.0, 2, 3, 10, 11, 12], "b": [5.0, 6, 7, 1, 2, 3]})
     # individual ranking, k = 3: each column replaced by its group means
     y = pd.DataFrame({"a": [2.0, 2, 2, 11, 11, 11], "b": [6.0, 6, 6, 2, 2, 2]})
-    doc = sdckit.evaluate(x, y, qi=["a"], known_method="microaggregation", k=3)
+    doc = sdckit.evaluate(x, y, quasi_identifiers=["a"], known_method="microaggregation", k=3)
     assert doc["columns"]["qi"] == ["a"]
     assert doc["transparency_attack"]["columns"] == ["a"]
     # B(x) is the cluster of 3 records for everyone: no certain match, 1/3 by distance
@@ -183,7 +183,7 @@ def test_categorical_columns_get_categorical_measures() -> None:
     y = x.copy()
     y["sex"] = list("mmmfmfmf")  # one value changed
     y["reg"] = list("aabbccdd")
-    doc = sdckit.evaluate(x, y, qi=["age", "inc", "sex"])
+    doc = sdckit.evaluate(x, y, quasi_identifiers=["age", "inc", "sex"])
     assert doc["columns"]["numeric"] == ["age", "inc"]
     assert doc["columns"]["categorical"] == ["sex", "reg"]
     cat = doc["categorical"]
@@ -222,7 +222,7 @@ def test_no_numeric_columns_gives_none_and_a_note() -> None:
     assert doc["disclosure_risk"]["dbrl"] is None
     assert doc["disclosure_risk"]["prl"] is None  # default qi: numeric columns only
     assert doc["notes"]
-    doc2 = sdckit.evaluate(x, x.copy(), qi=["s", "t"])
+    doc2 = sdckit.evaluate(x, x.copy(), quasi_identifiers=["s", "t"])
     assert doc2["disclosure_risk"]["prl"] is not None
 
 
@@ -243,7 +243,7 @@ def test_use_specific_and_worst_case_linkage() -> None:
     ("kwargs", "match"),
     [
         ({"columns": ["a", "zz"]}, "'zz'"),
-        ({"qi": ["a", "q"]}, "intruder column"),
+        ({"quasi_identifiers": ["a", "q"]}, "intruder column"),
         ({"known_method": "rank_swapping"}, "p_percent"),
         ({"known_method": "microaggregation", "k": 0}, "k=0"),
         ({"known_method": "pram", "k": 3}, "unknown"),

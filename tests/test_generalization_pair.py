@@ -58,7 +58,7 @@ def test_not_a_generalization_names_column_row_and_values() -> None:
     with pytest.raises(DataError, match="rows"):
         generalization_metrics(ORIGINAL, released.iloc[:3], {"age": AGE})
     with pytest.raises(HierarchyError, match="'x'"):
-        generalization_metrics(ORIGINAL, ORIGINAL, {"age": AGE}, qi=["age", "x"])
+        generalization_metrics(ORIGINAL, ORIGINAL, {"age": AGE}, quasi_identifiers=["age", "x"])
 
 
 @pytest.mark.parametrize("algorithm", ["optimal", "mondrian", "datafly"])

@@ -246,7 +246,7 @@ def test_record_swapping_through_runner():
                     "household": "hid",
                     "similar": ["size"],
                     "hierarchy": ["region", "district"],
-                    "risk_variables": ["age"],
+                    "risk_variables": ["age"],  # the former name still reads
                     "swap_rate": 0.1,
                 },
             )

@@ -88,7 +88,7 @@ BUILT = [
                 "household": "h",
                 "similar": [["s"]],
                 "hierarchy": ["r", "d"],
-                "risk_variables": ["age"],
+                "quasi_identifiers": ["age"],
                 "swap_rate": 0.1,
                 "carry_along": "x",
             }

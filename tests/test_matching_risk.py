@@ -239,14 +239,16 @@ def test_evaluate_reports_the_reidentification_scale_for_categorical_qis():
     p = o.copy()
     flip = rng.random(200) < 0.2
     p.loc[flip, "region"] = rng.choice(["n", "s", "e", "w"], int(flip.sum()))
-    doc = evaluate(o, p, qi=["region", "sex"])
+    doc = evaluate(o, p, quasi_identifiers=["region", "sex"])
     expected = reidentification_scale(o, p, ["region", "sex"])
     assert doc["reidentification"]["disclosure_risk"] == pytest.approx(expected["disclosure_risk"])
     assert doc["reidentification"]["information_loss"] == pytest.approx(
         expected["information_loss"]
     )
     # numeric-only intruder attributes: the matching scale is not reported
-    assert "reidentification" not in evaluate(o, p, qi=["income"], columns=["income"])
+    assert "reidentification" not in evaluate(
+        o, p, quasi_identifiers=["income"], columns=["income"]
+    )
 
 
 def test_mondrian_boxes_on_two_numeric_qis_equal_pairwise_reference():

@@ -38,7 +38,7 @@ STEPS = {
         "household": "h",
         "similar": [["s"]],
         "hierarchy": ["g"],
-        "risk_variables": ["s"],
+        "quasi_identifiers": ["s"],
         "swap_rate": 1.0,
     },
     "pram": {"columns": ["g"], "p_diagonal": 0.5},

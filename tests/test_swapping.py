@@ -313,7 +313,7 @@ def test_record_swap_hand_example_risky_household_moves():
         "hid",
         similar=["hsize"],
         hierarchy=["region"],
-        risk_variables=["occ"],
+        quasi_identifiers=["occ"],
         swap_rate=0.0,
         k_anonymity=3,
         seed=11,

@@ -160,7 +160,7 @@ def evaluate_command(
         orig,
         prot,
         columns=cols,
-        qi=qi or None,
+        quasi_identifiers=qi or None,
         categorical=categorical,
         known_method=known_method,  # type: ignore[arg-type]
         p_percent=p_percent,

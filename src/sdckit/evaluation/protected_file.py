@@ -35,7 +35,8 @@ original but with non-numeric values in the protected file is an error (it names
 the numeric measures cannot use it, and silently treating it as categorical would change
 which measures are reported.
 
-Intruder attributes (``qi``, default: the numeric compared columns): DBRL, interval disclosure
+Intruder attributes (``quasi_identifiers``, ``--qi`` on the command line; default: the numeric
+compared columns): DBRL, interval disclosure
 and the transparency attacks use the numeric ones; PRL compares all of them (categorical ones
 by equality). Every intruder attribute must be in the protected file.
 """
@@ -141,7 +142,7 @@ def _check_inputs(
     original: pd.DataFrame,
     protected: pd.DataFrame,
     columns: Sequence[str] | str | None,
-    qi: Sequence[str] | str | None,
+    quasi_identifiers: Sequence[str] | str | None,
 ) -> tuple[list[str], list[str] | None]:
     if not isinstance(original, pd.DataFrame) or not isinstance(protected, pd.DataFrame):
         raise SdcInputError(
@@ -179,10 +180,12 @@ def _check_inputs(
     if len(original) < 2:
         raise DataError(f"evaluate needs at least 2 records; the files have {len(original)}")
     q: list[str] | None = None
-    if qi is not None:
-        q = [qi] if isinstance(qi, str) else list(qi)
+    if quasi_identifiers is not None:
+        q = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
         if not q:
-            raise DataError("evaluate: qi is empty; name the attributes the intruder knows")
+            raise DataError(
+                "evaluate: quasi_identifiers is empty; name the attributes the intruder knows"
+            )
         notp = [c for c in q if c not in protected.columns]
         if notp:
             raise DataError(
@@ -212,7 +215,7 @@ def evaluate(
     protected: pd.DataFrame,
     *,
     columns: Sequence[str] | str | None = None,
-    qi: Sequence[str] | str | None = None,
+    quasi_identifiers: Sequence[str] | str | None = None,
     categorical: Sequence[str] = (),
     known_method: KnownMethod | None = None,
     p_percent: float | None = None,
@@ -232,7 +235,8 @@ def evaluate(
 
     ``original`` and ``protected`` must hold the same records in the same order (what every
     perturbative method produces). ``columns``: compared columns (default: all of the
-    original's); ``qi``: the intruder's attributes (default: the numeric compared columns);
+    original's); ``quasi_identifiers``: the intruder's attributes (default: the numeric compared
+    columns);
     ``categorical``: columns to treat as categories even if numeric. ``known_method`` with
     ``p_percent`` (rank swapping) or ``k`` (univariate microaggregation) adds the transparency
     attack. ``target`` adds the use-specific measures (regression on the other numeric columns
@@ -279,7 +283,7 @@ def evaluate(
     )
     from sdckit.utility.propensity import propensity_score_utility
 
-    cols, q = _check_inputs(original, protected, columns, qi)
+    cols, q = _check_inputs(original, protected, columns, quasi_identifiers)
     if known_method is not None:
         _check_known_method(known_method, p_percent, k)
     elif p_percent is not None or k is not None:
@@ -399,7 +403,7 @@ def evaluate(
     else:
         notes.append(
             "no numeric intruder attributes: distance-based linkage and interval disclosure "
-            "need numbers (name numeric columns with qi)"
+            "need numbers (name numeric columns in quasi_identifiers, --qi)"
         )
     if q_all:
         n = len(o)

@@ -122,7 +122,6 @@ def _touched_columns(records: Sequence[dict], columns: Sequence[str]) -> list[st
                 "column",
                 "quasi_identifiers",
                 "swap_columns",
-                "risk_variables",
                 "carry_along",
             ):
                 collect(v)

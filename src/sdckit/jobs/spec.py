@@ -149,6 +149,7 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
         cells: ``cells``), the HTML report, the JSON."""
 
         path: str | None = None
+        cells: str | None = None
         report: str | None = None
         json: str | None = None
         delimiter: str | None = None

@@ -35,8 +35,10 @@ accepted too) and their classes:
 ``data_swapping``            :class:`DataSwapping` -- Dalenius-Reiss: ``columns`` (swapped),
                              ``match_columns``, ``rate``
 ``record_swapping``          :class:`RecordSwapping` -- sdcMicro ``recordSwap``:
-                             ``household``, ``similar``, ``hierarchy``, ``risk_variables``,
-                             ``swap_rate``, ``k_anonymity``, ``carry_along``
+                             ``household``, ``similar``, ``hierarchy``,
+                             ``quasi_identifiers`` (sdcMicro's ``riskVars``; the old key
+                             ``risk_variables`` is read too), ``swap_rate``,
+                             ``k_anonymity``, ``carry_along``
 ``pram``                     :class:`Pram` -- ``columns``, ``p_diagonal``, ``matrix``,
                              ``invariant``, ``alpha``, ``random_diagonal``
 ``randomized_response``      :class:`RandomizedResponse` -- ``column``, ``p`` (in (0.5, 1]),
@@ -95,6 +97,7 @@ from typing import (
 
 import numpy as np
 from pydantic import (
+    AliasChoices,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -594,8 +597,9 @@ class RecordSwapping(MaskingMethod):
         Columns a donor household must share (or a list of such lists, tried in turn).
     hierarchy : list of str
         The geographic levels, highest first (the values swapped).
-    risk_variables : list of str
-        Columns whose rare combinations make a household risky.
+    quasi_identifiers : list of str
+        Columns whose rare combinations make a household risky (sdcMicro's ``riskVars``;
+        ``risk_variables``, the name this parameter had before, is accepted too).
     swap_rate : float, default 0.05
         Share of the households swapped, in [0, 1].
     k_anonymity : int, default 3
@@ -615,10 +619,20 @@ class RecordSwapping(MaskingMethod):
     household: ColumnName
     similar: NonEmptyList
     hierarchy: ColumnList
-    risk_variables: ColumnList
+    # sdcMicro's riskVars; `risk_variables` is the name it had before (job files keep working)
+    quasi_identifiers: ColumnList = Field(
+        validation_alias=AliasChoices("quasi_identifiers", "risk_variables")
+    )
     swap_rate: Probability = 0.05
     k_anonymity: Count = 3
     carry_along: ColumnList | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and {"quasi_identifiers", "risk_variables"} <= set(data):
+            raise ValueError("give quasi_identifiers only (risk_variables is its former name)")
+        return data
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Swap (see :meth:`MaskingMethod.apply`)."""
@@ -630,7 +644,7 @@ class RecordSwapping(MaskingMethod):
                 self.household,
                 self.similar,
                 self.hierarchy,
-                self.risk_variables,
+                self.quasi_identifiers,
                 swap_rate=self.swap_rate,
                 k_anonymity=self.k_anonymity,
                 carry_along=self.carry_along,

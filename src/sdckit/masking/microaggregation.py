@@ -143,28 +143,29 @@ def _il(z: np.ndarray, z_masked: np.ndarray) -> float:
 
 
 def information_loss(
-    original: pd.DataFrame, masked: pd.DataFrame, columns: Sequence[str] | str | None = None
+    original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[str] | str | None = None
 ) -> float:
     """Information loss IL = 100 * SSE / SST of microaggregated data, on z-scores.
 
     z are the original values standardized by the ORIGINAL column means and standard
-    deviations, z' the masked values standardized the same way; SSE = sum ||z - z'||^2 (for
-    mean centroids: the within-group sum of squares), SST = sum ||z - mean(z)||^2. The
+    deviations, z' the protected (microaggregated) values standardized the same way;
+    SSE = sum ||z - z'||^2 (for mean centroids: the within-group sum of squares),
+    SST = sum ||z - mean(z)||^2. The
     measure of Domingo-Ferrer & Mateo-Sanz (2002, IEEE TKDE 14(1)) and Domingo-Ferrer & Torra
     (2005) used for the published MDAV tables (Census, Tarragona, EIA). The scale factor of
     the standard deviation cancels in the ratio, so ddof does not matter.
     """
     cols = check_columns(original, columns)
-    missing = [c for c in cols if c not in masked.columns]
+    missing = [c for c in cols if c not in protected.columns]
     if missing:
-        raise DataError(f"information_loss: masked data lacks column(s) {preview(missing)}")
-    if len(original) != len(masked):
+        raise DataError(f"information_loss: protected data lacks column(s) {preview(missing)}")
+    if len(original) != len(protected):
         raise DataError(
-            f"information_loss: original has {len(original)} rows but masked has "
-            f"{len(masked)}; pass the masked version of the same records"
+            f"information_loss: original has {len(original)} rows but protected has "
+            f"{len(protected)}; pass the protected version of the same records"
         )
     x = _complete_matrix(original, cols, "information_loss")
-    y = _complete_matrix(masked, cols, "information_loss")
+    y = _complete_matrix(protected, cols, "information_loss")
     z, mean, sd = standardize(x, cols, "information_loss")
     return _il(z, (y - mean) / sd)
 

@@ -693,7 +693,7 @@ def record_swap(
     household: str,
     similar: Sequence[str] | Sequence[Sequence[str]] | str,
     hierarchy: Sequence[str] | str,
-    risk_variables: Sequence[str] | str,
+    quasi_identifiers: Sequence[str] | str,
     swap_rate: float = 0.05,
     k_anonymity: int = 3,
     carry_along: Sequence[str] | str | None = None,
@@ -704,10 +704,10 @@ def record_swap(
     Following sdcMicro's ``recordSwap`` (R/recordSwap.R, src/recordSwap/recordSwap.cpp):
 
     1. Risk: for every geographic level ``h`` (``hierarchy`` from the highest level to the
-       lowest) a record's risk is ``1 / count`` of records sharing its ``risk_variables`` and
-       its areas of levels ``0..h``; a household takes the maximum over its members. A
-       household must be swapped at the first level where its risk exceeds ``1/k_anonymity``
-       (count < k); ``k_anonymity = 0`` marks none.
+       lowest) a record's risk is ``1 / count`` of records sharing its ``quasi_identifiers``
+       (sdcMicro's ``riskVars``) and its areas of levels ``0..h``; a household takes the
+       maximum over its members. A household must be swapped at the first level where its
+       risk exceeds ``1/k_anonymity`` (count < k); ``k_anonymity = 0`` marks none.
     2. Number of swaps: ``ceil`` or ``floor`` (fair coin) of ``n_households * swap_rate / 2``
        (each swap moves two households), spread over the lowest-level areas in proportion to
        their number of households; fractional parts are rounded by drawing the areas that get
@@ -735,7 +735,7 @@ def record_swap(
     profiles = _profiles(similar)
     for prof in profiles:
         check_columns(data, prof)
-    risk_vars = check_columns(data, risk_variables)
+    risk_vars = check_columns(data, quasi_identifiers)
     carry = [] if carry_along is None else check_columns(data, carry_along)
     carry = [c for c in carry if c not in hier]
     rate = _check_rate(swap_rate, "swap_rate", "record_swap")
@@ -903,7 +903,7 @@ def record_swap(
         "household": hh_col,
         "similar": profiles,
         "hierarchy": hier,
-        "risk_variables": risk_vars,
+        "quasi_identifiers": risk_vars,
         "swap_rate": rate,
         "k_anonymity": int(k_anonymity),
         "carry_along": carry,

@@ -56,11 +56,11 @@ class IntervalDisclosureResult:
 
 
 def rank_interval_bounds(
-    sorted_original: np.ndarray, masked: np.ndarray, percent: float
+    sorted_original: np.ndarray, protected: np.ndarray, percent: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Value bounds ``[lo, hi]`` of the rank interval of ``percent`` % around each masked value.
+    """Value bounds ``[lo, hi]`` of the rank interval of ``percent`` % around each protected value.
 
-    The (0-based, possibly fractional) rank of a masked value ``v`` in the sorted original
+    The (0-based, possibly fractional) rank of a protected value ``v`` in the sorted original
     values ``s`` is ``r = (#{s < v} + #{s <= v} - 1) / 2``: the rank of ``v`` itself when it
     occurs once, the middle of its run when tied, and halfway between neighbours when ``v`` is
     not an original value. The interval holds the ranks ``i`` with ``|i - r| <= h``,
@@ -69,8 +69,8 @@ def rank_interval_bounds(
     contain ``v`` itself (the interval is centred on ``v``; with no rank inside, ``[v, v]``).
     """
     n = sorted_original.size
-    left = np.searchsorted(sorted_original, masked, side="left")
-    right = np.searchsorted(sorted_original, masked, side="right")
+    left = np.searchsorted(sorted_original, protected, side="left")
+    right = np.searchsorted(sorted_original, protected, side="right")
     r = (left + right - 1) / 2.0
     h = percent * n / 200.0
     first = np.ceil(r - h - 1e-12)
@@ -78,8 +78,8 @@ def rank_interval_bounds(
     lo = sorted_original[np.clip(first, 0, n - 1).astype(np.int64)]
     hi = sorted_original[np.clip(last, 0, n - 1).astype(np.int64)]
     empty = (first > last) | (last < 0) | (first > n - 1)
-    lo = np.where(empty, masked, np.minimum(lo, masked))
-    hi = np.where(empty, masked, np.maximum(hi, masked))
+    lo = np.where(empty, protected, np.minimum(lo, protected))
+    hi = np.where(empty, protected, np.maximum(hi, protected))
     return lo, hi
 
 

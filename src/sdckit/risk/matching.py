@@ -81,7 +81,7 @@ class MatchingRisk:
     record (for a record suppressed as a whole: whether nothing else matches).
     """
 
-    qi: list[str]
+    quasi_identifiers: list[str]
     risk: np.ndarray = field(repr=False)
     candidates: np.ndarray = field(repr=False)
     matchable: np.ndarray = field(repr=False)
@@ -108,7 +108,7 @@ class MatchingRisk:
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the averages and shares (shares in [0, 1])."""
         return {
-            "qi": list(self.qi),
+            "qi": list(self.quasi_identifiers),  # JSON key kept (documents scripts read)
             "average_risk": self.average,
             "highest_risk": self.highest,
             "certain_share": self.certain,
@@ -270,10 +270,10 @@ def _column(
 def matching_risk(
     original: pd.DataFrame,
     protected: pd.DataFrame,
-    qi: Sequence[str] | str,
+    quasi_identifiers: Sequence[str] | str,
     hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> MatchingRisk:
-    """Re-identification risk of every record for a prosecutor matching on ``qi``.
+    """Re-identification risk of every record for a prosecutor matching on ``quasi_identifiers``.
 
     ``original`` and ``protected`` hold the same records in the same order. ``hierarchies``
     (column -> :class:`~sdckit.core.hierarchy.Hierarchy`) tell which released labels stand
@@ -282,7 +282,7 @@ def matching_risk(
     :class:`DataError` for unaligned files, missing columns, and released values that are
     none of an original value, a hierarchy label, an interval or a suppression mark.
     """
-    cols = check_aligned(original, protected, qi, "matching re-identification risk")
+    cols = check_aligned(original, protected, quasi_identifiers, "matching re-identification risk")
     hierarchies = dict(hierarchies or {})
     columns = [
         _column(
@@ -365,13 +365,13 @@ def matching_risk(
     cand = np.where(fallback, s, cand)
     hit = np.where(suppressed, fallback, own & ~fallback)
     risk = np.where(hit, 1.0 / np.maximum(cand, 1.0), 0.0)
-    return MatchingRisk(qi=cols, risk=risk, candidates=cand, matchable=hit)
+    return MatchingRisk(quasi_identifiers=cols, risk=risk, candidates=cand, matchable=hit)
 
 
 def reidentification_scale(
     original: pd.DataFrame,
     protected: pd.DataFrame,
-    qi: Sequence[str] | str,
+    quasi_identifiers: Sequence[str] | str,
     hierarchies: Mapping[str, Hierarchy] | None = None,
 ) -> dict[str, Any]:
     """Both halves of the re-identification R-U scale of a release, on its quasi-identifiers.
@@ -391,10 +391,10 @@ def reidentification_scale(
     """
     from sdckit.utility.categorical import relative_entropy_loss
 
-    m = matching_risk(original, protected, qi, hierarchies)
-    il = relative_entropy_loss(original, protected, m.qi)
+    m = matching_risk(original, protected, quasi_identifiers, hierarchies)
+    il = relative_entropy_loss(original, protected, m.quasi_identifiers)
     return {
-        "qi": m.qi,
+        "qi": m.quasi_identifiers,
         "disclosure_risk": m.average,
         "information_loss": il["relative_ebil"],
         "score": 50.0 * (il["relative_ebil"] + m.average),

@@ -43,17 +43,17 @@ def output_from_pair(
     original: pd.DataFrame,
     protected: pd.DataFrame,
     hierarchies: Mapping[str, Hierarchy],
-    qi: Sequence[str] | None = None,
+    quasi_identifiers: Sequence[str] | None = None,
 ):
     """Rebuild the :class:`~sdckit.core.release.AlgorithmOutput` of a released file.
 
-    ``qi`` defaults to the columns that have a hierarchy. Returns the output (``data`` =
-    the protected rows, ``share`` per QI, ``suppressed``, ``transformation`` when
+    ``quasi_identifiers`` defaults to the columns that have a hierarchy. Returns the output
+    (``data`` = the protected rows, ``share`` per QI, ``suppressed``, ``transformation`` when
     full-domain). See the module docstring for the rules.
     """
     from sdckit.core.release import AlgorithmOutput
 
-    qis = list(hierarchies) if qi is None else list(qi)
+    qis = list(hierarchies) if quasi_identifiers is None else list(quasi_identifiers)
     if not qis:
         raise DataError("generalization metrics: no quasi-identifier with a hierarchy given")
     no_h = [q for q in qis if q not in hierarchies]
@@ -125,7 +125,7 @@ def generalization_metrics(
     original: pd.DataFrame,
     protected: pd.DataFrame,
     hierarchies: Mapping[str, Hierarchy],
-    qi: Sequence[str] | None = None,
+    quasi_identifiers: Sequence[str] | None = None,
     metric: str | Mapping[str, Any] = "loss",
 ) -> dict[str, Any]:
     """ARX-style generalization metrics of a released file against its original.
@@ -133,12 +133,13 @@ def generalization_metrics(
     Rebuilds the per-record shares (:func:`output_from_pair`) and applies
     :func:`sdckit.utility.generalization.output_metrics` (loss, precision, discernibility,
     aecs, non_uniform_entropy, height, iloss; definitions and sources there). Adds
-    ``suppressed_records``, ``transformation`` (``None`` when not full-domain) and ``qi``.
+    ``suppressed_records``, ``transformation`` (``None`` when not full-domain) and ``qi`` (the
+    quasi-identifiers measured; ``quasi_identifiers`` defaults to the columns with a hierarchy).
     """
     from sdckit.core.schema import Schema
     from sdckit.utility.generalization import output_metrics
 
-    out = output_from_pair(original, protected, hierarchies, qi)
+    out = output_from_pair(original, protected, hierarchies, quasi_identifiers)
     qis = list(out.share)
     schema = Schema.from_roles(quasi_identifying=qis, hierarchies={q: hierarchies[q] for q in qis})
     res: dict[str, Any] = dict(output_metrics(original.reset_index(drop=True), out, schema, metric))
