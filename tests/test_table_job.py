@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from sdckit.tables.audit import audit
 
 from sdckit.cli import main
 from sdckit.errors import ConfigError, DataError, ParameterError
 from sdckit.jobs.config import job_from_dict, load_job
 from sdckit.jobs.table import run_table_job
 from sdckit.tables import FrequencyRule, PPercentRule, Table, primary_cells
+from sdckit.tables.audit import audit
 
 # a small magnitude table: region x sector, a few contributions per cell
 MICRO = pd.DataFrame(
@@ -107,7 +107,9 @@ def test_a_suppression_job_writes_a_safe_pattern(tmp_path: Path, method: str) ->
 def test_the_command_line_runs_the_job(tmp_path: Path, monkeypatch, capsys) -> None:
     job = _write_job(tmp_path)
     monkeypatch.setattr("sys.argv", ["sdckit", "table", "--config", str(job), "--quiet"])
-    main()
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 0
     assert capsys.readouterr().out == ""
     assert (tmp_path / "cells.csv").is_file() and (tmp_path / "table.json").is_file()
 
