@@ -188,3 +188,72 @@ def test_negative_contributions_are_refused_by_the_p_percent_rule(tmp_path: Path
     job = _write_job(tmp_path, input={"path": "neg.csv"})
     with pytest.raises(DataError, match="non-negative"):
         run_table_job(load_job(job))
+
+
+@pytest.mark.parametrize("method", ["hypercube", "modular"])
+def test_heuristic_patterns_are_audited_before_release(tmp_path: Path, method: str) -> None:
+    hier = {"order": {"groups": [{"NS": ["N", "S"], "E": ["E"]}]}}
+    job = _write_job(
+        tmp_path, method=method, dimensions={"region": {"hierarchy": hier}, "sector": {}}
+    )
+    summary = run_table_job(load_job(job)).summary
+    assert summary["safe"] and summary["method"] == method
+    cells = _cells(tmp_path)
+    table = Table.from_microdata(
+        MICRO,
+        {"region": _hierarchy(hier), "sector": None},
+        "turnover",
+    )
+    prim = primary_cells(table, [FrequencyRule(3), PPercentRule(20)])
+    assert audit(table, cells["status"].to_numpy() != "safe", prim).safe
+
+
+def _hierarchy(spec):
+    from sdckit.core.hierarchy_specs import BUILDERS
+
+    ((name, params),) = spec.items()
+    return BUILDERS[name].from_dict(params).build(MICRO["region"], name="region")
+
+
+def test_rounding_job_publishes_an_additive_rounded_table(tmp_path: Path) -> None:
+    job = _write_job(tmp_path, method="rounding", options={"base": 10})
+    summary = run_table_job(load_job(job)).summary
+    cells = _cells(tmp_path)
+    published = cells["published"].to_numpy()
+    assert (published % 10 == 0).all()
+    assert (np.abs(published - cells["value"].to_numpy()) < 10).all()
+    table = Table.from_microdata(MICRO, ["region", "sector"], "turnover")
+    assert np.abs(table.constraints() @ published).max() < 1e-6
+    assert summary["deviation"]["max_abs"] < 10 and summary["safe"]
+
+
+def test_cta_job_moves_every_primary_out_of_its_interval(tmp_path: Path) -> None:
+    job = _write_job(tmp_path, method="cta")
+    run_table_job(load_job(job))
+    cells = _cells(tmp_path)
+    table = Table.from_microdata(MICRO, ["region", "sector"], "turnover")
+    prim = primary_cells(table, [FrequencyRule(3), PPercentRule(20)])
+    adjusted = cells["published"].to_numpy()
+    moved = (adjusted >= table.value + prim.upper - 1e-6) | (
+        adjusted <= table.value - prim.lower + 1e-6
+    )
+    assert moved[prim.unsafe].all()
+    assert np.abs(table.constraints() @ adjusted).max() < 1e-6
+
+
+def test_cell_key_job_on_the_tau_argus_demo(tmp_path: Path, shared_data: Path) -> None:
+    argus = shared_data / "argus"
+    doc = {
+        "input": {"path": str(argus / "tauargus_cellkey_microdata.csv")},
+        "dimensions": {"Sex": {}, "Age": {}},
+        "method": "cell_key",
+        "options": {"ptable": str(argus / "ptab_freq.txt"), "key": "Key"},
+        "output": {"cells": "cells.csv", "json": "table.json"},
+    }
+    job = tmp_path / "ck.yaml"
+    job.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    run_table_job(load_job(job))
+    cells = _cells(tmp_path).astype({"Sex": str, "Age": str}).set_index(["Sex", "Age"])
+    # hand-checked: (Sex 1, Age 6) has 6 records and cell key 0.07207875 -> noise -3
+    assert cells.loc[("1", "6"), "value"] == 6 and cells.loc[("1", "6"), "published"] == 3
+    assert cells.loc[("Total", "Total"), "published"] == 4582

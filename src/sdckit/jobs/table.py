@@ -149,22 +149,19 @@ def build_table(job: Job, opts: dict[str, Any]):
 
 
 def _cell_keys(job: Job, table: Any, opts: dict[str, Any]) -> np.ndarray | None:
-    """Per-cell sums of the record keys (cell key method), from the ``key`` column."""
+    """Per-cell keys (cell key method): the exact sums, modulo 1, of the record keys in the
+    ``key`` column of the microdata (:func:`sdckit.tables.cell_key.cell_keys`)."""
     key = opts.get("key")
     if key is None:
         return None
-    from sdckit.tables.table import Table
-
-    frame = job.read_input()
-    hier = {}
-    for name, dim in job.spec.dimensions.items():
-        hier[name] = (
-            None
-            if dim.hierarchy is None
-            else job._hierarchy(dim.hierarchy, frame[name], name, f"dimensions.{name}.hierarchy")
+    if job.spec.input is None:
+        raise ConfigError(
+            f"{job.key('options.key')}: the cell key method needs the microdata (`input:`), "
+            "whose record keys make the cell keys"
         )
-    keyed = Table.from_microdata(frame, hier, key, top_n=1)
-    return np.mod(keyed.value, 1.0)
+    from sdckit.tables.cell_key import cell_keys
+
+    return cell_keys(job.read_input(), table, key=str(key))
 
 
 def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:

@@ -16,7 +16,40 @@ from sdckit.tables.rules import (
 )
 from sdckit.tables.table import Table
 
+_LAZY = {
+    "Audit": "sdckit.tables.audit",
+    "audit": "sdckit.tables.audit",
+    "audit_cells": "sdckit.tables.audit",
+    "Suppression": "sdckit.tables.suppression",
+    "suppress": "sdckit.tables.suppression",
+    "Rounding": "sdckit.tables.rounding",
+    "controlled_rounding": "sdckit.tables.rounding",
+    "Adjustment": "sdckit.tables.adjustment",
+    "controlled_adjustment": "sdckit.tables.adjustment",
+    "CellKeyResult": "sdckit.tables.cell_key",
+    "PTable": "sdckit.tables.cell_key",
+    "cell_key": "sdckit.tables.cell_key",
+    "cell_keys": "sdckit.tables.cell_key",
+    "read_ptable": "sdckit.tables.cell_key",
+    "record_keys": "sdckit.tables.cell_key",
+    "Protection": "sdckit.tables.protect",
+    "protect": "sdckit.tables.protect",
+}
+
+
+def __getattr__(name: str):
+    """The solvers' modules (scipy) are imported when first used."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sdckit.tables' has no attribute {name!r}")
+
+
 __all__ = [
+    *_LAZY,
     "RULES",
     "TOTAL",
     "Dimension",

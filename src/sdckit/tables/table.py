@@ -36,7 +36,7 @@ from sdckit.tables.dimension import TOTAL, Dimension
 if TYPE_CHECKING:
     from scipy import sparse
 
-__all__ = ["Table"]
+__all__ = ["Table", "roll_up"]
 
 #: Relative tolerance of the additivity check of a given table.
 ADDITIVITY_TOLERANCE = 1e-9
@@ -194,7 +194,7 @@ class Table:
         }
         if cost_values is not None:
             agg["cost"] = np.bincount(inv, weights=cost_values)
-        up_cells, up_rows = _roll_up(cells, dims, shape)
+        up_cells, up_rows = roll_up(cells, dims, shape)
         n_cells = int(np.prod(shape))
         out = {
             k: np.bincount(up_cells, weights=v[up_rows], minlength=n_cells) for k, v in agg.items()
@@ -208,7 +208,7 @@ class Table:
             contrib = np.bincount(codes, weights=rule_values)
             c_leaf = uniq.get_level_values(0).to_numpy()
             c_hold = uniq.get_level_values(1).to_numpy()
-            rc, rr = _roll_up(c_leaf, dims, shape)
+            rc, rr = roll_up(c_leaf, dims, shape)
             merged = pd.DataFrame({"cell": rc, "h": c_hold[rr], "v": contrib[rr]})
             merged = merged.groupby(["cell", "h"], sort=False)["v"].sum().reset_index()
             m_cell = merged["cell"].to_numpy()
@@ -221,7 +221,7 @@ class Table:
             start = np.searchsorted(s_cell, s_cell, side="left")
             rank = np.arange(n) - start
             keep = order[rank < top_n]
-            rc, rr = _roll_up(leaf_cell[keep], dims, shape)
+            rc, rr = roll_up(leaf_cell[keep], dims, shape)
             m_cell, m_val = rc, rule_values[keep][rr]
             contributors = out["freq"].astype(np.int64)
         top = _top_by_cell(m_cell, m_val, n_cells, top_n)
@@ -383,7 +383,7 @@ def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
     return values.to_numpy(dtype=np.float64)
 
 
-def _roll_up(
+def roll_up(
     cells: np.ndarray, dims: Sequence[Dimension], shape: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every cell ``cells[i]`` expanded to all its ancestor cells (itself included):
