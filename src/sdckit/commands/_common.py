@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,7 +17,12 @@ from rich.markup import escape
 
 from sdckit.errors import SdcInputError
 
-__all__ = ["err", "out", "run_guarded", "split_list"]
+__all__ = ["ConfigOption", "JsonOption", "QuietOption", "err", "out", "run_guarded", "split_list"]
+
+#: The options every job command takes (``--config``, ``--json``, ``--quiet``).
+ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")]
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the JSON summary here.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")]
 
 err = Console(stderr=True, soft_wrap=True)  # messages never broken mid-word
 out = Console()

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from sdckit.commands._common import out, run_guarded, split_list
+from sdckit.commands._common import QuietOption, out, run_guarded, split_list
 
 
 def _print_risk(summary: dict) -> None:
@@ -154,7 +154,7 @@ def analyze_cli(
         Path | None, typer.Option(help="Population table (journalist risk).")
     ] = None,
     encoding: Annotated[str, typer.Option(help="Text encoding of CSV input.")] = "utf-8",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    quiet: QuietOption = False,
     measures: Annotated[
         str | None,
         typer.Option(

@@ -6,12 +6,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import err, out, run_guarded
+from sdckit.commands._common import ConfigOption, JsonOption, QuietOption, err, out, run_guarded
 
 
 @contextmanager
@@ -81,11 +81,9 @@ def anonymize_command(config: Path, json_out: Path | None, quiet: bool) -> dict[
 
 
 def anonymize_cli(
-    config: Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")],
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the JSON summary here.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    config: ConfigOption,
+    json_out: JsonOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Anonymize a data set by generalization and suppression, as a job file says."""
     run_guarded(anonymize_command, config, json_out, quiet)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import out, run_guarded
+from sdckit.commands._common import QuietOption, out, run_guarded
 
 #: Columns shown after rank, label, score, IL and DR, per R-U scale: header -> row key.
 _EXTRA = {
@@ -77,7 +77,7 @@ def compare_cli(
     html_out: Annotated[
         Path | None, typer.Option("--html", help="Write the HTML report (R-U map) here.")
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Protect one data set with a grid of masking methods and anonymizations x parameters,
     evaluate each, draw the R-U map and rank by R-U score."""

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import out, run_guarded, split_list
+from sdckit.commands._common import QuietOption, out, run_guarded, split_list
 
 
 def _fmt(v: Any) -> str:
@@ -289,7 +289,7 @@ def evaluate_cli(
     ] = None,
     encoding: Annotated[str, typer.Option(help="Text encoding of CSV input.")] = "utf-8",
     seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Information loss and disclosure risk of a protected file against its original.
 

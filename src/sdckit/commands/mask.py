@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import out, run_guarded
+from sdckit.commands._common import QuietOption, out, run_guarded
 
 
 def mask_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
@@ -53,7 +53,7 @@ def mask_cli(
         Path | None,
         typer.Option("--json", help="Write the JSON summary here (overrides output.json)."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Mask microdata: noise, microaggregation, swapping, PRAM, recoding, suppression, ..."""
     run_guarded(mask_command, config, json_out, quiet)

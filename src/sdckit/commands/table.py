@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import out, run_guarded
+from sdckit.commands._common import ConfigOption, JsonOption, QuietOption, out, run_guarded
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -44,11 +44,9 @@ def table_command(config: Path, json_out: Path | None, quiet: bool) -> dict[str,
 
 
 def table_cli(
-    config: Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")],
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the JSON summary here.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    config: ConfigOption,
+    json_out: JsonOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Protect a frequency or magnitude table (cell suppression, rounding, CTA, cell key)."""
     run_guarded(table_command, config, json_out, quiet)

@@ -56,6 +56,7 @@ __all__ = [
     "describe_validation_error",
     "did_you_mean",
     "named_entry",
+    "parse_entry",
     "json_ready",
 ]
 
@@ -308,8 +309,13 @@ class Spec(BaseModel):
         names = tuple(own + [n for n in cls.model_fields if n in inherited])
         _SPEC_FIELDS[cls.__name__] = (names, cls.spec_noun, notes)
 
+    @classmethod
+    def positional_names(cls) -> tuple[str, ...]:
+        """The parameters positional arguments fill, in order (default: every field)."""
+        return tuple(cls.model_fields)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = list(type(self).model_fields)
+        names = type(self).positional_names()
         if len(args) > len(names):
             raise ParameterError(
                 f"{self._label()}: takes at most {len(names)} positional parameters "
@@ -396,23 +402,49 @@ def _plain(value: Any) -> Any:
     return f"<{type(value).__name__}>"
 
 
-def named_entry(item: Any, where: str, known: Sequence[str], example: str) -> tuple[str, Any]:
-    """``{name: {params}}`` (or a bare ``name``) -> ``(name, params)``.
+class EntryError(ValueError):
+    """A malformed named entry; ``suffix`` is the key below the entry that is at fault."""
 
-    ConfigError naming ``where`` when the item is not a one-key mapping or the name is not
-    one of ``known`` (with the closest name); ``example`` shows a correct entry.
-    """
+    def __init__(self, text: str, suffix: str = "") -> None:
+        super().__init__(f"{suffix} {text}".strip() if suffix else text)
+        self.text = text
+        self.suffix = suffix
+
+
+def parse_entry(item: Any, known: Sequence[str] | None, example: str) -> tuple[str, Any]:
+    """``{name: {params}}`` (or a bare ``name``, or a ``(name, params)`` pair) ->
+    ``(name, params)``; :class:`EntryError` (a ValueError) with the fix otherwise (``known``:
+    the allowed names, or None for any). ``params`` is a dict (``{}`` for a bare name or
+    ``null``)."""
+    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+        item = {item[0]: item[1]}
     if isinstance(item, str):
         item = {item: {}}
     if not isinstance(item, Mapping) or len(item) != 1:
-        raise ConfigError(
-            f"{where} must be a mapping with exactly one key, the name, e.g. `{example}`; "
-            f"got {short_repr(item)}"
+        raise EntryError(
+            f"must be a mapping with exactly one key, the name, e.g. `{example}`; got "
+            f"{short_repr(item)}"
         )
     ((name, params),) = item.items()
-    if name not in known:
-        raise ConfigError(
-            f"{where}: unknown name {short_repr(name)}; use one of {', '.join(known)}"
+    if known is not None and name not in known:
+        raise EntryError(
+            f"unknown name {short_repr(name)}; use one of {', '.join(known)}"
             f"{did_you_mean(name, known)}"
         )
-    return str(name), params
+    if not isinstance(name, str):
+        raise EntryError(f"the name must be text, got {short_repr(name)}")
+    params = {} if params is None else params
+    if not isinstance(params, Mapping):
+        raise EntryError(f"must be a mapping of parameters, got {short_repr(params)}", name)
+    return name, dict(params)
+
+
+def named_entry(item: Any, where: str, known: Sequence[str], example: str) -> tuple[str, Any]:
+    """:func:`parse_entry` with a ConfigError naming ``where`` (the entry's key path):
+    ``methods[0] must be a mapping ...``, ``methods[0]: unknown name ...``."""
+    try:
+        return parse_entry(item, known, example)
+    except EntryError as exc:
+        path = f"{where}.{exc.suffix}" if exc.suffix else where
+        sep = " " if exc.text.startswith("must") else ": "
+        raise ConfigError(f"{path}{sep}{exc.text}") from None

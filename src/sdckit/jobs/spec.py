@@ -24,7 +24,7 @@ from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_
 
 from sdckit.core.params import SuppressionLimit
 from sdckit.core.schema import DataType, Role
-from sdckit.core.spec import Integer, Spec, did_you_mean
+from sdckit.core.spec import Integer, Spec, parse_entry
 from sdckit.errors import short_repr
 from sdckit.utility.generalization import MetricSpec
 
@@ -64,29 +64,8 @@ class JobPart(Spec):
 
 
 def _named_entry(item: Any, known: Sequence[str] | None, example: str) -> tuple[str, dict]:
-    """One ``- name: {parameters}`` list entry (or a bare ``name``) -> ``(name, parameters)``;
-    ValueError with the fix otherwise (pydantic adds the entry's position)."""
-    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
-        item = {item[0]: item[1]}
-    if isinstance(item, str):
-        item = {item: {}}
-    if not isinstance(item, Mapping) or len(item) != 1:
-        raise ValueError(
-            f"must be a mapping with exactly one key, the name, e.g. `{example}`; got "
-            f"{short_repr(item)}"
-        )
-    ((name, params),) = item.items()
-    if known is not None and name not in known:
-        raise ValueError(
-            f"unknown name {short_repr(name)}; use one of {', '.join(known)}"
-            f"{did_you_mean(name, known)}"
-        )
-    if not isinstance(name, str):
-        raise ValueError(f"the name must be text, got {short_repr(name)}")
-    params = {} if params is None else params
-    if not isinstance(params, Mapping):
-        raise ValueError(f"{name}: parameters must be a mapping, got {short_repr(params)}")
-    return name, dict(params)
+    """One ``- name: {parameters}`` list entry (pydantic adds the entry's position)."""
+    return parse_entry(item, known, example)
 
 
 def _model_entry(item: Any) -> tuple[str, dict]:

@@ -212,18 +212,11 @@ class MaskingMethod(Spec):
                 raise TypeError(f"masking method name {name!r} is taken by {other.__name__}")
             METHODS[name] = cls
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = type(self).parameter_names()
-        if len(args) > len(names):
-            raise ParameterError(
-                f"{self._label()}: takes at most {len(names)} positional parameters "
-                f"({', '.join(names)}), got {len(args)}"
-            )
-        for name, value in zip(names, args, strict=False):
-            if name in kwargs:
-                raise ParameterError(f"{self._label()}: parameter {name!r} given twice")
-            kwargs[name] = value
-        super().__init__(**kwargs)
+    @classmethod
+    def positional_names(cls) -> tuple[str, ...]:
+        """Positional arguments fill the method's parameters (``allow_unchanged`` is
+        keyword-only)."""
+        return cls.parameter_names()
 
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
