@@ -32,21 +32,18 @@ is optimal for the full problem) or ``max_rounds`` is reached.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
-import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.optimize import LinearConstraint, milp
+from scipy.optimize import LinearConstraint
 from scipy.spatial import cKDTree
 
+from sdckit.core.solver import milp
 from sdckit.errors import DataError, NoSolutionError, SdcInputError, VerificationError
 from sdckit.risk.linkage import (
     align_pair,
@@ -59,43 +56,6 @@ from sdckit.risk.linkage import (
 Family = Literal["weighted_mean", "owa", "choquet"]
 #: Largest number of attributes for the Choquet integral (2^d - 1 measure values).
 MAX_CHOQUET_ATTRIBUTES = 10
-
-
-@contextlib.contextmanager
-def _c_stdout_silenced() -> Iterator[None]:
-    """Send the process's file descriptor 1 to ``os.devnull`` while HiGHS runs.
-
-    HiGHS 1.12 (bundled with SciPy 1.17) prints a leftover debug line,
-    ``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``, to the C
-    ``stdout`` even with ``disp=False`` (ERGO-Code/HiGHS issue 2783), which corrupted the
-    output of ``sdckit evaluate`` (also with ``--quiet``). Python's buffers are flushed
-    before, and C's ``stdio`` buffers (full buffering when stdout is a pipe) before the
-    descriptor is restored, so nothing of HiGHS leaks and nothing of ours is lost.
-    """
-    for stream in (sys.stdout, sys.__stdout__):
-        with contextlib.suppress(Exception):
-            stream.flush()  # type: ignore[union-attr]
-    try:
-        libc = ctypes.CDLL(None)
-        libc.fflush(None)
-    except (OSError, AttributeError):  # no C library handle (e.g. some Windows builds)
-        libc = None
-    try:
-        saved = os.dup(1)
-    except OSError:  # no descriptor 1 (detached process): nothing to protect
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        if libc is not None:
-            with contextlib.suppress(Exception):
-                libc.fflush(None)
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
 
 
 _EVAL_CHUNK = 2_000_000
@@ -389,14 +349,13 @@ def learned_distance_linkage(
             optimal = False
             break
         a, lb, ub = _build_constraints(family, x, y, pairs_i, pairs_j, epsilon)
-        with _c_stdout_silenced():
-            res = milp(
-                cost,
-                integrality=integrality,
-                bounds=(bounds_lo, bounds_hi),
-                constraints=[LinearConstraint(a, lb, ub), *structure],
-                options={"time_limit": max(remaining, 1.0), "disp": False, "mip_rel_gap": 0.0},
-            )
+        res = milp(
+            cost,
+            integrality=integrality,
+            bounds=(bounds_lo, bounds_hi),
+            constraints=[LinearConstraint(a, lb, ub), *structure],
+            options={"time_limit": max(remaining, 1.0), "disp": False, "mip_rel_gap": 0.0},
+        )
         if res.x is None:
             raise NoSolutionError(
                 f"HiGHS found no solution within time_limit={time_limit} s ({res.message}); "

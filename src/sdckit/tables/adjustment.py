@@ -196,7 +196,9 @@ def _solve_mip(
 ) -> Any:
     """The CTA mixed integer program (module docstring) with big-M ``big``, by HiGHS."""
     from scipy import sparse
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
+
+    from sdckit.core.solver import milp
 
     n, k = len(a), len(prim)
     # variables: d+ (n), d- (n), y (k)

@@ -75,7 +75,9 @@ def controlled_rounding(table: Table, base: float, *, time_limit: float | None =
     hierarchies in both dimensions) or none was found in time.
     """
     from scipy import sparse
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
+
+    from sdckit.core.solver import milp
 
     b = _check_base(base)
     if time_limit is not None and not (np.isfinite(time_limit) and time_limit > 0):

@@ -53,8 +53,9 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint
 
+from sdckit.core.solver import milp
 from sdckit.errors import ConfigError, DataError, ParameterError, VerificationError
 from sdckit.tables._lp import Block, Component, components, determined, solve_blocks
 from sdckit.tables.audit import Audit, audit, tolerance
