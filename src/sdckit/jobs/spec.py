@@ -94,6 +94,43 @@ def _list_of_entries(value: Any) -> Any:
     return value
 
 
+def _linked_tables(value: Any) -> Any:
+    """``tables:`` of a table job: linked tables over the job's dimensions, a list of
+    dimension lists (each table named by its dimensions, ``region x gender``) or a mapping
+    name -> dimension list; normalized to the mapping."""
+    if value is None:
+        return None
+    example = (
+        "`tables: [[region, gender], [region, age]]` or `tables: {by_gender: [region, gender]}`"
+    )
+    if isinstance(value, Mapping):
+        items = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [(None, v) for v in value]
+    else:
+        raise ValueError(f"must list the linked tables' dimensions, e.g. {example}")
+    if not items:
+        raise ValueError(f"names no table; e.g. {example}")
+    out: dict[str, list[str]] = {}
+    for i, (name, dims) in enumerate(items):
+        where = f"table {name!r}" if name is not None else f"entry {i}"
+        try:
+            dims = _column_list(dims)
+        except ValueError:
+            raise ValueError(
+                f"{where} must be a list of dimension names, got {short_repr(dims)}; e.g. {example}"
+            ) from None
+        if not dims:
+            raise ValueError(f"{where} names no dimension")
+        if len(set(dims)) != len(dims):
+            raise ValueError(f"{where} names a dimension twice ({', '.join(dims)})")
+        label = name if name is not None else " x ".join(dims)
+        if label in out:
+            raise ValueError(f"{where} repeats table {label!r}; give each table once")
+        out[label] = dims
+    return out
+
+
 ModelEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_model_entry)]
 MethodEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_method_entry)]
 RuleEntry = Annotated[tuple[str, dict[str, Any]], BeforeValidator(_rule_entry)]
@@ -252,6 +289,7 @@ class JobSpec(JobPart):
     # -- table jobs (sdckit table) --
     cells: InputSection | None = None
     dimensions: dict[str, DimensionSection] = Field(default_factory=dict)
+    tables: Annotated[dict[str, list[str]] | None, BeforeValidator(_linked_tables)] = None
     response: str | None = None
     shadow: str | None = None
     holding: str | None = None

@@ -21,6 +21,17 @@ the released cells, the HTML report and the JSON summary together (or nothing)::
     options: {time_limit: 60}               # base (rounding), ptable + key (cell_key), ...
     output: {cells: cells.csv, report: table.html, json: table.json}
 
+Linked tables (several tables of the same microdata sharing dimensions, protected
+consistently: a common cell is suppressed in all of them or in none;
+:mod:`sdckit.tables.linked`) are declared with ``tables:`` beside ``dimensions:``, as a list
+of dimension lists (each table named ``region x gender``) or a mapping name -> dimensions::
+
+    tables: [[region, gender], [region, age]]
+
+The cells file then has a ``table`` column and one column per dimension (a dimension the
+table does not span holds its total's code); the JSON summary gives the figures over the
+distinct cells and, under ``tables``, each table's own.
+
 Cells given directly (``cells:``) have one column per dimension with the codes, ``value``
 and optionally ``freq`` and the largest contributions ``top1``, ``top2``, ... (options
 ``value``, ``freq``, ``top`` name other columns).
@@ -40,7 +51,13 @@ from sdckit.errors import ConfigError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
 
-__all__ = ["TableJobOutcome", "run_table_job", "build_table", "build_rules"]
+__all__ = [
+    "TableJobOutcome",
+    "build_linked_tables",
+    "build_rules",
+    "build_table",
+    "run_table_job",
+]
 
 #: Option keys of a table job (``options:``), beside those the methods read.
 _BUILD_OPTIONS = ("value", "freq", "top", "top_n", "min_protection", "key")
@@ -78,8 +95,9 @@ def _options(job: Job) -> dict[str, Any]:
     return opts
 
 
-def build_table(job: Job, opts: dict[str, Any]):
-    """The job's table, from its microdata (``input``) or its cells (``cells``)."""
+def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
+    """The job's table, from its microdata (``input``) or its cells (``cells``); ``names``:
+    only these of the job's dimensions (one of linked ``tables:``)."""
     from sdckit.tables.table import Table
 
     spec = job.spec
@@ -114,6 +132,8 @@ def build_table(job: Job, opts: dict[str, Any]):
         if dim.hierarchy is not None:
             h = job._hierarchy(dim.hierarchy, frame[name], name, f"dimensions.{name}.hierarchy")
         hierarchies[name] = h
+    if names is not None:
+        hierarchies = {name: hierarchies[name] for name in names}
     rules = build_rules(job)
     top_n = int(opts.get("top_n", max([2, *[r.top_needed() for r in rules]])))
     if spec.cells is not None:
@@ -175,6 +195,8 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
         )
     job.check_outputs({"--json": json_out})
     opts = _options(job)
+    if job.spec.tables is not None:
+        return _run_linked(job, opts, json_out)
     table, rules = build_table(job, opts)
     method = job.spec.method or "optimal"
     method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
@@ -209,6 +231,93 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
             from sdckit.report.table_report import table_report
 
             written["report"] = table_report(summary, cells, table).write_html(out.report)
+        if json_path is not None:
+            summary["outputs"] = {k: str(v) for k, v in written.items()}
+            written["json"] = write_json(json_path, summary)
+    return TableJobOutcome(protection, summary, written)
+
+
+def build_linked_tables(job: Job, opts: dict[str, Any]):
+    """The job's linked tables (``tables:``, each over some of ``dimensions:``) as a
+    :class:`~sdckit.tables.linked.LinkedTables`, and the rules. ConfigError for a table
+    naming an undeclared dimension or for linked tables from ``cells:``."""
+    from sdckit.tables.linked import LinkedTables
+
+    spec = job.spec
+    if not spec.tables:
+        raise ConfigError(
+            f"{job.key('tables')} is missing: list the linked tables' dimensions, e.g. "
+            "`tables: [[region, gender], [region, age]]`"
+        )
+    for label, names in spec.tables.items():
+        undeclared = [n for n in names if n not in spec.dimensions]
+        if undeclared:
+            raise ConfigError(
+                f"{job.key(f'tables.{label}')}: dimension {undeclared[0]!r} is not declared "
+                f"under `dimensions:` (declared: {', '.join(spec.dimensions) or 'none'}); add "
+                f"it there (e.g. `{undeclared[0]}: {{}}`) or fix the table's dimensions"
+            )
+    if spec.cells is not None:
+        raise ConfigError(
+            f"{job.key('tables')}: linked tables are built from microdata (`input:`), which "
+            "gives their common cells one value; `cells:` gives a single table"
+        )
+    tables = []
+    rules: list = []
+    for names in spec.tables.values():
+        table, rules = build_table(job, opts, names)
+        tables.append(table)
+    return LinkedTables(tables, list(spec.tables)), rules
+
+
+def _run_linked(job: Job, opts: dict[str, Any], json_out: Path | None) -> TableJobOutcome:
+    """Protect the job's linked tables (``tables:``) consistently and write one cells file
+    (a ``table`` column, then every dimension: a dimension the table does not span holds its
+    total's code), the report and the JSON summary (the combined figures plus ``tables``,
+    one summary per table)."""
+    from sdckit.tables.cell_key import cell_keys
+    from sdckit.tables.linked import protect_linked
+
+    linked, rules = build_linked_tables(job, opts)
+    method = job.spec.method or "optimal"
+    method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
+    if "ptable" in method_opts:
+        method_opts["ptable"] = job._path(str(method_opts["ptable"]))
+    if method == "cell_key":
+        if opts.get("key") is None:
+            raise ConfigError(
+                f"{job.key('options.key')} is missing: the cell key method needs the record "
+                "keys' column of the microdata (e.g. `options: {ptable: p.txt, key: rkey}`)"
+            )
+        data = job.read_input()
+        method_opts["cell_keys"] = [cell_keys(data, t, key=str(opts["key"])) for t in linked.tables]
+    protection = protect_linked(
+        linked,
+        rules,
+        method,
+        options=method_opts,
+        min_protection=float(opts.get("min_protection", 1.0)),
+    )
+    out = job.output
+    json_path = json_out or out.json
+    summary = protection.summary()
+    source = job.spec.input
+    summary["input"] = str(source.path) if source is not None else None
+    summary["dimensions"] = {d.name: len(d) for d in linked.dimensions}
+    summary["response"] = job.spec.response
+    summary["rules"] = [r.to_entry() for r in rules]
+    cells = protection.cells()
+    written: dict[str, Path] = {}
+    with output_set() as outputs:
+        summary["run_id"] = outputs.run_id
+        cells_path = out.cells or out.path
+        if cells_path is not None:
+            written["cells"] = write_table(_for_csv(cells), cells_path, out.delimiter)
+            summary["cells_file"] = str(cells_path)
+        if out.report is not None:
+            from sdckit.report.table_report import linked_table_report
+
+            written["report"] = linked_table_report(summary, cells, linked).write_html(out.report)
         if json_path is not None:
             summary["outputs"] = {k: str(v) for k, v in written.items()}
             written["json"] = write_json(json_path, summary)

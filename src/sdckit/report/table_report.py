@@ -1,6 +1,7 @@
 """The HTML page of a table job (``sdckit table``): the rules and method, the released table
 with primary / secondary / safe cells coloured, the audit intervals beside the protection
-intervals, and the information loss."""
+intervals, and the information loss; for linked tables (:func:`linked_table_report`) the
+same for every table, the audit being that of all the tables together."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pandas as pd
 
 from sdckit.report.writer import Report, Section
 
-__all__ = ["table_report"]
+__all__ = ["linked_table_report", "table_report"]
 
 #: Largest cross-tabulation drawn as a grid (rows x columns).
 _GRID_LIMIT = (60, 30)
@@ -136,6 +137,126 @@ def table_report(summary: dict[str, Any], cells: pd.DataFrame, table: Any) -> Re
                     "protection interval on both sides."
                 ),
                 table=suppressed[[*names, "value", "status", "audit_lower", "audit_upper"]],
+            )
+        )
+    return rep
+
+
+def _rules_text(summary: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{name}({', '.join(f'{k}={v}' for k, v in params.items() if v is not None)})"
+        for entry in summary.get("rules", [])
+        for name, params in entry.items()
+    )
+
+
+def linked_table_report(summary: dict[str, Any], cells: pd.DataFrame, linked: Any) -> Report:
+    """The report of protected linked tables (``summary``: :meth:`LinkedProtection.summary`
+    plus the job's facts; ``cells``: :meth:`LinkedProtection.cells`, with its ``table``
+    column; ``linked``: the :class:`~sdckit.tables.linked.LinkedTables`)."""
+    rep = Report(
+        "sdckit table",
+        subtitle=f"Consistent protection of {len(linked.tables)} linked tables of "
+        f"{summary.get('input')}",
+    )
+    rep.add(
+        Section(
+            "Job",
+            text=(
+                "The tables share cells (same codes where not at a total); every common cell "
+                "has one status in all its tables, and the audit sees every table's relations "
+                "at once, as an intruder holding all the tables would."
+            ),
+            facts={
+                "input": summary.get("input"),
+                "tables": "; ".join(
+                    f"{label} ({s['cells']} cells)" for label, s in summary["tables"].items()
+                ),
+                "dimensions": ", ".join(
+                    f"{k} ({v} codes)" for k, v in summary["dimensions"].items()
+                ),
+                "response": summary.get("response") or "(frequency table)",
+                "rules": _rules_text(summary) or "(none)",
+                "method": summary["method"],
+                "distinct cells": summary["cells"],
+                "common cells": summary["common_cells"],
+                "primary cells": summary["primary"],
+                "secondary cells": summary["secondary"],
+                "suppressed value": summary["suppressed_value"],
+                "safe (independent check)": "yes" if summary["safe"] else "NO",
+                "seconds": round(float(summary.get("elapsed_seconds", 0.0)), 3),
+            },
+        )
+    )
+    for (label, s), table in zip(summary["tables"].items(), linked.tables, strict=True):
+        names = [d.name for d in table.dimensions]
+        mine = cells[cells["table"] == label].reset_index(drop=True)
+        rep.add(
+            Section(
+                f"Table {label}",
+                facts={
+                    "dimensions": " x ".join(names),
+                    "cells": s["cells"],
+                    "primary cells": s["primary"],
+                    "secondary cells": s["secondary"],
+                    "suppressed value": s["suppressed_value"],
+                },
+            )
+        )
+        grid = _grid(mine, names)
+        if grid is not None:
+            shown, classes = grid
+            other = ", ".join(f"{n} = total" for n in names[:-2])
+            rep.add(
+                Section(
+                    f"The released table {label}",
+                    text=(
+                        "Red: primary; orange: secondary; green: published; grey: empty. 'x' "
+                        "is a suppressed value." + (f" Shown at {other}." if other else "")
+                    ),
+                    table=shown,
+                    cell_classes=classes,
+                )
+            )
+        suppressed = mine[mine["status"].isin(["primary", "secondary"])]
+        if len(suppressed) and np.isfinite(suppressed["audit_lower"].to_numpy(dtype=float)).any():
+            rep.add(
+                Section(
+                    f"Audit of {label}",
+                    text=(
+                        "For every suppressed cell, the interval an intruder derives from the "
+                        "published cells of all the linked tables and their additivity."
+                    ),
+                    table=suppressed[[*names, "value", "status", "audit_lower", "audit_upper"]],
+                )
+            )
+    if "deviation" in summary:
+        dev = summary["deviation"]
+        rep.add(
+            Section(
+                "Information loss (distinct cells)",
+                facts={
+                    "sum of absolute deviations": dev["sum_abs"],
+                    "largest absolute deviation": dev["max_abs"],
+                    "sum of relative deviations": dev["sum_rel"],
+                    "largest relative deviation": dev["max_rel"],
+                },
+            )
+        )
+    else:
+        rep.add(
+            Section(
+                "Information loss (distinct cells)",
+                text=(
+                    f"{summary['secondary']} secondary suppression(s) of total value "
+                    f"{summary['secondary_value']:,.2f}."
+                ),
+                table=pd.DataFrame(
+                    [
+                        {"table": label, **{k: s[k] for k in ("secondary", "secondary_value")}}
+                        for label, s in summary["tables"].items()
+                    ]
+                ),
             )
         )
     return rep

@@ -1,6 +1,6 @@
 """Tabular data protection: tables from microdata or cells, sensitivity rules, secondary
-cell suppression, audit, controlled rounding, controlled tabular adjustment and the cell key
-method (see each module)."""
+cell suppression, audit, controlled rounding, controlled tabular adjustment, the cell key
+method and linked tables protected consistently (see each module)."""
 
 from sdckit.tables.dimension import TOTAL, Dimension
 from sdckit.tables.rules import (
@@ -34,6 +34,9 @@ _LAZY = {
     "record_keys": "sdckit.tables.cell_key",
     "Protection": "sdckit.tables.protect",
     "protect": "sdckit.tables.protect",
+    "LinkedProtection": "sdckit.tables.linked",
+    "LinkedTables": "sdckit.tables.linked",
+    "protect_linked": "sdckit.tables.linked",
 }
 
 
