@@ -24,6 +24,7 @@ TYPED_PACKAGES = [
     "evaluation",
     "utility",
     "algorithms",
+    "dp",
 ]
 
 

@@ -1,0 +1,396 @@
+"""Privacy accounting: one :class:`Accountant` shared by every mechanism of a session.
+
+A mechanism states its cost as a :class:`PrivacyCost` and charges the accountant *before* it
+draws any noise; a charge that would exceed the budget raises :class:`BudgetExhausted` and
+leaves the accountant unchanged. The accountant is thread-safe (one lock around check and
+record), so a query server can share it between threads.
+
+Three composition rules, chosen when the accountant is created:
+
+* ``"sequential"`` -- basic composition: ``k`` mechanisms, each ``(eps_i, delta_i)``-DP, are
+  together ``(sum eps_i, sum delta_i)``-DP (Dwork, McSherry, Nissim & Smith 2006; Dwork &
+  Roth 2014, *The Algorithmic Foundations of Differential Privacy*, Theorem 3.16). With
+  ``delta = 0`` this is pure epsilon-DP accounting.
+* ``"advanced"`` -- also the advanced composition theorem (Dwork, Rothblum & Vadhan 2010,
+  "Boosting and differential privacy", FOCS, Theorem III.3; Dwork & Roth 2014, Theorem
+  3.20): ``k`` mechanisms, each ``(eps0, delta0)``-DP, are ``(eps', k delta0 + delta')``-DP
+  for every ``delta' > 0`` with ``eps' = sqrt(2 k ln(1/delta')) eps0 + k eps0 (e**eps0 - 1)``.
+  Mechanisms of different costs are bounded by ``eps0 = max eps_i``, ``delta0 = max delta_i``
+  (each of them is also ``(eps0, delta0)``-DP). The accountant uses whichever of the two
+  bounds, basic or advanced, gives the smaller epsilon within the delta budget.
+* ``"zcdp"`` -- zero-concentrated DP (Bun & Steinke 2016, "Concentrated differential privacy:
+  simplifications, extensions, and lower bounds", TCC): rho adds up over mechanisms
+  (their Lemma 1.7); an ``eps``-DP mechanism is ``eps**2 / 2``-zCDP (Proposition 1.4); the
+  (discrete) Gaussian mechanism with L2 sensitivity ``D`` and parameter ``sigma`` is
+  ``D**2 / (2 sigma**2)``-zCDP (Proposition 1.6; Canonne, Kamath & Steinke 2020, Theorem 4
+  for the discrete one); and ``rho``-zCDP implies ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP
+  (Proposition 1.3). If every charge was pure, the basic sum of epsilons is used when smaller.
+
+Float budgets: ``0.1 + 0.2 > 0.3`` in binary floating point, so budget comparisons allow a
+relative excess of 1e-12 (:data:`RELATIVE_SLACK`) -- far below any meaningful privacy loss.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, NamedTuple
+
+from sdckit.dp._numbers import exact, open_probability, positive
+from sdckit.errors import ParameterError, SdcInputError, short_repr
+
+__all__ = [
+    "Accountant",
+    "BudgetExhausted",
+    "PrivacyCost",
+    "Spent",
+    "RELATIVE_SLACK",
+    "advanced_composition",
+    "zcdp_to_approx_dp",
+    "rho_for_approx_dp",
+    "gaussian_rho",
+    "pure_to_zcdp",
+]
+
+#: Relative excess over the budget tolerated in comparisons (floating-point rounding only).
+RELATIVE_SLACK = 1e-12
+
+Composition = Literal["sequential", "advanced", "zcdp"]
+_COMPOSITIONS = ("sequential", "advanced", "zcdp")
+
+
+class BudgetExhausted(SdcInputError):
+    """A mechanism asked for more privacy budget than its accountant has left.
+
+    Raised before any noise is drawn; nothing was released and the accountant is unchanged.
+    """
+
+
+# --- closed forms ------------------------------------------------------------------------
+
+
+def zcdp_to_approx_dp(rho: float, delta: float) -> float:
+    """The epsilon of (epsilon, delta)-DP implied by rho-zCDP: ``rho + 2 sqrt(rho ln(1/delta))``.
+
+    Bun & Steinke (2016), Proposition 1.3.
+    """
+    r = float(exact(rho, "rho"))
+    if r < 0:
+        raise ParameterError(f"rho must be >= 0, got {short_repr(rho)}")
+    d = open_probability(delta, "delta")
+    return r + 2.0 * math.sqrt(r * math.log(1.0 / d))
+
+
+def rho_for_approx_dp(epsilon: float, delta: float) -> float:
+    """The largest rho whose zCDP guarantee converts to ``(epsilon, delta)``-DP.
+
+    Inverse of :func:`zcdp_to_approx_dp` (Bun & Steinke 2016, Proposition 1.3): solving
+    ``epsilon = rho + 2 sqrt(rho L)`` with ``L = ln(1/delta)`` for ``sqrt(rho)`` gives
+    ``rho = (sqrt(L + epsilon) - sqrt(L))**2``.
+    """
+    e = float(positive(epsilon, "epsilon"))
+    log_term = math.log(1.0 / open_probability(delta, "delta"))
+    # (sqrt(L + e) - sqrt(L))**2 written as (e / (sqrt(L + e) + sqrt(L)))**2: no cancellation
+    return (e / (math.sqrt(log_term + e) + math.sqrt(log_term))) ** 2
+
+
+def advanced_composition(
+    epsilon: float, delta: float, k: int, delta_slack: float
+) -> tuple[float, float]:
+    """``(eps', delta')`` of ``k`` mechanisms each ``(epsilon, delta)``-DP, advanced composition.
+
+    Dwork, Rothblum & Vadhan (2010), Theorem III.3 (Dwork & Roth 2014, Theorem 3.20):
+    ``eps' = sqrt(2 k ln(1/delta_slack)) epsilon + k epsilon (e**epsilon - 1)`` and
+    ``delta' = k delta + delta_slack``.
+    """
+    e = float(exact(epsilon, "epsilon"))
+    d = float(exact(delta, "delta"))
+    if e < 0 or not 0 <= d < 1:
+        raise ParameterError(f"need epsilon >= 0 and 0 <= delta < 1, got {epsilon!r}, {delta!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ParameterError(f"k must be an integer >= 0, got {short_repr(k)}")
+    slack = open_probability(delta_slack, "delta_slack")
+    eps = math.sqrt(2.0 * k * math.log(1.0 / slack)) * e + k * e * math.expm1(e)
+    return eps, k * d + slack
+
+
+def gaussian_rho(sensitivity: float, sigma: float) -> float:
+    """zCDP parameter of the (discrete) Gaussian mechanism: ``rho = sensitivity**2 / (2 sigma**2)``.
+
+    Bun & Steinke (2016), Proposition 1.6; Canonne, Kamath & Steinke (2020), Theorem 4 (the
+    discrete Gaussian on integer-valued queries gives the same rho).
+    """
+    d = float(positive(sensitivity, "sensitivity"))
+    s = float(positive(sigma, "sigma"))
+    return d * d / (2.0 * s * s)
+
+
+def pure_to_zcdp(epsilon: float) -> float:
+    """``epsilon``-DP implies ``epsilon**2 / 2``-zCDP (Bun & Steinke 2016, Proposition 1.4)."""
+    e = float(positive(epsilon, "epsilon"))
+    return e * e / 2.0
+
+
+# --- costs and the accountant ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrivacyCost:
+    """What one mechanism call costs, in every currency that applies to it.
+
+    ``epsilon``/``delta``: the call is ``(epsilon, delta)``-DP (``epsilon`` None when only a
+    zCDP statement is made). ``rho``: the call is ``rho``-zCDP (None when no such statement is
+    made, as for a generic ``(epsilon, delta > 0)`` mechanism). Build one with :meth:`pure`,
+    :meth:`approximate` or :meth:`zcdp`.
+    """
+
+    epsilon: float | None
+    delta: float = 0.0
+    rho: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.epsilon is None and self.rho is None:
+            raise ParameterError("a privacy cost needs an epsilon or a rho")
+        for name in ("epsilon", "rho"):
+            value = getattr(self, name)
+            if value is not None and (not math.isfinite(value) or value < 0):
+                raise ParameterError(f"cost {name} must be a finite number >= 0, got {value!r}")
+        if not 0 <= self.delta < 1:
+            raise ParameterError(f"cost delta must be in [0, 1), got {self.delta!r}")
+
+    @classmethod
+    def pure(cls, epsilon: Any) -> PrivacyCost:
+        """An epsilon-DP call; it is also ``epsilon**2/2``-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+        e = float(positive(epsilon, "epsilon"))
+        return cls(epsilon=e, delta=0.0, rho=e * e / 2.0)
+
+    @classmethod
+    def approximate(cls, epsilon: Any, delta: Any) -> PrivacyCost:
+        """An ``(epsilon, delta)``-DP call with no zCDP statement."""
+        return cls(
+            epsilon=float(positive(epsilon, "epsilon")), delta=open_probability(delta, "delta")
+        )
+
+    @classmethod
+    def zcdp(cls, rho: Any) -> PrivacyCost:
+        """A ``rho``-zCDP call (converted to (epsilon, delta) by the accountant only)."""
+        return cls(epsilon=None, delta=0.0, rho=float(positive(rho, "rho")))
+
+    def describe(self) -> str:
+        """A short text such as ``epsilon=0.5`` or ``rho=0.125`` for messages and reports."""
+        parts = []
+        if self.epsilon is not None:
+            parts.append(f"epsilon={self.epsilon:g}")
+        if self.delta:
+            parts.append(f"delta={self.delta:g}")
+        if self.epsilon is None and self.rho is not None:
+            parts.append(f"rho={self.rho:g}")
+        return ", ".join(parts)
+
+
+class Spent(NamedTuple):
+    """The privacy loss of everything charged so far: ``(epsilon, delta)``-DP overall; ``rho``
+    is the zCDP total under ``"zcdp"`` composition (None otherwise)."""
+
+    epsilon: float
+    delta: float
+    rho: float | None
+
+
+@dataclass(frozen=True)
+class _Totals:
+    """Running aggregates of the charges: exact sums of the float costs (Fractions), maxima."""
+
+    count: int = 0
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+    epsilon_max: float = 0.0
+    delta_max: float = 0.0
+    all_pure: bool = True
+
+    def plus(self, cost: PrivacyCost) -> _Totals:
+        """The aggregates with ``cost`` added (a zero stands for a currency the cost lacks)."""
+        eps = 0.0 if cost.epsilon is None else cost.epsilon
+        return _Totals(
+            count=self.count + 1,
+            epsilon=self.epsilon + Fraction(eps),
+            delta=self.delta + Fraction(cost.delta),
+            rho=self.rho + Fraction(0.0 if cost.rho is None else cost.rho),
+            epsilon_max=max(self.epsilon_max, eps),
+            delta_max=max(self.delta_max, cost.delta),
+            all_pure=self.all_pure and cost.epsilon is not None and cost.delta == 0,
+        )
+
+
+def _within(value: float, limit: float) -> bool:
+    return value <= limit * (1.0 + RELATIVE_SLACK) + 1e-300
+
+
+class Accountant:
+    """The privacy budget of a session, charged by every mechanism before it draws noise.
+
+    ``Accountant(epsilon=1.0)`` is a pure epsilon-DP budget with sequential composition.
+    ``Accountant(epsilon, delta, composition="advanced", delta_slack=...)`` uses the advanced
+    composition theorem where it helps (``delta_slack`` is its ``delta'``, half of ``delta`` by
+    default). ``Accountant(epsilon, delta, composition="zcdp")`` accounts in zero-concentrated
+    DP and holds the total rho to ``rho + 2 sqrt(rho ln(1/delta)) <= epsilon`` (see the module
+    docstring for the theorems). Thread-safe.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        composition: Composition = "sequential",
+        delta_slack: float | None = None,
+    ) -> None:
+        self._epsilon = float(positive(epsilon, "epsilon"))
+        d = exact(delta, "delta")
+        if not 0 <= d < 1:
+            raise ParameterError(f"delta must be in [0, 1), got {short_repr(delta)}")
+        self._delta = float(d)
+        if composition not in _COMPOSITIONS:
+            raise ParameterError(
+                f"composition must be one of {', '.join(_COMPOSITIONS)}, got "
+                f"{short_repr(composition)}"
+            )
+        self._composition: Composition = composition
+        if composition in ("advanced", "zcdp") and self._delta == 0:
+            raise ParameterError(
+                f"composition {composition!r} gives (epsilon, delta)-DP with delta > 0: give the "
+                "accountant a delta such as 1e-6, or use composition='sequential' for pure DP"
+            )
+        self._slack = 0.0
+        if composition == "advanced":
+            slack = self._delta / 2 if delta_slack is None else delta_slack
+            self._slack = open_probability(slack, "delta_slack")
+            if self._slack >= self._delta:
+                raise ParameterError(
+                    f"delta_slack ({self._slack:g}) must be smaller than delta ({self._delta:g})"
+                )
+        elif delta_slack is not None:
+            raise ParameterError("delta_slack applies to composition='advanced' only")
+        self._ledger: list[tuple[str, PrivacyCost]] = []
+        self._totals = _Totals()
+        self._lock = threading.Lock()
+
+    # -- the budget -------------------------------------------------------------------
+
+    @property
+    def epsilon(self) -> float:
+        """The epsilon of the total budget."""
+        return self._epsilon
+
+    @property
+    def delta(self) -> float:
+        """The delta of the total budget."""
+        return self._delta
+
+    @property
+    def composition(self) -> Composition:
+        """The composition rule: ``"sequential"``, ``"advanced"`` or ``"zcdp"``."""
+        return self._composition
+
+    @property
+    def rho_budget(self) -> float | None:
+        """Under ``"zcdp"``: the largest total rho allowed, ``(sqrt(L + eps) - sqrt(L))**2`` with
+        ``L = ln(1/delta)`` (the inverse of Bun & Steinke 2016, Prop. 1.3); else None."""
+        if self._composition != "zcdp":
+            return None
+        return rho_for_approx_dp(self._epsilon, self._delta)
+
+    @property
+    def ledger(self) -> tuple[tuple[str, PrivacyCost], ...]:
+        """Every charge so far, in order: ``(label, cost)``."""
+        with self._lock:
+            return tuple(self._ledger)
+
+    # -- charging ---------------------------------------------------------------------
+
+    def _check_kind(self, cost: PrivacyCost, label: str) -> None:
+        if self._composition == "zcdp":
+            if cost.rho is None:
+                raise ParameterError(
+                    f"{label}: an (epsilon={cost.epsilon:g}, delta={cost.delta:g}) cost has no "
+                    "zCDP form; a 'zcdp' accountant takes pure-DP and zCDP mechanisms only"
+                )
+        elif cost.epsilon is None:
+            raise ParameterError(
+                f"{label}: this mechanism was given rho (zCDP) and a {self._composition!r} "
+                "accountant composes (epsilon, delta) costs: use Accountant(epsilon, delta, "
+                "composition='zcdp'), or give the mechanism epsilon and delta instead of rho"
+            )
+
+    def _total(self, totals: _Totals) -> Spent:
+        if totals.count == 0:
+            return Spent(0.0, 0.0, 0.0 if self._composition == "zcdp" else None)
+        if self._composition == "zcdp":
+            rho = float(totals.rho)
+            best = Spent(zcdp_to_approx_dp(rho, self._delta), self._delta, rho)
+            if totals.all_pure and float(totals.epsilon) <= best.epsilon:
+                best = Spent(float(totals.epsilon), 0.0, rho)
+            return best
+        basic = Spent(float(totals.epsilon), float(totals.delta), None)
+        if self._composition == "sequential":
+            return basic
+        eps_adv, delta_adv = advanced_composition(
+            totals.epsilon_max, totals.delta_max, totals.count, self._slack
+        )
+        if eps_adv < basic.epsilon and _within(delta_adv, self._delta):
+            return Spent(eps_adv, delta_adv, None)
+        return basic
+
+    def _fits(self, spent: Spent) -> bool:
+        return _within(spent.epsilon, self._epsilon) and _within(spent.delta, self._delta)
+
+    def spent(self) -> Spent:
+        """The privacy loss of all charges so far, under this accountant's composition rule."""
+        with self._lock:
+            return self._total(self._totals)
+
+    def can_afford(self, cost: PrivacyCost) -> bool:
+        """Whether ``cost`` would fit in what is left (nothing is charged)."""
+        if not isinstance(cost, PrivacyCost):
+            raise ParameterError(f"cost must be a PrivacyCost, got {short_repr(cost)}")
+        self._check_kind(cost, "cost")
+        with self._lock:
+            return self._fits(self._total(self._totals.plus(cost)))
+
+    def charge(self, cost: PrivacyCost, label: str = "mechanism") -> Spent:
+        """Record ``cost`` if it fits in the budget and return the new total; else raise.
+
+        Raises :class:`BudgetExhausted` (nothing recorded) when the composed loss would exceed
+        ``(epsilon, delta)``; :class:`~sdckit.errors.ParameterError` when the cost cannot be
+        composed under this rule (a rho-only cost on an (epsilon, delta) accountant, an
+        (epsilon, delta > 0) cost on a zCDP one). Check and record happen under one lock.
+        """
+        if not isinstance(cost, PrivacyCost):
+            raise ParameterError(f"cost must be a PrivacyCost, got {short_repr(cost)}")
+        self._check_kind(cost, label)
+        with self._lock:
+            before = self._total(self._totals)
+            updated = self._totals.plus(cost)
+            after = self._total(updated)
+            if not self._fits(after):
+                raise BudgetExhausted(
+                    f"privacy budget exhausted: {label} ({cost.describe()}) would bring the "
+                    f"total to epsilon={after.epsilon:.6g}, delta={after.delta:.3g} over the "
+                    f"budget epsilon={self._epsilon:g}, delta={self._delta:g} "
+                    f"({self._composition} composition; spent so far epsilon="
+                    f"{before.epsilon:.6g}, delta={before.delta:.3g}). Nothing was released."
+                )
+            self._ledger.append((label, cost))
+            self._totals = updated
+            return after
+
+    def __repr__(self) -> str:
+        spent = self.spent()
+        return (
+            f"Accountant(epsilon={self._epsilon:g}, delta={self._delta:g}, "
+            f"composition={self._composition!r}; spent epsilon={spent.epsilon:.6g}, "
+            f"delta={spent.delta:.3g})"
+        )
