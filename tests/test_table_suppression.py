@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from sdckit.core.hierarchy_builders import order_hierarchy
-from sdckit.errors import ConfigError, ParameterError
+from sdckit.errors import ConfigError, DataError, ParameterError
 from sdckit.tables import FrequencyRule, PPercentRule, Primary, Table, primary_cells
 from sdckit.tables.audit import audit
 from sdckit.tables.suppression import (
@@ -351,3 +351,34 @@ def test_bad_input_is_a_clear_error() -> None:
         suppress(t, too_much)
     with pytest.raises(ParameterError, match="repair method"):
         repair(t, prim, prim.unsafe, method="magic")
+
+
+def test_published_cells_are_never_suppressed_and_may_make_protection_impossible() -> None:
+    """The modular method's locked cells: ``optimal_pattern(published=...)`` protects with the
+    other cells (the cheapest such pattern, by exhaustive search), and says so when only a
+    locked cell could protect a primary."""
+    t = grid_table(np.array([[3.0, 10.0, 12.0], [20.0, 25.0, 30.0], [8.0, 9.0, 40.0]]))
+    idx = {tuple(r): i for i, r in enumerate(t.codes()[["r", "c"]].itertuples(index=False))}
+    p = idx[("r0", "c0")]
+    prim = primary_of(t, [p], [2.0], [2.0])
+    free = optimal_pattern(t, prim)
+    assert free.optimal
+    # lock the cells of the free optimum: another pattern, never using them, just as cheap
+    # as the best pattern that avoids them
+    locked = free.suppressed.copy()
+    locked[p] = False
+    other = optimal_pattern(t, prim, published=locked)
+    assert other.optimal and not (other.suppressed & locked).any()
+    assert independent_safe(t, other.suppressed, prim)
+    inner = [i for i in range(t.n_cells) if t.is_inner[i] and i != p and not locked[i]]
+    best = min(
+        float(t.cost[list(s)].sum())
+        for k in range(1, 5)
+        for s in itertools.combinations(inner, k)
+        if independent_safe(t, np.isin(np.arange(t.n_cells), [p, *s]), prim)
+    )
+    assert float(t.cost[other.suppressed & ~prim.unsafe].sum()) == pytest.approx(best)
+    # locking the rest of row r0 leaves nothing to pair the primary with in that row
+    row = np.array([i for i in range(t.n_cells) if t.codes()["r"].iat[i] == "r0" and i != p])
+    with pytest.raises(DataError, match="cannot be protected"):
+        optimal_pattern(t, prim, published=np.isin(np.arange(t.n_cells), row))

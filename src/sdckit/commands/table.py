@@ -23,9 +23,33 @@ def print_summary(summary: dict[str, Any]) -> None:
     t.add_row("suppressed value", f"{summary['suppressed_value']:,.2f}")
     if "deviation" in summary:
         t.add_row("sum of absolute deviations", f"{summary['deviation']['sum_abs']:,.2f}")
-    t.add_row("safe (independent check)", "yes" if summary["safe"] else "NO")
+    if summary["method"] == "audit":
+        t.add_row("exposed cells", f"{summary['exposed_count']:,}")
+        t.add_row("safe (audit)", "yes" if summary["safe"] else "NO")
+    else:
+        t.add_row("safe (independent check)", "yes" if summary["safe"] else "NO")
     t.add_row("seconds", f"{summary['elapsed_seconds']:.3f}")
     out.print(t)
+    if summary.get("tables"):
+        per = Table(title=f"Linked tables ({summary['common_cells']:,} common cells)")
+        for col in ("table", "cells", "primary", "secondary", "suppressed value", "safe"):
+            per.add_column(col, justify="left" if col == "table" else "right")
+        for label, s in summary["tables"].items():
+            per.add_row(
+                str(label),
+                f"{s['cells']:,}",
+                f"{s['primary']:,}",
+                f"{s['secondary']:,}",
+                f"{s['suppressed_value']:,.2f}",
+                "yes" if s["safe"] else "NO",
+            )
+        out.print(per)
+    if summary["method"] == "audit" and summary.get("exposed"):
+        shown = "; ".join(
+            ", ".join(f"{k}={v}" for k, v in cell.items()) for cell in summary["exposed"][:5]
+        )
+        more = summary["exposed_count"] - min(5, len(summary["exposed"]))
+        out.print(f"exposed: {shown}" + (f" (and {more} more)" if more > 0 else ""))
 
 
 def table_command(config: Path, json_out: Path | None, quiet: bool) -> dict[str, Any]:

@@ -16,7 +16,7 @@ the released cells, the HTML report and the JSON summary together (or nothing)::
       - dominance: {n: 1, k: 85}
       - p_percent: {p: 20}
     method: optimal                         # optimal | simple | hypercube | modular |
-                                            # rounding | cta | cell_key
+                                            # rounding | cta | cell_key | audit
     cost: value                             # value | frequency | unity | a column name
     options: {time_limit: 60}               # base (rounding), ptable + key (cell_key), ...
     output: {cells: cells.csv, report: table.html, json: table.json}
@@ -61,7 +61,9 @@ __all__ = [
 
 #: Option keys of a table job (``options:``), beside those the methods read.
 _BUILD_OPTIONS = ("value", "freq", "top", "top_n", "min_protection", "key")
-_METHOD_OPTIONS = ("time_limit", "base", "ptable")
+_METHOD_OPTIONS = ("time_limit", "base", "ptable", "singletons")
+#: Options of ``method: audit`` (a table protected by another tool, read from ``cells:``).
+_AUDIT_OPTIONS = ("status", "primary_statuses", "secondary_statuses", "published_statuses")
 
 
 @dataclass
@@ -85,7 +87,7 @@ def build_rules(job: Job) -> list:
 
 def _options(job: Job) -> dict[str, Any]:
     opts = job.algorithm_options
-    known = (*_BUILD_OPTIONS, *_METHOD_OPTIONS)
+    known = (*_BUILD_OPTIONS, *_METHOD_OPTIONS, *_AUDIT_OPTIONS)
     unknown = [k for k in opts if k not in known]
     if unknown:
         raise ConfigError(
@@ -188,7 +190,7 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
     """Protect the job's table as the job says and write its outputs (only on success)."""
     from sdckit.tables.protect import protect
 
-    if not job.spec.rules and job.spec.method not in ("rounding", "cell_key"):
+    if not job.spec.rules and job.spec.method not in ("rounding", "cell_key", "audit"):
         raise ConfigError(
             f"{job.key('rules')} is missing: name at least one sensitivity rule, e.g. "
             "`rules: [{frequency: {threshold: 3}}]`"
@@ -204,13 +206,16 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
         method_opts["ptable"] = job._path(str(method_opts["ptable"]))
     if method == "cell_key":
         method_opts["cell_keys"] = _cell_keys(job, table, opts)
-    protection = protect(
-        table,
-        rules,
-        method,
-        options=method_opts,
-        min_protection=float(opts.get("min_protection", 1.0)),
-    )
+    if method == "audit":
+        protection = _audit(job, table, rules, opts)
+    else:
+        protection = protect(
+            table,
+            rules,
+            method,
+            options=method_opts,
+            min_protection=float(opts.get("min_protection", 1.0)),
+        )
     out = job.output
     json_path = json_out or out.json
     summary = protection.summary()
@@ -235,6 +240,48 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
             summary["outputs"] = {k: str(v) for k, v in written.items()}
             written["json"] = write_json(json_path, summary)
     return TableJobOutcome(protection, summary, written)
+
+
+def _audit(job: Job, table: Any, rules: list, opts: dict[str, Any]):
+    """``method: audit``: the suppressions of a table protected by another tool, read from
+    the status column of the cells file (option ``status``, default ``status``; codes as
+    :func:`sdckit.tables.audit.audit_cells` reads them, or the lists
+    ``primary_statuses``/``secondary_statuses``/``published_statuses``), audited against the
+    job's rules (or, without rules, the cells with a primary status)."""
+    from sdckit.tables.protect import audit_table
+
+    if job.spec.cells is None:
+        raise ConfigError(
+            f"{job.key('method')}: `audit` reads a protected table given cell by cell "
+            "(`cells:` with a status column), not microdata"
+        )
+    column = str(opts.get("status", "status"))
+    src = job.spec.cells
+    frame = read_table(
+        job._path(src.path) if isinstance(src.path, str) else src.path,
+        delimiter=src.delimiter,
+        encoding=src.encoding,
+    )
+    if column not in frame.columns:
+        raise ConfigError(
+            f"{job.key('options.status')}: the cells file has no column {column!r} "
+            f"(columns: {', '.join(map(str, frame.columns))}); name the column that holds "
+            "each cell's suppression status"
+        )
+    codes: dict[str, list[str] | None] = {}
+    for key in ("primary_statuses", "secondary_statuses", "published_statuses"):
+        v = opts.get(key)
+        if v is not None and (isinstance(v, str) or not isinstance(v, list)):
+            raise ConfigError(f"{job.key(f'options.{key}')}: give a list of codes, e.g. [u, D]")
+        codes[key] = None if v is None else [str(x) for x in v]
+    return audit_table(
+        table,
+        frame,
+        rules,
+        min_protection=float(opts.get("min_protection", 1.0)),
+        status_column=column,
+        **codes,
+    )
 
 
 def build_linked_tables(job: Job, opts: dict[str, Any]):

@@ -434,6 +434,11 @@ def protect_linked(
     else:
         linked = LinkedTables(tables)
     opts = dict(options or {})
+    if opts.get("singletons"):
+        raise ConfigError(
+            "the singletons option is not available for linked tables: protect each table "
+            "on its own with it, or link them without it"
+        )
     t0 = time.perf_counter()
     primary = linked_primary(linked, rules, min_protection=min_protection)
     n = linked.n_cells
@@ -531,13 +536,9 @@ def _per_table_pattern(
     """The heuristic on every table in turn until no table adds a cell (module docstring):
     the consistent pattern before the combined repair, and the number of passes."""
     from sdckit.tables.hypercube import hypercube_pattern
-    from sdckit.tables.modular import modular_pattern
-    from sdckit.tables.suppression import optimal_pattern
+    from sdckit.tables.modular import modular_pattern, optimal_solver
 
-    nonneg = bool((linked.value >= 0).all())
-
-    def solver(sub: Table, sub_primary: Primary, sub_cost: np.ndarray) -> np.ndarray:
-        return optimal_pattern(sub, sub_primary, sub_cost, nonnegative=nonneg).suppressed
+    solver = optimal_solver(bool((linked.value >= 0).all()))
 
     s = np.asarray(primary.unsafe, dtype=bool).copy()
     common = linked.common

@@ -11,8 +11,10 @@ nodes' depths), each by the optimal suppression of a small flat table:
   protecting a higher sub-table (they are the sub-table's marginal cells; left alone here they
   could be recomputed from their parts), which get the least protection;
 * its cells already published by a higher sub-table may not be suppressed (they are released
-  already): they get a prohibitive cost, so the solver uses them only if nothing else
-  protects a primary -- the global audit-and-repair of the caller then completes the pattern.
+  already): the solver may not use them; only when the sub-table's primaries cannot be
+  protected without them is it solved again with those cells at a prohibitive cost, so it
+  uses them only where nothing else protects a primary -- the global audit-and-repair of the
+  caller then completes the pattern.
 
 The pattern is the union of the sub-tables' patterns; :func:`sdckit.tables.suppression.suppress`
 audits it on the whole table and repairs it before release, as for every heuristic.
@@ -25,16 +27,42 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sdckit.errors import DataError
 from sdckit.tables.dimension import Dimension
 from sdckit.tables.rules import Primary
 from sdckit.tables.table import Table
 
-__all__ = ["modular_pattern", "sub_tables"]
+__all__ = ["SUBTABLE_SECONDS", "modular_pattern", "optimal_solver", "sub_tables"]
 
 #: Cost factor that keeps already published cells out of a sub-table's pattern.
 _PUBLISHED_COST = 1e9
 
-Solver = Callable[[Table, Primary, np.ndarray], np.ndarray]
+Solver = Callable[[Table, Primary, np.ndarray, np.ndarray], np.ndarray]
+
+
+#: Default time limit (seconds) of the optimal method on one sub-table (tau-Argus's "max.
+#: time per sub-table"); after it, the sub-table's best pattern is completed greedily.
+SUBTABLE_SECONDS = 1.0
+
+
+def optimal_solver(nonnegative: bool, time_limit: float | None = SUBTABLE_SECONDS) -> Solver:
+    """The sub-table solver of HiTaS: :func:`sdckit.tables.suppression.optimal_pattern` with
+    the published cells locked and ``time_limit`` seconds per sub-table."""
+    from sdckit.tables.suppression import optimal_pattern
+
+    def solve(
+        sub: Table, sub_primary: Primary, sub_cost: np.ndarray, published: np.ndarray
+    ) -> np.ndarray:
+        return optimal_pattern(
+            sub,
+            sub_primary,
+            sub_cost,
+            nonnegative=nonnegative,
+            published=published,
+            time_limit=time_limit,
+        ).suppressed
+
+    return solve
 
 
 def sub_tables(table: Table) -> list[tuple[tuple[int, ...], np.ndarray]]:
@@ -88,7 +116,9 @@ def modular_pattern(
     min_protection: float = 1.0,
 ) -> np.ndarray:
     """The HiTaS pattern (see the module docstring); ``solver(sub_table, sub_primary,
-    sub_cost)`` returns the suppressed cells of one flat sub-table (primaries included)."""
+    sub_cost, published)`` returns the suppressed cells of one flat sub-table (primaries
+    included) without suppressing a ``published`` cell, or raises
+    :class:`~sdckit.errors.DataError` when it cannot."""
     suppressed = primary.unsafe.copy()
     decided = np.zeros(table.n_cells, dtype=bool)  # released or suppressed in a sub-table
     for parents, cells in sub_tables(table):
@@ -105,10 +135,13 @@ def modular_pattern(
             np.where(must, np.minimum(min_protection, np.maximum(sub.value, 0.0)), 0.0),
         )
         sub_primary = Primary(must, upper, lower, {"sub-table": must})
-        sub_cost = np.where(
-            decided[cells] & ~must, cost[cells] * _PUBLISHED_COST + 1.0, cost[cells]
-        )
-        pattern = np.asarray(solver(sub, sub_primary, sub_cost), dtype=bool)
+        published = decided[cells] & ~must
+        try:
+            pattern = solver(sub, sub_primary, cost[cells], published)
+        except DataError:  # not protectable within the sub-table's own cells
+            sub_cost = np.where(published, cost[cells] * _PUBLISHED_COST + 1.0, cost[cells])
+            pattern = solver(sub, sub_primary, sub_cost, np.zeros(len(cells), dtype=bool))
+        pattern = np.asarray(pattern, dtype=bool)
         suppressed[cells[pattern]] = True
         decided[cells] = True
     return suppressed

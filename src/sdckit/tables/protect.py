@@ -33,7 +33,7 @@ from sdckit.errors import ConfigError, VerificationError
 from sdckit.tables.rules import Primary, SensitivityRule, primary_cells
 from sdckit.tables.table import Table
 
-__all__ = ["METHODS", "Protection", "protect"]
+__all__ = ["METHODS", "Protection", "audit_table", "protect"]
 
 SUPPRESSION_METHODS = ("optimal", "simple", "hypercube", "modular")
 #: Every method name :func:`protect` accepts.
@@ -93,7 +93,7 @@ class Protection:
             "secondary_by_level": by_level,
             "safe": bool(self.safe),
         }
-        if self.method not in SUPPRESSION_METHODS:
+        if self.method not in (*SUPPRESSION_METHODS, "audit"):
             dev = np.where(np.isnan(self.published), 0.0, self.published - self.table.value)
             rel = np.abs(dev) / np.maximum(np.abs(self.table.value), 1.0)
             out["deviation"] = {
@@ -117,10 +117,11 @@ def protect(
     """Apply ``rules`` and protect ``table`` with ``method`` (see the module docstring).
 
     ``options`` are the method's parameters: ``time_limit`` (seconds; suppression, rounding,
-    CTA), ``base`` (rounding), ``ptable`` and ``cell_keys`` (cell key method: the p-table and
-    the per-cell keys). Raises :class:`~sdckit.errors.ConfigError` for an unknown method or
-    missing parameters and :class:`~sdckit.errors.VerificationError` if a result fails its
-    independent check.
+    CTA), ``singletons`` (suppression: also against singletons' respondents,
+    :mod:`sdckit.tables.singletons`), ``base`` (rounding), ``ptable`` and ``cell_keys`` (cell
+    key method: the p-table and the per-cell keys). Raises
+    :class:`~sdckit.errors.ConfigError` for an unknown method or missing parameters and
+    :class:`~sdckit.errors.VerificationError` if a result fails its independent check.
     """
     opts = dict(options or {})
     if method not in METHODS:
@@ -133,13 +134,24 @@ def protect(
         from sdckit.tables.audit import audit
         from sdckit.tables.suppression import suppress
 
-        result = suppress(table, primary, method, time_limit=opts.get("time_limit"))
+        single = bool(opts.get("singletons", False))
+        result = suppress(
+            table, primary, method, time_limit=opts.get("time_limit"), singletons=single
+        )
         check = audit(table, result.suppressed, primary)  # independent of the method's own
         if not check.safe:
             raise VerificationError(
                 f"{method}: the suppression pattern leaves {len(check.exposed)} primary cell(s) "
                 "exposed in the independent audit; nothing was written (a bug in sdckit)"
             )
+        if single:
+            from sdckit.tables.singletons import singleton_exposures
+
+            if not singleton_exposures(table, result.suppressed, primary).safe:
+                raise VerificationError(
+                    f"{method}: a singleton's respondent learns a primary cell; nothing was "
+                    "written (a bug in sdckit)"
+                )
         published = np.where(result.suppressed, np.nan, table.value)
         details = dict(result.details)
         prot = Protection(
@@ -184,6 +196,81 @@ def protect(
         prot = Protection(table, method, primary, status, published, nan, nan.copy(), True, details)
     prot.details["elapsed_seconds"] = time.perf_counter() - t0
     return prot
+
+
+def audit_table(
+    table: Table,
+    status: Sequence[str] | np.ndarray | pd.DataFrame,
+    rules: Sequence[SensitivityRule] = (),
+    *,
+    min_protection: float = 1.0,
+    status_column: str = "status",
+    primary_statuses: Sequence[str] | None = None,
+    secondary_statuses: Sequence[str] | None = None,
+    published_statuses: Sequence[str] | None = None,
+) -> Protection:
+    """Audit a table protected by another tool (tau-Argus, sdcTable, ...): the suppressed
+    cells are read from ``status`` (per cell, or a DataFrame with the dimension columns and
+    ``status_column``; codes as :func:`sdckit.tables.audit.audit_cells` reads them) and every
+    suppressed cell's feasibility interval is computed (Hundepool et al. 2012, sec. 4.3.2).
+
+    With ``rules``, the primary cells and their protection intervals are the rules' (the
+    same as for :func:`protect`): a sensitive cell the other tool published, or whose
+    interval does not cover its protection interval, is exposed. Without rules, the cells
+    with a primary status are the primaries and need a positive-width interval. Nothing is
+    changed: ``safe`` reports the finding (False when a cell is exposed), the status column
+    says ``primary`` (sensitive by the rules, or so marked without rules), ``secondary``
+    (suppressed otherwise), ``safe`` or ``empty``; ``details["exposed"]`` lists the exposed
+    cells' codes (at most 20). Cells are taken as non-negative when every value is.
+    """
+    from sdckit.tables.audit import audit_cells
+
+    t0 = time.perf_counter()
+    primary = primary_cells(table, rules, min_protection=min_protection) if rules else None
+    nonneg = bool((table.value >= 0).all())
+    check = audit_cells(
+        table,
+        status,
+        primary,
+        status_column=status_column,
+        primary_statuses=primary_statuses,
+        suppressed_statuses=secondary_statuses,
+        published_statuses=published_statuses,
+        lower_bounds=0.0 if nonneg else None,
+    )
+    if primary is None:
+        zero = np.zeros(table.n_cells)
+        primary = Primary(check.primary, zero, zero.copy(), {"status": check.primary})
+    empty = (table.freq == 0) & (table.value == 0)
+    sup = check.suppressed
+    status_out = np.where(
+        primary.unsafe,
+        "primary",
+        np.where(sup, "secondary", np.where(empty, "empty", "safe")),
+    ).astype(object)
+    names = table.names
+    codes = table.codes()
+    exposed = [{n: str(codes[n].iat[int(i)]) for n in names} for i in check.exposed[:20]]
+    details: dict[str, Any] = {
+        "audit": check.to_dict(),
+        "exposed": exposed,
+        "exposed_count": int(len(check.exposed)),
+        "sensitive_published": int((primary.unsafe & ~sup).sum()),
+        "primaries_from": "rules" if rules else "status",
+        "elapsed_seconds": time.perf_counter() - t0,
+    }
+    published = np.where(sup, np.nan, table.value)
+    return Protection(
+        table,
+        "audit",
+        primary,
+        status_out,
+        published,
+        check.lower,
+        check.upper,
+        check.safe,
+        details,
+    )
 
 
 def _check_rounding(table: Table, rounded: np.ndarray, base: float) -> None:

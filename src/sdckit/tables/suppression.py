@@ -140,6 +140,7 @@ class _Model:
         primary: Primary,
         cost: np.ndarray,
         nonnegative: bool,
+        published: np.ndarray | None = None,
     ) -> None:
         self.table = table
         self.n = table.n_cells
@@ -156,7 +157,11 @@ class _Model:
                 "an empty cell is a known zero and cannot be protected by suppression"
             )
         self.fixed1 = self.primary.copy()
-        self.free = ~self.fixed1 & ~self.empty
+        # cells that may not be suppressed: empty ones, and those the caller publishes
+        self.locked = self.empty.copy()
+        if published is not None:
+            self.locked |= _fixed_mask(table, published) & ~self.primary
+        self.free = ~self.fixed1 & ~self.locked
         upl = np.where(self.primary, primary.upper, 0.0)
         lpl = np.where(self.primary, primary.lower, 0.0)
         if (
@@ -195,7 +200,7 @@ class _Model:
     def fix(self, cells: np.ndarray) -> None:
         """Cells that must be suppressed from now on (besides the primaries)."""
         self.fixed1 = self.primary | (np.asarray(cells, dtype=bool) & ~self.empty)
-        self.free = ~self.fixed1 & ~self.empty
+        self.free = ~self.fixed1 & ~self.locked
 
     # -- inequalities --------------------------------------------------------------------------
     def cut_from_reduced_costs(
@@ -473,7 +478,7 @@ class _Model:
             added += 1
         return added
 
-    def sequential(self, y: np.ndarray) -> np.ndarray:
+    def sequential(self, y: np.ndarray, primaries: np.ndarray | None = None) -> np.ndarray:
         """Protect the primaries left unprotected by ``y`` one at a time, in cell order, with
         every cell suppressed so far kept (suppressing more only widens every interval, so
         cells protected earlier stay protected): while the attacker LPs find the cell
@@ -481,9 +486,9 @@ class _Model:
         and the cells added get partners in their relations as in :func:`simple_pattern`
         (a cell alone in a relation is pinned by it and protects nothing). A few MILP
         rounds per primary instead of the greedy step were measured slower and no cheaper
-        on a 100,000-cell table."""
+        on a 100,000-cell table. ``primaries``: only these (default all)."""
         y = y | self.fixed1
-        cuts, stalled = self.separate(y)
+        cuts, stalled = self.separate(y, primaries)
         for p in sorted({c.primary for c in cuts} | set(stalled)):
             while True:
                 new, stuck = self.separate(y, np.array([p]))
@@ -502,7 +507,7 @@ class _Model:
                         f"the primary cell {_codes(self.table, p)} cannot be protected: "
                         "no cell left to suppress widens its interval enough"
                     )
-                _close(self.constraints, self.cell_rows, y, self.empty, self.cost, added)
+                _close(self.constraints, self.cell_rows, y, self.locked, self.cost, added)
         return y
 
     def prune(self, y: np.ndarray) -> np.ndarray:
@@ -553,6 +558,7 @@ def optimal_pattern(
     *,
     time_limit: float | None = None,
     nonnegative: bool | None = None,
+    published: np.ndarray | None = None,
 ) -> Pattern:
     """The minimum-cost suppression pattern protecting every primary cell (Fischetti &
     Salazar 2001); ``fixed`` cells are suppressed whatever it costs (used by :func:`repair`).
@@ -592,10 +598,13 @@ def optimal_pattern(
     Attacker LPs run per component of the suppressed cells, stacked into few HiGHS calls;
     a feasible point of one LP that already reaches another primary's target spares that
     primary's LP. ``nonnegative`` (default: whether every cell is >= 0) sets ``LB_c``.
+    ``published`` cells (besides the empty ones) may not be suppressed (the modular method's
+    cells released by a higher sub-table); :class:`~sdckit.errors.DataError` when the
+    primaries cannot be protected without them.
     """
     _check_primary(table, primary)
     c = _cost(table, cost)
-    model = _Model(table, primary, c, _nonnegative(table, nonnegative))
+    model = _Model(table, primary, c, _nonnegative(table, nonnegative), published)
     if fixed is not None:
         model.fix(_fixed_mask(table, fixed))
     t0 = time.perf_counter()
@@ -676,12 +685,13 @@ def _close(
     a_mat: sparse.csr_matrix,
     cell_rows: sparse.csr_matrix,
     s: np.ndarray,
-    empty: np.ndarray,
+    locked: np.ndarray,
     cost: np.ndarray,
     start: np.ndarray,
 ) -> int:
     """Give every relation of the cells ``start`` (and of the cells this adds) a second
-    suppressed cell, in place (see :func:`simple_pattern`); returns the cells added."""
+    suppressed cell, in place, never a ``locked`` one (see :func:`simple_pattern`); returns
+    the cells added."""
     count = np.asarray(abs(a_mat) @ s.astype(np.int64)).ravel()
     heap = [int(i) for i in start]
     heapq.heapify(heap)
@@ -692,7 +702,7 @@ def _close(
             if count[row] >= 2:
                 continue
             members = a_mat.indices[a_mat.indptr[row] : a_mat.indptr[row + 1]]
-            cand = members[~s[members] & ~empty[members]]
+            cand = members[~s[members] & ~locked[members]]
             if len(cand) == 0:
                 continue
             # relations each candidate would start (count 0) minus those it completes (1)
@@ -762,13 +772,17 @@ def suppress(
     cost: np.ndarray | None = None,
     time_limit: float | None = None,
     nonnegative: bool | None = None,
+    singletons: bool = False,
 ) -> Suppression:
     """Protect the ``primary`` cells of ``table`` by secondary cell suppression with
     ``method`` (``optimal``, ``simple``, ``hypercube``, ``modular``; see the module
     docstring). ``cost`` per cell defaults to ``table.cost``; ``time_limit`` (seconds) bounds
     the optimal method's search, after which the best pattern found is completed one primary
-    at a time and ``details["optimal"]`` is False; ``nonnegative`` (default: whether every
-    cell is >= 0) is the intruder's a-priori knowledge.
+    at a time and ``details["optimal"]`` is False; for ``modular`` it bounds each sub-table
+    (default :data:`sdckit.tables.modular.SUBTABLE_SECONDS`); ``nonnegative`` (default:
+    whether every cell is >= 0) is the intruder's a-priori knowledge. ``singletons``: also
+    protect every primary cell from the respondent of a suppressed single-contributor cell,
+    who knows that cell's value (:mod:`sdckit.tables.singletons`).
 
     The heuristics' patterns are repaired one unprotected primary at a time
     (:func:`repair` with ``method="sequential"``). Every pattern is audited
@@ -795,15 +809,20 @@ def suppress(
 
             pattern = hypercube_pattern(table, primary, c)
         else:
-            from sdckit.tables.modular import modular_pattern
+            from sdckit.tables.modular import SUBTABLE_SECONDS, modular_pattern, optimal_solver
 
-            def solver(sub: Table, sub_primary: Primary, sub_cost: np.ndarray) -> np.ndarray:
-                return optimal_pattern(sub, sub_primary, sub_cost, nonnegative=nonneg).suppressed
-
-            pattern = modular_pattern(table, primary, c, solver)
+            per_sub = SUBTABLE_SECONDS if time_limit is None else time_limit
+            pattern = modular_pattern(table, primary, c, optimal_solver(nonneg, per_sub))
         result = repair(table, primary, pattern, c, method="sequential", nonnegative=nonneg)
         repaired = result.completed
     pattern = result.suppressed
+    single: dict[str, Any] | None = None
+    if singletons:
+        from sdckit.tables.singletons import protect_singletons
+        from sdckit.tables.singletons import singletons as singleton_cells
+
+        pattern, added = protect_singletons(table, primary, pattern, c, nonnegative=nonneg)
+        single = {"cells": int(singleton_cells(table, primary).sum()), "added": added}
     check = audit(table, pattern, primary, lower_bounds=0.0 if nonneg else None)
     if not check.safe:
         raise VerificationError(
@@ -828,6 +847,8 @@ def suppress(
         "time_limit_hit": bool(result.time_limit_hit),
         "elapsed_seconds": time.perf_counter() - t0,
     }
+    if single is not None:
+        details["singletons"] = single
     return Suppression(status, pattern, secondary, check, details)
 
 
