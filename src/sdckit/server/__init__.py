@@ -1,0 +1,1 @@
+"""sdckit's protected query server (sdckit serve)."""
