@@ -25,6 +25,7 @@ TYPED_PACKAGES = [
     "utility",
     "algorithms",
     "dp",
+    "server",
 ]
 
 
