@@ -216,12 +216,28 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
             options=method_opts,
             min_protection=float(opts.get("min_protection", 1.0)),
         )
+    from sdckit.report.table_report import table_report
+
+    return _write(job, json_out, protection, rules, table.dimensions, table, table_report)
+
+
+def _write(
+    job: Job,
+    json_out: Path | None,
+    protection: Any,
+    rules: list,
+    dimensions: Any,
+    tables: Any,
+    page: Any,
+) -> TableJobOutcome:
+    """The job's outputs, together or not at all: the cells file, the HTML page
+    (``page(summary, cells, tables)``) and the JSON summary."""
     out = job.output
     json_path = json_out or out.json
     summary = protection.summary()
     source = job.spec.cells if job.spec.cells is not None else job.spec.input
     summary["input"] = str(source.path) if source is not None else None
-    summary["dimensions"] = {d.name: len(d) for d in table.dimensions}
+    summary["dimensions"] = {d.name: len(d) for d in dimensions}
     summary["response"] = job.spec.response
     summary["rules"] = [r.to_entry() for r in rules]
     cells = protection.cells()
@@ -233,9 +249,7 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
             written["cells"] = write_table(_for_csv(cells), cells_path, out.delimiter)
             summary["cells_file"] = str(cells_path)
         if out.report is not None:
-            from sdckit.report.table_report import table_report
-
-            written["report"] = table_report(summary, cells, table).write_html(out.report)
+            written["report"] = page(summary, cells, tables).write_html(out.report)
         if json_path is not None:
             summary["outputs"] = {k: str(v) for k, v in written.items()}
             written["json"] = write_json(json_path, summary)
@@ -345,30 +359,9 @@ def _run_linked(job: Job, opts: dict[str, Any], json_out: Path | None) -> TableJ
         options=method_opts,
         min_protection=float(opts.get("min_protection", 1.0)),
     )
-    out = job.output
-    json_path = json_out or out.json
-    summary = protection.summary()
-    source = job.spec.input
-    summary["input"] = str(source.path) if source is not None else None
-    summary["dimensions"] = {d.name: len(d) for d in linked.dimensions}
-    summary["response"] = job.spec.response
-    summary["rules"] = [r.to_entry() for r in rules]
-    cells = protection.cells()
-    written: dict[str, Path] = {}
-    with output_set() as outputs:
-        summary["run_id"] = outputs.run_id
-        cells_path = out.cells or out.path
-        if cells_path is not None:
-            written["cells"] = write_table(_for_csv(cells), cells_path, out.delimiter)
-            summary["cells_file"] = str(cells_path)
-        if out.report is not None:
-            from sdckit.report.table_report import linked_table_report
+    from sdckit.report.table_report import linked_table_report
 
-            written["report"] = linked_table_report(summary, cells, linked).write_html(out.report)
-        if json_path is not None:
-            summary["outputs"] = {k: str(v) for k, v in written.items()}
-            written["json"] = write_json(json_path, summary)
-    return TableJobOutcome(protection, summary, written)
+    return _write(job, json_out, protection, rules, linked.dimensions, linked, linked_table_report)
 
 
 def _for_csv(cells: pd.DataFrame) -> pd.DataFrame:
