@@ -96,18 +96,7 @@ def table_report(summary: dict[str, Any], cells: pd.DataFrame, table: Any) -> Re
             )
         )
     if "deviation" in summary:
-        dev = summary["deviation"]
-        rep.add(
-            Section(
-                "Information loss",
-                facts={
-                    "sum of absolute deviations": dev["sum_abs"],
-                    "largest absolute deviation": dev["max_abs"],
-                    "sum of relative deviations": dev["sum_rel"],
-                    "largest relative deviation": dev["max_rel"],
-                },
-            )
-        )
+        rep.add(_deviation_section("Information loss", summary["deviation"]))
     else:
         loss = pd.DataFrame(
             [
@@ -231,18 +220,7 @@ def linked_table_report(summary: dict[str, Any], cells: pd.DataFrame, linked: An
                 )
             )
     if "deviation" in summary:
-        dev = summary["deviation"]
-        rep.add(
-            Section(
-                "Information loss (distinct cells)",
-                facts={
-                    "sum of absolute deviations": dev["sum_abs"],
-                    "largest absolute deviation": dev["max_abs"],
-                    "sum of relative deviations": dev["sum_rel"],
-                    "largest relative deviation": dev["max_rel"],
-                },
-            )
-        )
+        rep.add(_deviation_section("Information loss (distinct cells)", summary["deviation"]))
     else:
         rep.add(
             Section(
@@ -260,3 +238,16 @@ def linked_table_report(summary: dict[str, Any], cells: pd.DataFrame, linked: An
             )
         )
     return rep
+
+
+def _deviation_section(title: str, dev: dict[str, float]) -> Section:
+    """The deviations of a perturbative method (rounding, CTA, cell key) as a section."""
+    return Section(
+        title,
+        facts={
+            "sum of absolute deviations": dev["sum_abs"],
+            "largest absolute deviation": dev["max_abs"],
+            "sum of relative deviations": dev["sum_rel"],
+            "largest relative deviation": dev["max_rel"],
+        },
+    )
