@@ -275,6 +275,11 @@ def test_time_limit_returns_a_safe_pattern_not_proven_optimal() -> None:
     full = suppress(t, prim, "optimal")
     assert full.details["optimal"]
     assert full.details["secondary_cost"] <= result.details["secondary_cost"] + 1e-9
+    # a pattern not proven optimal is never dearer than the simple heuristic's
+    simple = suppress(t, prim, "simple")
+    assert result.details["secondary_cost"] <= simple.details["secondary_cost"] + 1e-9
+    if result.details["simple_was_cheaper"]:
+        assert (result.suppressed == simple.suppressed).all()
 
 
 def test_repair_only_adds_cells() -> None:

@@ -778,8 +778,10 @@ def suppress(
     ``method`` (``optimal``, ``simple``, ``hypercube``, ``modular``; see the module
     docstring). ``cost`` per cell defaults to ``table.cost``; ``time_limit`` (seconds) bounds
     the optimal method's search, after which the best pattern found is completed one primary
-    at a time and ``details["optimal"]`` is False; for ``modular`` it bounds each sub-table
-    (default :data:`sdckit.tables.modular.SUBTABLE_SECONDS`); ``nonnegative`` (default:
+    at a time and ``details["optimal"]`` is False (and when the simple heuristic's repaired
+    pattern is cheaper, that one is released: ``details["simple_was_cheaper"]``); for
+    ``modular`` it bounds each sub-table (default
+    :data:`sdckit.tables.modular.SUBTABLE_SECONDS`); ``nonnegative`` (default:
     whether every cell is >= 0) is the intruder's a-priori knowledge. ``singletons``: also
     protect every primary cell from the respondent of a suppressed single-contributor cell,
     who knows that cell's value (:mod:`sdckit.tables.singletons`).
@@ -798,9 +800,31 @@ def suppress(
     c = _cost(table, cost)
     nonneg = _nonnegative(table, nonnegative)
     t0 = time.perf_counter()
+    fallback = False
     if method == "optimal":
         result = optimal_pattern(table, primary, c, time_limit=time_limit, nonnegative=nonneg)
         repaired = 0
+        if not result.optimal:
+            # not proven optimal: never release a pattern dearer than the simple heuristic's
+            simple = repair(
+                table,
+                primary,
+                simple_pattern(table, primary, c),
+                c,
+                method="sequential",
+                nonnegative=nonneg,
+            )
+            if c[simple.suppressed].sum() < c[result.suppressed].sum():
+                result = Pattern(
+                    simple.suppressed,
+                    optimal=False,
+                    iterations=result.iterations,
+                    cuts=result.cuts,
+                    lps=result.lps + simple.lps,
+                    completed=0,
+                    time_limit_hit=result.time_limit_hit,
+                )
+                fallback = True
     else:
         if method == "simple":
             pattern = simple_pattern(table, primary, c)
@@ -844,6 +868,7 @@ def suppress(
         "secondary_cost": float(c[secondary].sum()),
         "repaired": repaired,
         "completed_after_time_limit": result.completed if method == "optimal" else 0,
+        "simple_was_cheaper": fallback,
         "time_limit_hit": bool(result.time_limit_hit),
         "elapsed_seconds": time.perf_counter() - t0,
     }
