@@ -244,6 +244,10 @@ def test_sdctable_microdata2_three_dimensions_with_a_hierarchy(shared_data: Path
         if method == "optimal":
             assert result.details["optimal"]
     assert costs["optimal"] <= min(costs.values()) + 1e-9
+    # sub-tables stopped at once: each protected greedily or from the master, still safe
+    hurried = suppress(t, prim, "modular", time_limit=1e-9)
+    assert independent_safe(t, hurried.suppressed, prim)
+    assert hurried.details["secondary_cost"] >= costs["optimal"] - 1e-9
 
 
 # -- behaviour ------------------------------------------------------------------------------------
