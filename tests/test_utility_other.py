@@ -18,7 +18,7 @@ from sdckit.utility.categorical import (
     contingency_table_loss,
     entropy_loss,
 )
-from sdckit.utility.propensity import propensity_score_utility
+from sdckit.utility.propensity import propensity_mse, propensity_score_utility
 
 
 # ------------------------------------------------------------------------------- propensity
@@ -239,3 +239,37 @@ def test_classifier_accuracy_errors() -> None:
         classifier_accuracy(d, d, "t", ["a"], test_share=1.5)
     with pytest.raises(DataError, match="too few"):
         classifier_accuracy(d.iloc[:2], d.iloc[:2], "t", ["a"])
+
+
+def _sample(rng: np.random.Generator, n: int, shift: float = 0.0) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "x": rng.normal(shift, 1.0, n),
+            "y": rng.exponential(1.0, n),
+            "g": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+        }
+    )
+
+
+def test_s_pmse_null_expectation_and_ratio() -> None:
+    """Under one common distribution pMSE * N / (c (1-c)) is asymptotically chi-square with
+    k - 1 degrees of freedom (the logistic fit's Wald statistic), so S_pMSE averages 1 (SD
+    sqrt(2 / (k-1)) per pair) and the ratio with Snoke et al.'s printed expectation
+    (k-1)(1-c)^2 c / N averages 1 / (1 - c) = 2; a shifted file is far above both."""
+    rng = np.random.default_rng(2018)
+    ratios = []
+    for _ in range(40):
+        r = propensity_mse(_sample(rng, 2000), _sample(rng, 2000))
+        ratios.append(r.s_pmse)
+    # k = intercept + x + y + 2 dummies of g
+    assert r.parameters == 5 and r.c == 0.5 and r.n == 4000
+    assert r.expected_null == pytest.approx(4 * 0.5 * 0.5 / 4000)  # 2.5e-4
+    assert r.s_pmse_published == pytest.approx(2 * r.s_pmse)
+    assert 0.7 <= float(np.mean(ratios)) <= 1.3  # 40 pairs: standard error ~0.11
+    shifted = propensity_mse(_sample(rng, 2000), _sample(rng, 2000, shift=0.5))
+    assert shifted.s_pmse > 20
+    # U_p of Woo et al. is the same pMSE; unequal sizes change c
+    a, b = _sample(rng, 1000), _sample(rng, 3000)
+    both = propensity_mse(a, b)
+    assert both.c == 0.75 and propensity_score_utility(a, b) == both.pmse
+    assert both.to_dict()["s_pmse"] == both.s_pmse

@@ -2,13 +2,15 @@
 
 Woo, M.-J., Reiter, J. P., Oganian, A. & Karr, A. F. (2009). "Global measures of data utility
 for microdata masked for disclosure limitation". *Journal of Privacy and Confidentiality* 1(1),
-111-124.
+111-124. Snoke, J., Raab, G. M., Nowok, B., Dibben, C. & Slavkovic, A. (2018). "General and
+specific utility measures for synthetic data". *JRSS A* 181(3), 663-688 (the S_pMSE ratio).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,7 @@ from sdckit.core.encoding import as_text, is_numeric
 from sdckit.errors import DataError
 from sdckit.utility.numeric import check_aligned
 
-__all__ = ["propensity_score_utility", "PROPENSITY_C"]
+__all__ = ["PROPENSITY_C", "PropensityMSE", "propensity_mse", "propensity_score_utility"]
 
 #: Inverse L2 penalty of the logistic regression: effectively unpenalized (on z-scored
 #: numeric columns and 0/1 indicators) but finite, so the fit stays bounded when the two files
@@ -62,31 +64,80 @@ def _design_matrix(
     return np.hstack(blocks)
 
 
-def propensity_score_utility(
+@dataclass(frozen=True)
+class PropensityMSE:
+    """The propensity-score mean squared error of two files and its null reference.
+
+    ``pmse``: ``1/N sum_i (p_hat_i - c)^2``; ``parameters``: ``k``, the logistic model's
+    parameters (intercept included); ``expected_null``: ``E[pMSE]`` when both files come from
+    the same distribution; ``s_pmse``: the ratio ``pmse / expected_null`` (about 1 for a
+    synthesizer indistinguishable from the data's own distribution; the ratio of Snoke, Raab,
+    Nowok, Dibben & Slavkovic 2018, "General and specific utility measures for synthetic
+    data", *JRSS A* 181(3), 663-688, sec. 3.2, the logistic case).
+
+    **Where this differs from the paper.** The expectation used is ``(k - 1) c (1 - c) / N``:
+    with ``p_hat_i - c ~ c (1 - c) x_i' (beta_hat - beta)`` and ``Var(beta_hat) = (X'X)^-1 /
+    (c (1 - c))``, ``N pMSE / (c (1 - c))`` is asymptotically chi-square with ``k - 1`` degrees
+    of freedom (the intercept's direction is fitted exactly: the mean of ``p_hat`` is ``c``).
+    Snoke et al. print ``(k - 1) (1 - c)^2 c / N``, smaller by the factor ``1 - c``; with it
+    two samples of one distribution average a ratio of ``1 / (1 - c)`` (2 for equal sizes),
+    as a simulation in the tests shows. ``s_pmse_published`` is that published ratio, for
+    comparison with tools that use it.
+    """
+
+    pmse: float
+    expected_null: float
+    s_pmse: float
+    parameters: int
+    c: float
+    n: int
+
+    @property
+    def s_pmse_published(self) -> float:
+        """``pmse / ((k - 1) (1 - c)^2 c / N)``, the ratio with the paper's expectation."""
+        return self.s_pmse / (1.0 - self.c) if self.c < 1 else float("nan")
+
+    def to_dict(self) -> dict[str, float | int]:
+        """JSON-ready figures."""
+        return {
+            "pmse": self.pmse,
+            "expected_null": self.expected_null,
+            "s_pmse": self.s_pmse,
+            "s_pmse_published": self.s_pmse_published,
+            "parameters": self.parameters,
+            "c": self.c,
+            "n": self.n,
+        }
+
+
+def propensity_mse(
     original: pd.DataFrame,
     protected: pd.DataFrame,
     columns: Sequence[str] | str | None = None,
     seed: int = 0,
-) -> float:
-    """Propensity-score utility ``U_p`` of Woo, Reiter, Oganian & Karr (2009).
+) -> PropensityMSE:
+    """pMSE and S_pMSE of ``protected`` (masked or synthetic) against ``original``.
 
     The original (``T = 0``) and protected (``T = 1``) records are stacked, ``T`` is modelled by
     a logistic regression on the main effects of ``columns`` (numeric columns z-scored over the
     stacked data, categorical columns one-hot encoded with the first category dropped, missing
     values a category of their own), and
 
-    ``U_p = 1/N * sum_i (p_hat_i - c)^2``, ``N = n_orig + n_prot``, ``c = n_prot / N``.
+    ``pMSE = 1/N * sum_i (p_hat_i - c)^2``, ``N = n_orig + n_prot``, ``c = n_prot / N``
 
-    ``U_p = 0`` when the model cannot tell the files apart (identical data gives ``p_hat = c``);
-    its maximum ``c (1 - c)`` (0.25 for equal sizes) is reached when the files are completely
-    separable. The regression is fitted with scikit-learn's lbfgs and a negligible L2 penalty
-    ``C = 1e6`` (:data:`PROPENSITY_C`) so that it stays finite under separation; a convergence
-    warning is not raised in that case (``p_hat`` is then already within the tolerance of 0/1).
-    Woo et al. also consider interaction terms; only main effects are used here.
+    (Woo, Reiter, Oganian & Karr 2009, their ``U_p``). ``pMSE = 0`` when the model cannot tell
+    the files apart (identical data gives ``p_hat = c``); its maximum ``c (1 - c)`` (0.25 for
+    equal sizes) is reached when the files are completely separable. ``S_pMSE`` divides it by
+    its expectation under the null of one common distribution (:class:`PropensityMSE`; Snoke
+    et al. 2018), so values near 1 mean "as alike as two samples of one distribution".
 
-    The measure compares distributions, so the files need not be aligned record by record, but
-    they must have the same columns. ``columns=None`` uses every column of ``original``.
-    ``seed`` is passed to the solver as ``random_state`` (lbfgs is deterministic).
+    The regression is fitted with scikit-learn's lbfgs and a negligible L2 penalty ``C = 1e6``
+    (:data:`PROPENSITY_C`) so that it stays finite under separation; a convergence warning is
+    not raised in that case (``p_hat`` is then already within the tolerance of 0/1). Only main
+    effects are used (synthpop's default adds none either for ``method = "logit"`` with
+    ``maxorder = 0``). The files need not be aligned record by record, but they must have the
+    same columns. ``columns=None`` uses every column of ``original``. ``seed`` is passed to the
+    solver as ``random_state`` (lbfgs is deterministic).
     """
     measure = "propensity score utility"
     cols = check_aligned(original, protected, columns, measure, aligned=False)
@@ -94,14 +145,29 @@ def propensity_score_utility(
         [original[cols].reset_index(drop=True), protected[cols].reset_index(drop=True)],
         ignore_index=True,
     )
+    n = len(stacked)
     t = np.r_[np.zeros(len(original)), np.ones(len(protected))]
-    c = len(protected) / len(stacked)
+    c = len(protected) / n
     x = _design_matrix(stacked, original, protected, cols)
-    if x.shape[1] == 0:
-        return 0.0  # no column varies: nothing can distinguish the files
+    k = x.shape[1] + 1
+    expected = (k - 1) * c * (1 - c) / n
+    if x.shape[1] == 0:  # no column varies: nothing can distinguish the files
+        return PropensityMSE(0.0, expected, float("nan"), k, c, n)
     model = LogisticRegression(C=PROPENSITY_C, max_iter=5000, tol=1e-10, random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(x, t)
     p_hat = model.predict_proba(x)[:, 1]
-    return float(np.mean((p_hat - c) ** 2))
+    pmse = float(np.mean((p_hat - c) ** 2))
+    return PropensityMSE(pmse, expected, pmse / expected, k, c, n)
+
+
+def propensity_score_utility(
+    original: pd.DataFrame,
+    protected: pd.DataFrame,
+    columns: Sequence[str] | str | None = None,
+    seed: int = 0,
+) -> float:
+    """Propensity-score utility ``U_p`` of Woo, Reiter, Oganian & Karr (2009): the pMSE of
+    :func:`propensity_mse` (see there for the model and its conventions)."""
+    return propensity_mse(original, protected, columns, seed).pmse
