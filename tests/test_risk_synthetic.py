@@ -1,0 +1,43 @@
+"""Tests: DCR against a holdout -- a copy of the training data is caught, a fresh sample of
+the same distribution is not, hand-computed Gower distances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdckit.risk.synthetic import dcr_holdout
+
+
+def population(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n),
+            "income": rng.lognormal(10, 0.5, n).round(),
+            "region": rng.choice(["n", "s", "e", "w"], n),
+        }
+    )
+
+
+def test_hand_computed_gower_distances() -> None:
+    training = pd.DataFrame({"v": [0.0, 10.0], "g": ["a", "b"]})
+    holdout = pd.DataFrame({"v": [4.0], "g": ["b"]})
+    synthetic = pd.DataFrame({"v": [1.0, 5.0], "g": ["a", "b"]})
+    r = dcr_holdout(training, holdout, synthetic)
+    # (1, a): training (0, a) -> (0.1 + 0)/2 = 0.05; holdout (4, b) -> (0.3 + 1)/2 = 0.65
+    # (5, b): training (10, b) -> 0.25; holdout (4, b) -> 0.05
+    assert r.share_closer_to_training == 0.5
+    assert r.dcr_training_median == pytest.approx((0.05 + 0.25) / 2)
+    assert r.dcr_holdout_median == pytest.approx((0.65 + 0.05) / 2)
+    assert r.expected_share == pytest.approx(2 / 3) and r.exact_copies == 0
+
+
+def test_a_copy_is_caught_and_a_fresh_sample_is_not() -> None:
+    rng = np.random.default_rng(21)
+    training, holdout = population(rng, 2000), population(rng, 2000)
+    copied = dcr_holdout(training, holdout, training.sample(1000, random_state=1))
+    assert copied.share_closer_to_training == 1.0 and copied.exact_copies == 1000
+    fresh = dcr_holdout(training, holdout, population(rng, 1000))
+    assert abs(fresh.share_closer_to_training - fresh.expected_share) < 0.06
+    assert fresh.to_dict()["dcr_share_closer_than_holdout"] == fresh.share_closer_to_training
