@@ -41,3 +41,31 @@ def test_a_copy_is_caught_and_a_fresh_sample_is_not() -> None:
     fresh = dcr_holdout(training, holdout, population(rng, 1000))
     assert abs(fresh.share_closer_to_training - fresh.expected_share) < 0.06
     assert fresh.to_dict()["dcr_share_closer_than_holdout"] == fresh.share_closer_to_training
+
+
+def test_tcap_hand_computed() -> None:
+    from sdckit.risk.synthetic import tcap
+
+    original = pd.DataFrame(
+        {
+            "age": ["30", "30", "30", "40", "40", "50"],
+            "sex": ["f", "f", "f", "m", "m", "m"],
+            "job": ["a", "a", "b", "c", "d", "e"],
+        }
+    )
+    synthetic = pd.DataFrame(
+        {
+            "age": ["30", "30", "40", "40", "60"],
+            "sex": ["f", "f", "m", "m", "m"],
+            "job": ["a", "a", "c", "d", "e"],
+        }
+    )
+    r = tcap(original, synthetic, ["age", "sex"], "job")
+    # (30, f): synthetic all "a" -> attributed; original 3 records, 2 with "a"
+    # (40, m): synthetic c and d -> not homogeneous; (50, m): absent from synthetic
+    assert r.matched_records == 3 and r.matched_share == pytest.approx(0.5)
+    assert r.tcap == pytest.approx(2 / 3)
+    # baseline: job shares 2/6, 1/6 x 4 -> 4/36 + 4/36
+    assert r.baseline == pytest.approx((2 / 6) ** 2 + 4 * (1 / 6) ** 2)
+    # the original itself as "synthetic": every homogeneous class attributes correctly
+    assert tcap(original, original, ["age", "sex"], "job").tcap == 1.0
