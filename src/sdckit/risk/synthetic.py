@@ -137,14 +137,15 @@ class TCAP:
 def tcap(
     original: pd.DataFrame,
     synthetic: pd.DataFrame,
-    keys: Sequence[str] | str,
+    quasi_identifiers: Sequence[str] | str,
     target: str,
 ) -> TCAP:
-    """Targeted correct attribution probability of ``target`` from ``keys`` (Taub, Elliot,
+    """Targeted correct attribution probability of ``target`` from ``quasi_identifiers`` (the
+    intruder's key variables; Taub, Elliot,
     Pampaka & Smith 2018, "Differential correct attribution probability for synthetic data:
     an exploration", *Privacy in Statistical Databases*, LNCS 11126, 122-137).
 
-    The intruder knows a person's ``keys`` and looks them up in the synthetic data. Where every
+    The intruder knows a person's key values and looks them up in the synthetic data. Where every
     synthetic record with those key values has the same target value ``t`` (the synthetic
     key class is *target-homogeneous*: within-equivalence-class attribution probability 1),
     the intruder attributes ``t``. TCAP is the share of the original records whose key class
@@ -154,7 +155,9 @@ def tcap(
     marginal alone (``sum_t p_t^2`` over the original). Values are compared as text; a
     missing value is a value of its own. Computed on frequency sets of the stacked key codes.
     """
-    key_cols = [keys] if isinstance(keys, str) else list(keys)
+    key_cols = (
+        [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers)
+    )
     cols = check_aligned(original, synthetic, [*key_cols, target], "TCAP", aligned=False)
     key_cols = cols[:-1]
     n = len(original)
