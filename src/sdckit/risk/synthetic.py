@@ -141,12 +141,12 @@ def tcap(
     target: str,
 ) -> TCAP:
     """Targeted correct attribution probability of ``target`` from ``quasi_identifiers`` (the
-    intruder's key variables; Taub, Elliot,
-    Pampaka & Smith 2018, "Differential correct attribution probability for synthetic data:
-    an exploration", *Privacy in Statistical Databases*, LNCS 11126, 122-137).
+    intruder's key variables; Taub, Elliot, Pampaka & Smith 2018, "Differential correct
+    attribution probability for synthetic data: an exploration", *Privacy in Statistical
+    Databases*, LNCS 11126, 122-137).
 
-    The intruder knows a person's key values and looks them up in the synthetic data. Where every
-    synthetic record with those key values has the same target value ``t`` (the synthetic
+    The intruder knows a person's key values and looks them up in the synthetic data. Where
+    every synthetic record with those key values has the same target value ``t`` (the synthetic
     key class is *target-homogeneous*: within-equivalence-class attribution probability 1),
     the intruder attributes ``t``. TCAP is the share of the original records whose key class
     is attributed that way and whose own target is ``t`` (the mean correct attribution
