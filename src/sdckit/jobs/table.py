@@ -170,6 +170,14 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
     return table, rules
 
 
+def _method_options(job: Job, opts: dict[str, Any]) -> dict[str, Any]:
+    """The options the protection method reads, the p-table's path resolved."""
+    method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
+    if "ptable" in method_opts:
+        method_opts["ptable"] = job._path(str(method_opts["ptable"]))
+    return method_opts
+
+
 def _cell_keys(job: Job, table: Any, opts: dict[str, Any]) -> np.ndarray | None:
     """Per-cell keys (cell key method): the exact sums, modulo 1, of the record keys in the
     ``key`` column of the microdata (:func:`sdckit.tables.cell_key.cell_keys`)."""
@@ -201,9 +209,7 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
         return _run_linked(job, opts, json_out)
     table, rules = build_table(job, opts)
     method = job.spec.method or "optimal"
-    method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
-    if "ptable" in method_opts:
-        method_opts["ptable"] = job._path(str(method_opts["ptable"]))
+    method_opts = _method_options(job, opts)
     if method == "cell_key":
         method_opts["cell_keys"] = _cell_keys(job, table, opts)
     if method == "audit":
@@ -341,9 +347,7 @@ def _run_linked(job: Job, opts: dict[str, Any], json_out: Path | None) -> TableJ
 
     linked, rules = build_linked_tables(job, opts)
     method = job.spec.method or "optimal"
-    method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
-    if "ptable" in method_opts:
-        method_opts["ptable"] = job._path(str(method_opts["ptable"]))
+    method_opts = _method_options(job, opts)
     if method == "cell_key":
         if opts.get("key") is None:
             raise ConfigError(

@@ -57,7 +57,7 @@ import pandas as pd
 from sdckit.errors import ConfigError, DataError, ParameterError, VerificationError, preview
 from sdckit.tables.dimension import Dimension
 from sdckit.tables.rules import Primary, SensitivityRule, primary_cells
-from sdckit.tables.table import ADDITIVITY_TOLERANCE, Table
+from sdckit.tables.table import ADDITIVITY_TOLERANCE, Table, cell_levels
 
 if TYPE_CHECKING:
     from scipy import sparse
@@ -176,10 +176,7 @@ class LinkedTables:
     @cached_property
     def level(self) -> np.ndarray:
         """Each cell's hierarchy level: the sum of its nodes' depths (0 = grand total)."""
-        out = np.zeros(self.n_cells, dtype=np.int64)
-        for j, d in enumerate(self.dimensions):
-            out += d.depth[self.nodes[:, j]]
-        return out
+        return cell_levels(self.dimensions, self.nodes)
 
     @cached_property
     def tables_of(self) -> np.ndarray:

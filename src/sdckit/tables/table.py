@@ -42,6 +42,15 @@ __all__ = ["Table", "roll_up"]
 ADDITIVITY_TOLERANCE = 1e-9
 
 
+def cell_levels(dimensions: Sequence[Dimension], nodes: np.ndarray) -> np.ndarray:
+    """Each cell's hierarchy level from its ``(n_cells, n_dimensions)`` nodes: the sum of the
+    nodes' depths (0 = grand total)."""
+    out = np.zeros(len(nodes), dtype=np.int64)
+    for j, d in enumerate(dimensions):
+        out += d.depth[nodes[:, j]]
+    return out
+
+
 @dataclass
 class Table:
     """A table over ``dimensions`` (see the module docstring).
@@ -96,10 +105,7 @@ class Table:
     @cached_property
     def level(self) -> np.ndarray:
         """Each cell's hierarchy level: the sum of its nodes' depths (0 = grand total)."""
-        out = np.zeros(self.n_cells, dtype=np.int64)
-        for j, d in enumerate(self.dimensions):
-            out += d.depth[self.nodes[:, j]]
-        return out
+        return cell_levels(self.dimensions, self.nodes)
 
     @cached_property
     def is_inner(self) -> np.ndarray:
