@@ -23,6 +23,8 @@ _LAZY = {
     "anonymize": "sdckit.algorithms.anonymize",
     "evaluate": "sdckit.evaluation.protected_file",
     "analyze": "sdckit.risk.analyze",
+    "synthesize": "sdckit.synthesis.api",
+    "SynthesisResult": "sdckit.synthesis.api",
 }
 
 
@@ -46,11 +48,13 @@ __all__ = [
     "Schema",
     "SdcError",
     "SdcInputError",
+    "SynthesisResult",
     "__version__",
     "analyze",
     "anonymize",
     "evaluate",
     "frequency_set",
     "read_table",
+    "synthesize",
     "write_table",
 ]

@@ -27,7 +27,7 @@ OUTPUT_POLICY = (
 
 HELP = (
     "Statistical disclosure control: analyze risk, anonymize, mask, evaluate and compare "
-    "microdata; protect tables."
+    "microdata; protect tables; synthesize data."
 )
 
 

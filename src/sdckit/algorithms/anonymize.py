@@ -49,9 +49,14 @@ ALGORITHMS: dict[str, str] = {
     "datafly": "sdckit.algorithms.datafly:datafly",
     "tds": "sdckit.algorithms.tds:tds",
     "anatomy": "sdckit.algorithms.anatomy:anatomy",
+    "safepub": "sdckit.algorithms.safepub:safepub",
 }
 #: Algorithms that recode whole columns along a hierarchy (every QI needs one).
-NEEDS_HIERARCHY = ("optimal", "datafly")
+NEEDS_HIERARCHY = ("optimal", "datafly", "safepub")
+#: Algorithms that release a random sample: the records not drawn are suppressed by the
+#: algorithm's definition (SafePub; ARX runs its differential privacy model with a 100%
+#: suppression limit), so their release is verified with a limit of 1.
+SAMPLING = ("safepub",)
 #: Algorithms that cut numeric QIs into ranges but can generalize a categorical QI only along
 #: its hierarchy: without one, they would release it as '*' everywhere, so they refuse.
 PARTITIONING = ("mondrian", "tds")
@@ -199,6 +204,12 @@ def _validate(
                 )
         if isinstance(m, KAnonymity) and m.k < 1:  # pragma: no cover - KAnonymity checks
             raise ConfigError(f"model {m.name}: k must be >= 1")
+        only = getattr(type(m), "algorithms", None)  # models only some algorithms can give
+        if only is not None and algorithm not in only:
+            raise ConfigError(
+                f"model {m.name} needs algorithm {' or '.join(map(repr, only))}, got "
+                f"{algorithm!r}: its guarantee needs that algorithm's randomization"
+            )
     for q in schema.quasi_identifiers:
         if schema.hierarchy(q) is not None:
             continue
@@ -359,7 +370,9 @@ def anonymize(
 
     ``schema`` gives roles (identifying columns are dropped or pseudonymized, quasi-
     identifiers are generalized, sensitive attributes feed the models) and hierarchies;
-    ``suppression_limit`` is the share of records that may be suppressed; ``metric`` the
+    ``suppression_limit`` is the share of records that may be suppressed (``safepub``, which
+    releases a random sample, suppresses by its own definition and is verified with a limit
+    of 1, see :data:`SAMPLING`); ``metric`` the
     information loss ``optimal`` minimises (name or ``{"name", "aggregate", "weights", ...}``;
     default ``loss``; the heuristics choose by their own rule and refuse a metric); ``algorithm``
     one of :data:`ALGORITHMS`; ``seed`` the random seed for randomized algorithms;
@@ -374,6 +387,8 @@ def anonymize(
         models = [models]
     models = list(models) if isinstance(models, Sequence) else models
     _validate(data, schema, models, suppression_limit, algorithm)
+    if algorithm in SAMPLING:
+        suppression_limit = 1.0
     spec = parse_metric(metric)
     func = _resolve(algorithm)
     identifiers, notices = _identifiers(data, schema)

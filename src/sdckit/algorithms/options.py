@@ -13,13 +13,17 @@ parsed object.
                column)
 ``anatomy``    ``l`` (integer >= 2, default: the l of the l-diversity model), ``sensitive``
                (default: the l-diversity model's attribute, else the first sensitive column)
+``safepub``    ``search_steps`` (integer >= 1, default 100 as ARX), ``score`` (``loss``, the
+               default, ``discernibility`` or ``aecs``), ``output`` (``best`` visited pivot,
+               the default as in SafePub/ARX, or ``last``); epsilon, delta and the search
+               budget are the parameters of the ``differential_privacy`` model
 =============  ==============================================================================
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, StrictBool
 
@@ -32,6 +36,7 @@ __all__ = [
     "DataflyOptions",
     "MondrianOptions",
     "OptimalOptions",
+    "SafePubOptions",
     "TdsOptions",
     "parse_options",
 ]
@@ -80,9 +85,32 @@ class AnatomyOptions(AlgorithmOptions):
     sensitive: ColumnName | None = None
 
 
+class SafePubOptions(AlgorithmOptions):
+    """SafePub (Bild, Kuhn & Prasser 2018): the private search's ``search_steps`` (ARX
+    ``ARXConfiguration.getDPSearchStepNumber``, default 100), its ``score`` function (ARX's
+    default quality model is ``loss``) and which visited pivot is released (``output``:
+    ``best`` by score as in the paper and ARX, or ``last``, see :mod:`sdckit.algorithms.safepub`).
+    The privacy parameters (epsilon, delta, epsilon_search) belong to the model
+    :class:`~sdckit.models.differential_privacy.DifferentialPrivacy`, since ``k`` depends on
+    them."""
+
+    spec_name: ClassVar[str] = "safepub"
+
+    search_steps: Annotated[Integer, Field(ge=1)] = 100
+    score: Literal["loss", "discernibility", "aecs"] = "loss"
+    output: Literal["best", "last"] = "best"
+
+
 _OPTIONS: dict[str, type[AlgorithmOptions]] = {
     c.spec_name: c
-    for c in (OptimalOptions, DataflyOptions, MondrianOptions, TdsOptions, AnatomyOptions)
+    for c in (
+        OptimalOptions,
+        DataflyOptions,
+        MondrianOptions,
+        TdsOptions,
+        AnatomyOptions,
+        SafePubOptions,
+    )
 }
 
 

@@ -335,6 +335,7 @@ def model_classes() -> dict[str, type]:
         m.LKCPrivacy,
         m.AverageRiskThreshold,
         m.SampleUniquenessThreshold,
+        m.DifferentialPrivacy,
     ]
     return {name: c for c in classes for name in (c.spec_name, *c.spec_aliases)}
 

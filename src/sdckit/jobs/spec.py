@@ -24,7 +24,7 @@ from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_
 
 from sdckit.core.params import SuppressionLimit
 from sdckit.core.schema import DataType, Role
-from sdckit.core.spec import Integer, Spec, parse_entry
+from sdckit.core.spec import Integer, Number, Spec, parse_entry
 from sdckit.errors import short_repr
 from sdckit.utility.generalization import MetricSpec
 
@@ -50,6 +50,7 @@ MODEL_NAMES = (
     "lkc",
     "average_risk",
     "sample_uniqueness",
+    "differential_privacy",
 )
 #: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
 HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
@@ -298,6 +299,10 @@ class JobSpec(JobPart):
         default_factory=list
     )
     method: str | None = None
+    # -- synthesize jobs (sdckit synthesize) --
+    epsilon: Annotated[Number, Field(gt=0)] | None = None
+    delta: Annotated[Number, Field(gt=0, lt=1)] | None = None
+    m: Annotated[Integer, Field(ge=1)] | None = None
 
     @field_validator("metric", mode="before")
     @classmethod

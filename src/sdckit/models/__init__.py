@@ -2,6 +2,7 @@
 
 from sdckit.models.base import ModelResult, PrivacyModel
 from sdckit.models.check import CheckResult, check
+from sdckit.models.differential_privacy import DifferentialPrivacy
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.models.ldiversity import LDiversity
 from sdckit.models.lkc import LKCPrivacy
@@ -10,6 +11,7 @@ from sdckit.models.risk_thresholds import AverageRiskThreshold, SampleUniqueness
 from sdckit.models.tcloseness import TCloseness
 
 __all__ = [
+    "DifferentialPrivacy",
     "AverageRiskThreshold",
     "CheckResult",
     "DeltaPresence",

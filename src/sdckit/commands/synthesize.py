@@ -1,0 +1,62 @@
+"""``sdckit synthesize``: synthetic data from a job file, evaluated, written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sdckit.commands._common import QuietOption, out, run_guarded
+
+
+def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
+    """Implementation of ``sdckit synthesize``: run the job, print the figures and outputs."""
+    from sdckit.jobs.config import load_job
+    from sdckit.jobs.synthesize import run_synthesize_job
+
+    job = load_job(config)
+    job.require_outputs(json_out)
+    outcome = run_synthesize_job(job, json_out=json_out)
+    s = outcome.summary
+    if not quiet:
+        out.print(
+            f"{s['method']}: {s['copies']} cop{'y' if s['copies'] == 1 else 'ies'} of "
+            f"{s['records']:,} records from {s['training_records']:,} training records"
+        )
+        if s.get("epsilon") is not None:
+            out.print(f"privacy: epsilon {s['epsilon']:g}, delta {s.get('delta')}")
+        for key, label in (
+            ("s_pmse", "S_pMSE"),
+            ("tvd_1way_mean", "mean TVD 1-way"),
+            ("tvd_2way_mean", "mean TVD 2-way"),
+        ):
+            v = s["utility"].get(key)
+            if v is not None:
+                out.print(f"{label}: {v:.4f}")
+        for key, label in (("dcr_share_closer_than_holdout", "DCR share closer"), ("tcap", "TCAP")):
+            v = s["risk"].get(key)
+            if v is not None:
+                out.print(f"{label}: {v:.4f}")
+        for kind, path in outcome.written.items():
+            out.print(f"{kind}: {path}")
+    return s
+
+
+def synthesize_cli(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="Job file (YAML or TOML) with a method: key.")
+    ],
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write the JSON summary here (overrides output.json)."),
+    ] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Synthetic data: CART, parametric, partial, hybrid, marginal_dp, safepub, alpha_beta."""
+    run_guarded(synthesize_command, config, json_out, quiet)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sdckit synthesize`` to ``app``."""
+    app.command("synthesize")(synthesize_cli)

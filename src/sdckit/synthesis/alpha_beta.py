@@ -1,0 +1,245 @@
+"""The (alpha, beta)-algorithm: publish true tuples with probability alpha + beta, every other
+domain tuple with probability beta.
+
+V. Rastogi, D. Suciu and S. Hong, "The boundary between privacy and utility in data
+publishing", VLDB 2007, Section 4 (the "alpha-beta algorithm"). The instance ``I`` is a set
+of tuples over a domain ``D = D_1 x ... x D_m`` (the product of the columns' public value
+sets). The published view ``V`` contains
+
+* each tuple of ``I`` independently with probability ``alpha + beta``;
+* each tuple of ``D \\ I`` independently with probability ``beta``.
+
+Privacy ((d, gamma)-privacy, Rastogi et al. 2007, Definition 2.2): against a d-bounded
+adversary (prior ``P[t in I] <= d`` for every tuple it is not certain of) the posterior
+``P[t in I | V] <= gamma``. By Bayes' rule, a tuple ``t`` seen in ``V`` has posterior
+``p (alpha + beta) / (p (alpha + beta) + (1 - p) beta)``, increasing in the prior ``p``, so the
+worst case is ``p = d`` and the algorithm is (d, gamma)-private exactly when
+
+    beta / (alpha + beta) >= d (1 - gamma) / (gamma (1 - d))
+
+(the condition of the paper's privacy theorem for the alpha-beta algorithm); a tuple *not*
+in ``V`` only lowers the posterior. :attr:`AlphaBeta.details` records, for a given ``d``, the
+smallest ``gamma`` this gives: ``gamma = d (alpha + beta) / (d (alpha + beta) + (1 - d) beta)``.
+As a randomized response on the membership bit of every domain tuple the view is also
+``epsilon``-indistinguishable for instances differing in one tuple (Dwork et al. 2006) with
+``epsilon = max(ln((alpha + beta) / beta), ln((1 - beta) / (1 - alpha - beta)))``.
+
+Utility (the paper's estimator, Section 4): a counting query ``Q`` over ``I`` is estimated
+from the view as ``(|Q(V)| - beta |Q(D)|) / alpha`` (:meth:`AlphaBeta.estimate_count`).
+
+Efficient sampling: the number of fake tuples is ``Binomial(|D| - |I|, beta)``; they are drawn
+uniformly without replacement from ``D \\ I`` on the mixed-radix codes of the domain (first
+distinct draws that are not instance codes, i.e. rejection), never enumerating a large
+domain (a domain of at most 2**22 tuples is enumerated, which is faster there).
+
+Output size: the view's size is random (about ``(alpha + beta) |I| + beta (|D| - |I|)``), so
+:meth:`AlphaBeta.sample` **ignores** ``n``: each call publishes one view of the algorithm
+(distinct tuples, sorted by their domain code, so that the order tells nothing about which
+tuples are true). Calls with the same seed give the same bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from sdckit.errors import DataError, ParameterError
+from sdckit.synthesis.base import Synthesizer
+
+__all__ = ["AlphaBeta"]
+
+#: Domains up to this many tuples are enumerated to draw the fake tuples.
+_ENUMERATE = 1 << 22
+#: Largest domain (mixed-radix codes must fit 62 bits).
+_MAX_DOMAIN = 1 << 62
+#: Largest expected view size accepted (a view is materialized as a DataFrame).
+_MAX_VIEW = 50_000_000
+
+
+def _probability(value: Any, name: str, *, open_low: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"alpha_beta: parameter {name!r} must be a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or not ((0 < v) if open_low else (0 <= v)) or v >= 1:
+        raise ParameterError(f"alpha_beta: parameter {name!r} must be in (0, 1), got {value!r}")
+    return v
+
+
+class AlphaBeta(Synthesizer):
+    """The (alpha, beta)-algorithm of Rastogi, Suciu & Hong (2007) (module docstring).
+
+    Parameters
+    ----------
+    alpha, beta : float
+        ``0 < alpha``, ``0 < beta``, ``alpha + beta < 1``: a true tuple is published with
+        probability ``alpha + beta``, any other domain tuple with probability ``beta``.
+    domain : mapping column -> values, optional
+        The public value set of each column; the domain is their product. Columns not named
+        take the values seen in the data (recorded in :attr:`details`).
+    d : float, optional
+        The adversary's prior bound for the (d, gamma)-privacy statement in :attr:`details`.
+
+    ``fit`` records the distinct tuples (the instance ``I``); ``sample`` publishes one view
+    (``n`` is ignored: the algorithm's output size is random).
+    """
+
+    name: ClassVar[str] = "alpha_beta"
+
+    def __init__(
+        self,
+        alpha: float,
+        beta: float,
+        *,
+        domain: Mapping[str, Sequence[Any]] | None = None,
+        d: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.alpha = _probability(alpha, "alpha")
+        self.beta = _probability(beta, "beta")
+        if self.alpha + self.beta >= 1:
+            raise ParameterError(
+                f"alpha_beta: alpha + beta must be < 1, got {self.alpha:g} + {self.beta:g}"
+            )
+        if domain is not None and not isinstance(domain, Mapping):
+            raise ParameterError(
+                f"alpha_beta: parameter 'domain' must map columns to value lists, got "
+                f"{type(domain).__name__}"
+            )
+        self.domain_given = dict(domain) if domain is not None else {}
+        self.d = None if d is None else _probability(d, "d")
+        self._values: list[np.ndarray] = []
+        self._radix: np.ndarray | None = None
+        self._instance: np.ndarray | None = None  # sorted distinct codes of the instance
+        self._size = 0
+
+    # -- the guarantee -------------------------------------------------------------------
+    def guarantee(self, d: float | None = None) -> dict[str, Any]:
+        """The privacy statements (module docstring): the (d, gamma) condition, the smallest
+        gamma for ``d`` (default: the ``d`` given to the constructor) and the epsilon of the
+        membership randomized response."""
+        a, b = self.alpha, self.beta
+        out: dict[str, Any] = {
+            "condition": "(d, gamma)-private iff beta / (alpha + beta) >= "
+            "d (1 - gamma) / (gamma (1 - d))  (Rastogi, Suciu & Hong 2007, Section 4)",
+            "beta_over_alpha_plus_beta": b / (a + b),
+            "epsilon": max(math.log((a + b) / b), math.log((1 - b) / (1 - a - b))),
+        }
+        d = self.d if d is None else _probability(d, "d")
+        if d is not None:
+            out["d"] = d
+            out["gamma"] = d * (a + b) / (d * (a + b) + (1 - d) * b)
+        return out
+
+    # -- fit / sample --------------------------------------------------------------------
+    def _fit(self, data: pd.DataFrame, rng: np.random.Generator) -> None:
+        del rng  # fitting is deterministic: the randomness is the published view's
+        unknown = [c for c in self.domain_given if c not in data.columns]
+        if unknown:
+            raise ParameterError(
+                f"alpha_beta: parameter 'domain' names column(s) {unknown} that the data lacks"
+            )
+        values, codes, source = [], [], {}
+        for c in data.columns:
+            col = data[c]
+            if col.isna().any():
+                raise DataError(
+                    f"alpha_beta: column {c!r} has missing values; the domain is a product of "
+                    "value sets: fill or drop them first"
+                )
+            if c in self.domain_given:
+                vals = pd.Index(pd.unique(pd.Series(list(self.domain_given[c]), dtype=object)))
+                source[c] = "given"
+            else:
+                vals = pd.Index(np.sort(pd.unique(col.to_numpy())))
+                source[c] = "data"
+            if len(vals) == 0:
+                raise ParameterError(f"alpha_beta: the domain of column {c!r} is empty")
+            code = vals.get_indexer(col.astype(object) if source[c] == "given" else col)
+            if (code < 0).any():
+                bad = col[code < 0].iloc[0]
+                raise DataError(
+                    f"alpha_beta: column {c!r} holds {bad!r}, which is not in its domain"
+                )
+            values.append(np.asarray(vals, dtype=object))
+            codes.append(code.astype(np.int64))
+        sizes = [len(v) for v in values]
+        size = math.prod(sizes)
+        if size >= _MAX_DOMAIN:
+            raise ParameterError(
+                f"alpha_beta: the domain has {size:.3g} tuples, more than 2**62; use fewer "
+                "columns or coarser value sets"
+            )
+        radix = np.ones(len(sizes), dtype=np.int64)
+        for i in range(len(sizes) - 2, -1, -1):
+            radix[i] = radix[i + 1] * sizes[i + 1]
+        instance = np.unique(np.stack(codes, axis=1) @ radix if codes else np.zeros(0))
+        expected = (self.alpha + self.beta) * len(instance) + self.beta * (size - len(instance))
+        if expected > _MAX_VIEW:
+            raise ParameterError(
+                f"alpha_beta: the view would hold about {expected:.3g} tuples (beta={self.beta:g}"
+                f" times a domain of {size:.3g}); lower beta or use a smaller domain"
+            )
+        self._values, self._radix, self._instance, self._size = values, radix, instance, size
+        self.details = {
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "domain_sizes": dict(zip(data.columns, sizes, strict=True)),
+            "domain_source": source,
+            "domain_tuples": size,
+            "instance_tuples": int(len(instance)),
+            "expected_view_size": expected,
+            "guarantee": self.guarantee(),
+            "sample_n": "ignored: each sample() publishes one view of random size",
+        }
+
+    def _fakes(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """``count`` distinct codes drawn uniformly from the domain minus the instance."""
+        assert self._instance is not None
+        inst = self._instance
+        if count == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self._size <= _ENUMERATE:
+            rest = np.setdiff1d(np.arange(self._size, dtype=np.int64), inst, assume_unique=True)
+            return rng.choice(rest, size=count, replace=False)
+        free = self._size - len(inst)
+        seq = np.zeros(0, dtype=np.int64)
+        while len(seq) < count:
+            need = count - len(seq)
+            batch = int(need * self._size / max(free - len(seq), 1) * 1.1) + 16
+            draw = rng.integers(0, self._size, size=batch, dtype=np.int64)
+            pos = np.searchsorted(inst, draw)
+            hit = (pos < len(inst)) & (inst[np.minimum(pos, len(inst) - 1)] == draw)
+            seq = np.concatenate([seq, draw[~hit]])
+            _, first = np.unique(seq, return_index=True)  # first draws of each code, in order
+            seq = seq[np.sort(first)]
+        return seq[:count]
+
+    def _sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
+        """One published view (``n`` is ignored: module docstring)."""
+        del n
+        assert self._instance is not None and self._radix is not None
+        inst = self._instance
+        keep = rng.random(len(inst)) < self.alpha + self.beta
+        fakes = self._fakes(int(rng.binomial(self._size - len(inst), self.beta)), rng)
+        codes = np.sort(np.concatenate([inst[keep], fakes]))
+        self.details["last_view"] = {
+            "instance_tuples_kept": int(keep.sum()),
+            "fake_tuples": int(len(fakes)),
+            "size": int(len(codes)),
+        }
+        assert self._original is not None
+        out = {}
+        for i, c in enumerate(self._original.columns):
+            digit = (codes // self._radix[i]) % len(self._values[i])
+            out[c] = self._values[i][digit]
+        return pd.DataFrame(out, columns=self._original.columns)
+
+    def estimate_count(self, view_count: float, domain_count: float) -> float:
+        """The paper's unbiased estimate of a counting query over the instance:
+        ``(|Q(V)| - beta |Q(D)|) / alpha`` (Rastogi et al. 2007, Section 4), from the query's
+        count in the view and the number of domain tuples it selects."""
+        return (float(view_count) - self.beta * float(domain_count)) / self.alpha

@@ -1,0 +1,425 @@
+"""``sdckit.synthesize``: one call from a DataFrame to synthetic copies with their evaluation.
+
+The methods (:data:`METHODS`; a job file's ``method:``):
+
+=============  ===============================================================================
+``cart``       sequential CART synthesis, synthpop-style (:mod:`~sdckit.synthesis.sequential`)
+``parametric`` sequential normal / (polytomous) logistic regression synthesis (same module)
+``partial``    only the records at risk synthesized (:mod:`~sdckit.synthesis.partial`)
+``hybrid``     microaggregation-based hybrid data (:mod:`~sdckit.synthesis.hybrid`)
+``marginal_dp`` (epsilon, delta)-DP marginal-based synthesis, MST-style
+               (:mod:`~sdckit.synthesis.marginal_dp`)
+``safepub``    (epsilon, delta)-DP anonymization by sampling, private search and suppression
+               (:mod:`sdckit.algorithms.safepub`); the released (non-suppressed) records
+``alpha_beta`` the (alpha, beta)-algorithm of Rastogi, Suciu & Hong 2007
+               (:mod:`~sdckit.synthesis.alpha_beta`)
+=============  ===============================================================================
+
+Evaluation (:func:`evaluate_synthetic`): with ``holdout`` > 0 (default 0.2) a random share of
+the records is held out: the synthesizer is fitted on the rest (the *training* records) and
+the holdout serves as the reference for the distance-to-closest-record risk
+(:func:`sdckit.risk.synthetic.dcr_holdout`): a synthesizer that copies its training records puts
+more synthetic records closer to the training part than the training share predicts. Utility
+(pMSE/S_pMSE, 1-/2-way TVD) and TCAP compare the first copy with the training records. With
+``holdout: 0`` every record is used for fitting and the DCR against a holdout is not measured.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.errors import DataError, ParameterError, SdcInputError
+from sdckit.synthesis.base import Synthesizer, as_generator
+
+__all__ = ["METHODS", "SynthesisResult", "evaluate_synthetic", "make_synthesizer", "synthesize"]
+
+#: Method name -> what it is (the job file's ``method:``).
+METHODS: dict[str, str] = {
+    "cart": "sequential CART synthesis (synthpop-style)",
+    "parametric": "sequential regression synthesis (normal, logistic, polytomous)",
+    "partial": "partially synthetic: the records at risk",
+    "hybrid": "microaggregation-based hybrid data",
+    "marginal_dp": "differentially private marginal-based synthesis (MST-style)",
+    "safepub": "differentially private anonymization (SafePub)",
+    "alpha_beta": "the (alpha, beta)-algorithm",
+}
+#: Methods whose every output is one run of a randomized mechanism over the data: a second
+#: copy would be a second release (spending the budget again), so ``m`` must be 1.
+SINGLE_RELEASE = ("safepub", "alpha_beta")
+#: Methods whose output has one record per (training) record, in order.
+RECORD_ALIGNED = ("partial", "hybrid")
+#: The JSON keys of :meth:`SynthesisResult.to_dict`, in order.
+JSON_KEYS = (
+    "method",
+    "records",
+    "copies",
+    "epsilon",
+    "delta",
+    "parameters",
+    "training_records",
+    "holdout_records",
+    "utility",
+    "risk",
+    "details",
+    "elapsed_seconds",
+)
+
+
+class SafePubRelease(Synthesizer):
+    """SafePub (:func:`sdckit.algorithms.safepub.safepub` through :func:`sdckit.anonymize`,
+    verified there) as a synthesizer: :meth:`fit` runs the mechanism once; :meth:`sample`
+    returns its released records -- the sampled records of the classes of at least ``k``,
+    generalized; the suppressed ones are left out, so the output's size is the mechanism's and
+    ``n`` is ignored."""
+
+    name = "safepub"
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        *,
+        schema: Any,
+        epsilon_search: float = 0.1,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        from sdckit.models.differential_privacy import DifferentialPrivacy
+
+        if schema is None or not getattr(schema, "quasi_identifiers", None):
+            raise ParameterError(
+                "safepub: needs a schema whose quasi-identifiers have hierarchies (a job's "
+                "`attributes:` with `role: quasi_identifying` and `hierarchy:`)"
+            )
+        self.model = DifferentialPrivacy(
+            epsilon=epsilon, delta=delta, epsilon_search=epsilon_search
+        )
+        self.schema = schema
+        self.options = options
+        self._release: pd.DataFrame | None = None
+
+    def _fit(self, data: pd.DataFrame, rng: np.random.Generator) -> None:
+        from sdckit.algorithms.anonymize import anonymize
+
+        seed = int(rng.integers(0, 2**63 - 1))
+        result = anonymize(
+            data,
+            self.schema,
+            [self.model],
+            algorithm="safepub",
+            seed=seed,
+            risk=False,
+            **self.options,
+        )
+        qis = list(self.schema.quasi_identifiers)
+        kept = ~(result.data[qis] == "*").all(axis=1)
+        self._release = result.data.loc[kept].reset_index(drop=True)
+        self._original = self._release.iloc[:0].copy()
+        self.details = {
+            "transformation": result.transformation,
+            "metrics": result.metrics,
+            **{k: v for k, v in result.details.items() if k not in ("solution_space",)},
+        }
+        self.privacy = {"epsilon": float(self.model.epsilon), "delta": float(self.model.delta)}
+
+    def _sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
+        assert self._release is not None
+        return self._release.copy()
+
+    def sample(self, n: int | None = None, *, seed: Any = None) -> pd.DataFrame:
+        """The released records (``n`` and ``seed`` are ignored: one release per fit)."""
+        self._require_fitted()
+        assert self._release is not None
+        return self._release.copy()
+
+
+def make_synthesizer(
+    method: str,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    schema: Any = None,
+    **parameters: Any,
+) -> Synthesizer:
+    """The synthesizer of ``method`` with its parameters (ParameterError naming a bad one)."""
+    if method not in METHODS:
+        from sdckit.core.spec import did_you_mean
+
+        raise ParameterError(
+            f"synthesize: unknown method {method!r}; one of {', '.join(METHODS)}"
+            f"{did_you_mean(method, list(METHODS))}"
+        )
+    dp = method in ("marginal_dp", "safepub")
+    if not dp and (epsilon is not None or delta is not None):
+        raise ParameterError(
+            f"synthesize: method {method!r} takes no epsilon/delta (the differentially private "
+            "methods are marginal_dp and safepub; alpha_beta takes alpha and beta)"
+        )
+    if dp and epsilon is None and parameters.get("rho") is None:
+        raise ParameterError(
+            f"synthesize: method {method!r} needs its privacy budget: epsilon (and delta), "
+            "e.g. epsilon: 1.0, delta: 1.0e-6"
+        )
+    try:
+        if method in ("cart", "parametric"):
+            from sdckit.synthesis.sequential import Sequential
+
+            if "method" in parameters and method == "parametric":
+                raise ParameterError(
+                    "synthesize: method 'parametric' sets every variable's model; use method "
+                    "'cart' with a per-variable `method:` mapping to mix them"
+                )
+            parameters.setdefault("method", method)
+            return Sequential(**parameters)
+        if method == "partial":
+            from sdckit.synthesis.partial import Partial
+
+            if "quasi_identifiers" not in parameters and schema is not None:
+                parameters["quasi_identifiers"] = list(schema.quasi_identifiers) or None
+            return Partial(**parameters)
+        if method == "hybrid":
+            from sdckit.synthesis.hybrid import Hybrid
+
+            return Hybrid(**parameters)
+        if method == "marginal_dp":
+            from sdckit.synthesis.marginal_dp import MarginalDP
+
+            return MarginalDP(epsilon, 1e-6 if delta is None else delta, **parameters)
+        if method == "safepub":
+            if delta is None:
+                raise ParameterError("synthesize: safepub needs delta, e.g. delta: 1.0e-5")
+            return SafePubRelease(epsilon, delta, schema=schema, **parameters)
+        from sdckit.synthesis.alpha_beta import AlphaBeta
+
+        return AlphaBeta(**parameters)
+    except TypeError as exc:  # an unknown keyword
+        raise ParameterError(f"synthesize: method {method!r}: {exc}") from None
+
+
+@dataclass
+class SynthesisResult:
+    """Synthetic copies (``copies``; ``data`` is the first), the fitted synthesizer, its
+    privacy guarantee and the evaluation of the first copy."""
+
+    copies: list[pd.DataFrame]
+    method: str
+    synthesizer: Synthesizer
+    parameters: dict[str, Any]
+    training_records: int
+    holdout_records: int
+    utility: dict[str, Any] = field(default_factory=dict)
+    risk: dict[str, Any] = field(default_factory=dict)
+    evaluation_notes: list[str] = field(default_factory=list)
+    elapsed_seconds: float = 0.0
+
+    @property
+    def data(self) -> pd.DataFrame:
+        """The first synthetic copy."""
+        return self.copies[0]
+
+    @property
+    def privacy(self) -> dict[str, float] | None:
+        """``{"epsilon", "delta", ...}`` of a differentially private method, else None."""
+        return self.synthesizer.privacy
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document (keys :data:`JSON_KEYS`)."""
+        from sdckit.report.writer import to_jsonable
+
+        privacy = self.privacy or {}
+        return to_jsonable(
+            {
+                "method": self.method,
+                "records": len(self.copies[0]),
+                "copies": len(self.copies),
+                "epsilon": privacy.get("epsilon"),
+                "delta": privacy.get("delta"),
+                "parameters": self.parameters,
+                "training_records": self.training_records,
+                "holdout_records": self.holdout_records,
+                "utility": self.utility,
+                "risk": self.risk,
+                "details": self.synthesizer.details,
+                "elapsed_seconds": self.elapsed_seconds,
+            }
+        )
+
+
+def _split(
+    data: pd.DataFrame, holdout: float, rng: np.random.Generator
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0 <= holdout < 1:
+        raise ParameterError(f"synthesize: holdout must be a share in [0, 1), got {holdout!r}")
+    n_hold = int(round(holdout * len(data)))
+    if n_hold == 0:
+        return data.reset_index(drop=True), None
+    if len(data) - n_hold < 2:
+        raise DataError(
+            f"synthesize: {len(data)} records leave too few to fit after holding out {n_hold}; "
+            "set holdout: 0"
+        )
+    perm = rng.permutation(len(data))
+    hold = np.sort(perm[:n_hold])
+    train = np.sort(perm[n_hold:])
+    return data.iloc[train].reset_index(drop=True), data.iloc[hold].reset_index(drop=True)
+
+
+def evaluate_synthetic(
+    training: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    holdout: pd.DataFrame | None = None,
+    *,
+    quasi_identifiers: Sequence[str] | None = None,
+    target: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Utility and risk of ``synthetic`` against the ``training`` records it was fitted on:
+    ``utility`` {pmse, s_pmse, tvd_1way_mean, tvd_2way_mean} and ``risk``
+    {dcr_share_closer_than_holdout, tcap, ...}; a measure that does not apply is None with the
+    reason in the notes."""
+    from sdckit.risk.synthetic import dcr_holdout, tcap
+    from sdckit.utility.marginals import marginal_distances
+    from sdckit.utility.propensity import propensity_mse
+
+    notes: list[str] = []
+    columns = [c for c in training.columns if c in synthetic.columns]
+    utility: dict[str, Any] = {"pmse": None, "s_pmse": None}
+    risk: dict[str, Any] = {"dcr_share_closer_than_holdout": None, "tcap": None}
+    syn = synthetic[columns]
+    orig = training[columns]
+    if len(syn) == 0:
+        notes.append("the synthetic data has no records: nothing to evaluate")
+        utility.update(tvd_1way_mean=None, tvd_2way_mean=None)
+        return utility, risk, notes
+    try:
+        p = propensity_mse(orig, syn)
+        utility.update(pmse=p.pmse, s_pmse=p.s_pmse, s_pmse_published=p.s_pmse_published)
+    except SdcInputError as exc:
+        notes.append(f"pMSE not measured: {exc}")
+    try:
+        md = marginal_distances(orig, syn)
+        utility.update(
+            tvd_1way_mean=md.tvd_1way_mean,
+            tvd_2way_mean=md.tvd_2way_mean,
+            tvd_1way=md.one_way,
+            tvd_2way_max=md.to_dict()["tvd_2way_max"],
+        )
+    except SdcInputError as exc:
+        utility.update(tvd_1way_mean=None, tvd_2way_mean=None)
+        notes.append(f"marginal distances not measured: {exc}")
+    if holdout is None:
+        notes.append("DCR against a holdout not measured: no records were held out (holdout: 0)")
+    else:
+        try:
+            d = dcr_holdout(orig, holdout[columns], syn)
+            dd = d.to_dict()
+            risk["dcr_share_closer_than_holdout"] = d.share_closer_to_training
+            risk["dcr"] = dd
+        except SdcInputError as exc:
+            notes.append(f"DCR not measured: {exc}")
+    if quasi_identifiers and target:
+        try:
+            t = tcap(orig, syn, list(quasi_identifiers), target)
+            td = t.to_dict()
+            risk["tcap"] = t.tcap
+            risk["tcap_details"] = {
+                **td,
+                "quasi_identifiers": list(quasi_identifiers),
+                "target": target,
+            }
+        except SdcInputError as exc:
+            notes.append(f"TCAP not measured: {exc}")
+    else:
+        notes.append(
+            "TCAP not measured: declare quasi-identifying attributes and a sensitive attribute "
+            "(the target) to measure it"
+        )
+    return utility, risk, notes
+
+
+def synthesize(
+    data: pd.DataFrame,
+    method: str = "cart",
+    *,
+    seed: int | np.random.Generator | None = None,
+    m: int = 1,
+    n: int | None = None,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    holdout: float = 0.2,
+    evaluate: bool = True,
+    schema: Any = None,
+    quasi_identifiers: Sequence[str] | None = None,
+    target: str | None = None,
+    **parameters: Any,
+) -> SynthesisResult:
+    """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
+    of ``n`` records each (default: as many as the training records), evaluated.
+
+    ``seed``: same seed, same bytes (the holdout split, the fit -- DP noise included -- and
+    every copy draw from generators spawned from it); ``epsilon``/``delta``: the budget of a
+    differentially private method; ``schema``: roles and hierarchies (safepub's hierarchies,
+    partial's quasi-identifiers, TCAP's keys and target); ``quasi_identifiers``/``target``
+    override the schema's for TCAP; further keyword arguments are the method's parameters
+    (module docstring of each method). Identifying attributes of ``schema`` are dropped.
+    """
+    t0 = time.perf_counter()
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"synthesize: data must be a pandas DataFrame, got {type(data).__name__}")
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ParameterError(f"synthesize: m (copies) must be an integer >= 1, got {m!r}")
+    if m > 1 and method in SINGLE_RELEASE:
+        raise ParameterError(
+            f"synthesize: {method} releases one output per run (a second copy would be a second "
+            "release over the same data); use m: 1"
+        )
+    rng = as_generator(seed)
+    split_rng, fit_rng, *copy_rngs = rng.spawn(2 + m)
+    if schema is not None:
+        ids = [c for c in schema.identifying if c in data.columns]
+        data = data.drop(columns=ids)
+        if quasi_identifiers is None:
+            quasi_identifiers = [c for c in schema.quasi_identifiers if c in data.columns]
+        if target is None:
+            sens = [c for c in schema.sensitive if c in data.columns]
+            target = sens[0] if sens else None
+    if method == "partial" and quasi_identifiers is not None:
+        parameters.setdefault("quasi_identifiers", list(quasi_identifiers))
+    synthesizer = make_synthesizer(
+        method, epsilon=epsilon, delta=delta, schema=schema, **dict(parameters)
+    )
+    training, hold = _split(data, holdout, split_rng)
+    synthesizer.fit(training, seed=fit_rng)
+    copies = [synthesizer.sample(n, seed=r) for r in copy_rngs]
+    result = SynthesisResult(
+        copies=copies,
+        method=method,
+        synthesizer=synthesizer,
+        parameters=_plain(parameters),
+        training_records=len(training),
+        holdout_records=0 if hold is None else len(hold),
+    )
+    if evaluate:
+        result.utility, result.risk, result.evaluation_notes = evaluate_synthetic(
+            training, copies[0], hold, quasi_identifiers=quasi_identifiers, target=target
+        )
+    result.elapsed_seconds = time.perf_counter() - t0
+    return result
+
+
+def _plain(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters as JSON-ready values (a mask as its count)."""
+    out: dict[str, Any] = {}
+    for k, v in parameters.items():
+        if isinstance(v, np.ndarray):
+            out[k] = f"<array of {v.size}>"
+        elif k == "accountant":
+            continue
+        else:
+            out[k] = v
+    return out

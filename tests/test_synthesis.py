@@ -1,0 +1,259 @@
+"""Synthesizers (sequential CART/parametric, partial, hybrid), combining rules, the
+``sdckit.synthesize`` API and the ``sdckit synthesize`` job."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import sdckit
+from sdckit.cli import app
+from sdckit.errors import DataError, ParameterError
+from sdckit.synthesis.combining import combine
+from sdckit.synthesis.hybrid import Hybrid, moment_matched
+from sdckit.synthesis.partial import Partial, records_at_risk
+from sdckit.synthesis.sequential import Sequential
+
+runner = CliRunner()
+
+#: The Bayesian network the data are drawn from: A -> B -> C, A -> X (numeric).
+P_A = {"a0": 0.6, "a1": 0.4}
+P_B_GIVEN_A = {"a0": {"b0": 0.8, "b1": 0.2}, "a1": {"b0": 0.1, "b1": 0.9}}
+P_C_GIVEN_B = {"b0": {"c0": 0.7, "c1": 0.2, "c2": 0.1}, "b1": {"c0": 0.1, "c1": 0.3, "c2": 0.6}}
+MEAN_X = {"a0": 10.0, "a1": 30.0}
+
+
+def network(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+
+    def child(parent: np.ndarray, table: dict) -> np.ndarray:
+        out = np.empty(len(parent), dtype=object)
+        for value, dist in table.items():
+            rows = parent == value
+            out[rows] = rng.choice(list(dist), size=rows.sum(), p=list(dist.values()))
+        return out
+
+    a = rng.choice(list(P_A), size=n, p=list(P_A.values())).astype(object)
+    b = child(a, P_B_GIVEN_A)
+    c = child(b, P_C_GIVEN_B)
+    x = np.array([MEAN_X[v] for v in a]) + rng.normal(0, 2, n)
+    return pd.DataFrame({"A": a, "B": b, "C": c, "X": x})
+
+
+@pytest.fixture(scope="module")
+def bn() -> pd.DataFrame:
+    return network(6000, 11)
+
+
+def conditional(df: pd.DataFrame, child: str, parent: str) -> pd.DataFrame:
+    return pd.crosstab(df[parent], df[child], normalize="index")
+
+
+@pytest.mark.parametrize("method, tol", [("cart", 0.04), ("parametric", 0.04)])
+def test_sequential_recovers_the_network(bn: pd.DataFrame, method: str, tol: float) -> None:
+    syn = Sequential(method=method).fit(bn, seed=1).sample(seed=2)
+    assert len(syn) == len(bn) and list(syn.columns) == list(bn.columns)
+    assert abs((syn["A"] == "a0").mean() - P_A["a0"]) < tol
+    for child, parent, table in (("B", "A", P_B_GIVEN_A), ("C", "B", P_C_GIVEN_B)):
+        got = conditional(syn, child, parent)
+        for p_value, dist in table.items():
+            for c_value, prob in dist.items():
+                assert abs(got.loc[p_value, c_value] - prob) < tol, (child, p_value, c_value)
+    for a_value, mean in MEAN_X.items():
+        assert abs(syn.loc[syn["A"] == a_value, "X"].mean() - mean) < 0.5
+    # the synthetic values are drawn, not copied row by row
+    assert not syn[["A", "X"]].equals(bn[["A", "X"]])
+
+
+def test_same_seed_same_bytes_and_copies_differ(bn: pd.DataFrame) -> None:
+    r1 = sdckit.synthesize(bn, "cart", seed=5, m=2, evaluate=False)
+    r2 = sdckit.synthesize(bn, "cart", seed=5, m=2, evaluate=False)
+    for a, b in zip(r1.copies, r2.copies, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert not r1.copies[0].equals(r1.copies[1])
+    r3 = sdckit.synthesize(bn, "cart", seed=6, evaluate=False)
+    assert not r3.data.equals(r1.data)
+
+
+def test_visit_sequence_predictors_and_methods(bn: pd.DataFrame) -> None:
+    s = Sequential(
+        method={"C": "sample"}, visit_sequence=["B", "A", "C", "X"], predictors={"X": ["A"]}
+    ).fit(bn, seed=0)
+    models = {m["column"]: m for m in s.details["models"]}
+    assert models["B"]["method"] == "sample"  # first in the sequence: its marginal
+    assert models["A"]["predictors"] == ["B"]
+    assert models["C"]["method"] == "sample"
+    assert models["X"]["predictors"] == ["A"]
+    syn = s.sample(100, seed=1)
+    assert len(syn) == 100
+    # C sampled from its marginal: independent of B
+    big = s.sample(20000, seed=2)
+    got = conditional(big, "C", "B")
+    assert abs(got.loc["b0", "c0"] - got.loc["b1", "c0"]) < 0.05
+
+
+def test_sequential_parameter_errors(bn: pd.DataFrame) -> None:
+    with pytest.raises(ParameterError, match="method"):
+        Sequential(method="forest")
+    with pytest.raises(DataError, match="'Q' is not in the data"):
+        Sequential(keep=["Q"]).fit(bn)
+    with pytest.raises(ParameterError, match="synthesized after it"):
+        Sequential(visit_sequence=["A", "B"], predictors={"A": ["B"]}).fit(bn)
+    with pytest.raises(ParameterError, match="call fit"):
+        Sequential().sample(3)
+    with pytest.raises(ParameterError, match="unknown method 'cartt'.*cart"):
+        sdckit.synthesize(bn, "cartt")
+
+
+def test_missing_numeric_values_are_synthesized_with_their_share() -> None:
+    df = network(4000, 3)
+    rng = np.random.default_rng(0)
+    df.loc[rng.random(len(df)) < 0.25, "X"] = np.nan
+    syn = Sequential().fit(df, seed=1).sample(seed=2)
+    assert abs(syn["X"].isna().mean() - 0.25) < 0.03
+    assert syn["X"].dropna().between(df["X"].min(), df["X"].max()).all()
+
+
+def test_keep_gives_partially_synthetic_records(bn: pd.DataFrame) -> None:
+    syn = Sequential(keep=["A"]).fit(bn, seed=1).sample(seed=2)
+    pd.testing.assert_series_equal(syn["A"], bn["A"])
+    with pytest.raises(ParameterError, match="partial synthesis keeps"):
+        Sequential(keep=["A"]).fit(bn, seed=1).sample(10)
+
+
+def test_partial_changes_only_the_records_at_risk() -> None:
+    df = network(3000, 5)
+    df["Z"] = np.random.default_rng(1).integers(0, 400, len(df))  # makes uniques
+    qis = ["A", "B", "Z"]
+    risky = records_at_risk(df, qis, k=2)
+    counts = df.groupby(qis).size()
+    expected = df.set_index(qis).index.map(counts).to_numpy() < 2
+    np.testing.assert_array_equal(risky, expected)
+    p = Partial(qis, attributes=["Z"]).fit(df, seed=3)
+    syn = p.sample(seed=4)
+    assert p.details["records_at_risk"] == int(risky.sum()) > 0
+    pd.testing.assert_frame_equal(syn.loc[~risky], df.loc[~risky])
+    pd.testing.assert_frame_equal(syn[["A", "B", "C", "X"]], df[["A", "B", "C", "X"]])
+    assert (syn.loc[risky, "Z"] != df.loc[risky, "Z"]).mean() > 0.5
+
+
+def test_hybrid_preserves_group_and_file_moments() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(997, 3)) @ np.array([[1, 0.5, 0], [0, 1, 0.3], [0, 0, 2]])
+    df = pd.DataFrame(x, columns=["u", "v", "w"])
+    df["g"] = rng.choice(["p", "q", "r"], len(df))
+    h = Hybrid(k=4).fit(df, seed=1)
+    syn = h.sample(seed=2)
+    np.testing.assert_allclose(syn[["u", "v", "w"]].mean(), df[["u", "v", "w"]].mean(), atol=1e-9)
+    np.testing.assert_allclose(syn[["u", "v", "w"]].cov(), df[["u", "v", "w"]].cov(), atol=1e-9)
+    assert (syn["g"].value_counts().sort_index() == df["g"].value_counts().sort_index()).all()
+    assert not np.isclose(syn["u"], df["u"]).any()
+    assert h.details["group_size_min"] >= 4
+    pd.testing.assert_frame_equal(Hybrid(k=1).fit(df).sample(seed=0), df)
+    with pytest.raises(ParameterError, match="k must be"):
+        Hybrid(k=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    k=st.integers(1, 6),
+    p=st.integers(1, 5),
+    seed=st.integers(0, 10_000),
+)
+def test_moment_matching_is_exact(k: int, p: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(k, p)) * rng.uniform(0.1, 10, p)
+    y = moment_matched(x, rng)
+    np.testing.assert_allclose(y.mean(axis=0), x.mean(axis=0), atol=1e-8)
+    xc, yc = x - x.mean(axis=0), y - y.mean(axis=0)
+    np.testing.assert_allclose(yc.T @ yc, xc.T @ xc, atol=1e-7)
+
+
+def test_combining_rules_hand_computed() -> None:
+    q, v = [1.0, 2.0, 3.0], [0.5, 0.5, 0.5]  # q_bar 2, v_bar 0.5, b 1
+    c = combine(q, v, n_original=100, n_synthetic=200)
+    assert c.estimate == pytest.approx(2.0)
+    assert c.variance == pytest.approx(0.5 * 200 / 100)
+    simple = combine(q, v, n_original=100, n_synthetic=200, population_inference=True)
+    assert simple.variance == pytest.approx(1.0 * (1 + 0.5 / 3))
+    proper = combine(q, v, n_original=100, population_inference=True, proper=True)
+    assert proper.variance == pytest.approx(0.5 * (1 + 2 / 3))
+    partial = combine(q, v, n_original=100, partial=True)
+    assert partial.variance == pytest.approx(0.5 + 1 / 3)
+    lo, hi = partial.interval
+    assert hi - lo == pytest.approx(2 * 1.959963985 * np.sqrt(0.5 + 1 / 3))
+    with pytest.raises(ParameterError, match="m >= 2"):
+        combine([1.0], [0.1], n_original=10, partial=True)
+
+
+def test_marginal_dp_through_the_api_states_its_budget(bn: pd.DataFrame) -> None:
+    r = sdckit.synthesize(bn, "marginal_dp", seed=1, epsilon=1.0, delta=1e-6, holdout=0.2)
+    d = r.to_dict()
+    assert d["epsilon"] == 1.0 and d["delta"] == 1e-6
+    assert d["training_records"] == 4800 and d["holdout_records"] == 1200
+    assert set(d["utility"]) >= {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"}
+    assert 0 <= d["risk"]["dcr_share_closer_than_holdout"] <= 1
+    with pytest.raises(ParameterError, match="needs its privacy budget"):
+        sdckit.synthesize(bn, "marginal_dp")
+    with pytest.raises(ParameterError, match="takes no epsilon"):
+        sdckit.synthesize(bn, "cart", epsilon=1.0)
+
+
+def _job(tmp_path, df: pd.DataFrame, **keys) -> object:
+    df.to_csv(tmp_path / "data.csv", index=False)
+    doc = {
+        "input": {"path": "data.csv"},
+        "seed": 4,
+        "output": {"path": "syn.csv", "report": "syn.html", "json": "syn.json"},
+        **keys,
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_synthesize_job_writes_copies_report_and_json(tmp_path, bn: pd.DataFrame) -> None:
+    job = _job(
+        tmp_path,
+        bn,
+        method="cart",
+        m=2,
+        attributes={"A": "quasi_identifying", "B": "quasi_identifying", "C": "sensitive"},
+    )
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "syn.json").read_text())
+    for key in ("method", "records", "copies", "epsilon", "delta", "elapsed_seconds"):
+        assert key in doc
+    assert doc["copies"] == 2 and doc["records"] == 4800
+    assert doc["risk"]["tcap"] is not None
+    assert {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"} <= set(doc["utility"])
+    first = pd.read_csv(tmp_path / "syn_1.csv")
+    assert len(first) == 4800 and (tmp_path / "syn_2.csv").is_file()
+    assert "Disclosure risk" in (tmp_path / "syn.html").read_text()
+    # same job, same bytes
+    again = runner.invoke(app, ["synthesize", "--config", str(job), "--quiet"])
+    assert again.exit_code == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "syn_1.csv"), first)
+
+
+def test_synthesize_job_bad_input_exit_2(tmp_path, bn: pd.DataFrame) -> None:
+    res = runner.invoke(app, ["synthesize", "--config", str(_job(tmp_path, bn, method="gan"))])
+    assert res.exit_code == 2 and "unknown method 'gan'" in res.output
+    res = runner.invoke(
+        app,
+        ["synthesize", "--config", str(_job(tmp_path, bn, method="safepub", m=2, epsilon=1.0))],
+    )
+    assert res.exit_code == 2
+    res = runner.invoke(
+        app,
+        ["synthesize", "--config", str(_job(tmp_path, bn, method="cart", options={"leaf": 3}))],
+    )
+    assert res.exit_code == 2 and "leaf" in res.output
