@@ -257,3 +257,27 @@ def test_synthesize_job_bad_input_exit_2(tmp_path, bn: pd.DataFrame) -> None:
         ["synthesize", "--config", str(_job(tmp_path, bn, method="cart", options={"leaf": 3}))],
     )
     assert res.exit_code == 2 and "leaf" in res.output
+
+
+def test_ci_overlap_and_correlation_differences_hand_cases() -> None:
+    from sdckit.utility.regression import ci_overlap, correlation_differences
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(size=400), "g": rng.choice(["a", "b"], 400)})
+    same = ci_overlap(df, df, "y", ["x", "g"])
+    assert same["mean"] == pytest.approx(1.0)
+    assert set(same["coefficients"]) == {"(intercept)", "x", "g=b"}
+    shifted = df.assign(y=df["y"] + 100)  # intercept moves far: its intervals are apart
+    far = ci_overlap(df, shifted, "y", ["x"])
+    assert far["coefficients"]["(intercept)"] < 0
+    assert far["coefficients"]["x"] == pytest.approx(1.0)
+    corr = correlation_differences(df, df.assign(y=-df["y"]))
+    r = np.corrcoef(df["x"], df["y"])[0, 1]
+    assert corr["mean_abs"] == pytest.approx(2 * abs(r))
+    assert correlation_differences(df[["x", "g"]], df[["x", "g"]])["mean_abs"] is None
+
+
+def test_synthesize_reports_regression_overlap(bn: pd.DataFrame) -> None:
+    r = sdckit.synthesize(bn, "cart", seed=2, regression={"target": "X", "predictors": ["A"]})
+    assert 0.3 < r.utility["ci_overlap"]["mean"] <= 1.0

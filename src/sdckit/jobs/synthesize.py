@@ -14,7 +14,8 @@
     m: 1                            # synthetic copies (cart, parametric, partial, hybrid,
                                     # marginal_dp)
     seed: 3
-    options: {min_leaf: 5, holdout: 0.2}   # the method's parameters; holdout (default 0.2)
+    options: {min_leaf: 5, holdout: 0.2}   # the method's parameters; holdout (default 0.2);
+                                           # regression: {target: age, predictors: [sex]}
     output: {path: synthetic.csv, report: synth.html, json: synth.json}
 
 With ``m`` > 1 copies, copy ``i`` is written to ``<stem>_<i><suffix>`` (``synthetic_1.csv``,
@@ -37,7 +38,7 @@ from sdckit.report.writer import write_json
 __all__ = ["SynthesizeJobOutcome", "copy_paths", "run_synthesize_job"]
 
 #: Options of the job itself (the others are the method's parameters).
-_JOB_OPTIONS = ("holdout", "n")
+_JOB_OPTIONS = ("holdout", "n", "regression")
 
 
 @dataclass
@@ -95,6 +96,7 @@ def run_synthesize_job(job: Job, *, json_out: Path | None = None) -> SynthesizeJ
             epsilon=spec.epsilon,
             delta=spec.delta,
             holdout=options.get("holdout", 0.2),
+            regression=options.get("regression"),
             schema=schema if spec.attributes else None,
             **parameters,
         )

@@ -277,11 +277,13 @@ def evaluate_synthetic(
     *,
     quasi_identifiers: Sequence[str] | None = None,
     target: str | None = None,
+    regression: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """Utility and risk of ``synthetic`` against the ``training`` records it was fitted on:
     ``utility`` {pmse, s_pmse, tvd_1way_mean, tvd_2way_mean} and ``risk``
-    {dcr_share_closer_than_holdout, tcap, ...}; a measure that does not apply is None with the
-    reason in the notes."""
+    {dcr_share_closer_than_holdout, tcap, ...}; ``regression`` ``{target, predictors}`` adds
+    Karr et al.'s confidence-interval overlap (:mod:`sdckit.utility.regression`); a measure
+    that does not apply is None with the reason in the notes."""
     from sdckit.risk.synthetic import dcr_holdout, tcap
     from sdckit.utility.marginals import marginal_distances
     from sdckit.utility.propensity import propensity_mse
@@ -312,6 +314,18 @@ def evaluate_synthetic(
     except SdcInputError as exc:
         utility.update(tvd_1way_mean=None, tvd_2way_mean=None)
         notes.append(f"marginal distances not measured: {exc}")
+    from sdckit.utility.regression import ci_overlap, correlation_differences
+
+    corr = correlation_differences(orig, syn)
+    utility["correlation_difference_mean"] = corr["mean_abs"]
+    utility["correlation_difference_max"] = corr["max_abs"]
+    if regression is not None:
+        try:
+            utility["ci_overlap"] = ci_overlap(
+                orig, syn, regression["target"], list(regression.get("predictors", []))
+            )
+        except SdcInputError as exc:
+            notes.append(f"CI overlap not measured: {exc}")
     if holdout is None:
         notes.append("DCR against a holdout not measured: no records were held out (holdout: 0)")
     else:
@@ -356,6 +370,7 @@ def synthesize(
     schema: Any = None,
     quasi_identifiers: Sequence[str] | None = None,
     target: str | None = None,
+    regression: Mapping[str, Any] | None = None,
     **parameters: Any,
 ) -> SynthesisResult:
     """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
@@ -365,7 +380,8 @@ def synthesize(
     every copy draw from generators spawned from it); ``epsilon``/``delta``: the budget of a
     differentially private method; ``schema``: roles and hierarchies (safepub's hierarchies,
     partial's quasi-identifiers, TCAP's keys and target); ``quasi_identifiers``/``target``
-    override the schema's for TCAP; further keyword arguments are the method's parameters
+    override the schema's for TCAP; ``regression`` (``{target, predictors}``) adds the
+    regression CI overlap to the utility; further keyword arguments are the method's parameters
     (module docstring of each method). Identifying attributes of ``schema`` are dropped.
     """
     t0 = time.perf_counter()
@@ -406,7 +422,12 @@ def synthesize(
     )
     if evaluate:
         result.utility, result.risk, result.evaluation_notes = evaluate_synthetic(
-            training, copies[0], hold, quasi_identifiers=quasi_identifiers, target=target
+            training,
+            copies[0],
+            hold,
+            quasi_identifiers=quasi_identifiers,
+            target=target,
+            regression=regression,
         )
     result.elapsed_seconds = time.perf_counter() - t0
     return result
