@@ -281,3 +281,40 @@ def test_ci_overlap_and_correlation_differences_hand_cases() -> None:
 def test_synthesize_reports_regression_overlap(bn: pd.DataFrame) -> None:
     r = sdckit.synthesize(bn, "cart", seed=2, regression={"target": "X", "predictors": ["A"]})
     assert 0.3 < r.utility["ci_overlap"]["mean"] <= 1.0
+
+
+def test_compare_grid_ranks_synthetic_beside_masked_releases(tmp_path, bn: pd.DataFrame) -> None:
+    small = bn.iloc[:1500]
+    job = _job(
+        tmp_path,
+        small,
+        attributes={"A": "quasi_identifying", "B": "quasi_identifying", "C": "sensitive"},
+        grid=[
+            {"synthesize": {"method": ["cart", "marginal_dp"], "epsilon": [1.0], "delta": 1e-6}},
+            {"pram": {"columns": ["B"], "p_diagonal": 0.7}},
+        ],
+        output={"json": "cmp.json", "report": "cmp.html"},
+    )
+    res = runner.invoke(app, ["compare", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "cmp.json").read_text())
+    assert doc["scale"] == "synthetic"
+    labels = {r["label"] for r in doc["ranking"]}
+    assert labels == {
+        "synthesize(cart)",
+        "synthesize(marginal_dp, epsilon=1, delta=1e-06)",
+        "pram(p_diagonal=0.7)",
+    }
+    for r in doc["ranking"]:
+        assert r["information_loss"] == pytest.approx(100 * r["pmse"] / 0.25, rel=1e-3)
+        assert r["disclosure_risk"] == pytest.approx(100 * r["tcap"])
+    refused = _job(
+        tmp_path,
+        small,
+        attributes={"A": "quasi_identifying", "C": "sensitive"},
+        grid=[{"synthesize": {"method": "cart"}}],
+        options={"scale": "reidentification"},
+        output={"json": "cmp.json"},
+    )
+    res = runner.invoke(app, ["compare", "--config", str(refused)])
+    assert res.exit_code == 2 and "scale: synthetic" in res.output

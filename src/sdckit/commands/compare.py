@@ -19,6 +19,7 @@ _EXTRA = {
         "suppressed": "suppressed_records",
         "ARX loss": "loss",
     },
+    "synthetic": {"S_pMSE": "s_pmse", "TCAP": "tcap", "records": "records"},
 }
 
 

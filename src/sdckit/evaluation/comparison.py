@@ -46,11 +46,12 @@ __all__ = [
     "compare",
     "compare_frames",
     "compare_reidentification",
+    "compare_synthetic",
     "rank_configurations",
 ]
 
 #: The R-U scales a comparison can use (see the module docstring).
-SCALES = ("score", "reidentification")
+SCALES = ("score", "reidentification", "synthetic")
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Configuration:
     protected_path: Path | None = None  # a protected file given as is (no masking)
     delimiter: str | None = None
     anonymize: Mapping[str, Any] | None = None  # an `anonymize:` entry: models and settings
+    synthesize: Mapping[str, Any] | None = None  # a `synthesize:` entry: method and parameters
 
 
 def _known_method(methods: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -189,6 +191,7 @@ def compare(
     scale: str | None = None,
     schema=None,
     key: Callable[[str], str] | None = None,
+    target: str | None = None,
 ) -> dict[str, Any]:
     """Protect ``original`` with every configuration, evaluate each and rank them.
 
@@ -199,7 +202,10 @@ def compare(
     configuration anonymizes, else ``"score"``): ``"score"`` evaluates with
     :func:`compare_frames` (the 2001 score on numeric attributes), ``"reidentification"``
     with :func:`compare_reidentification` on ``quasi_identifiers`` (default: the schema's).
-    An anonymize configuration without a solution is ranked last with a note.
+    An anonymize configuration without a solution is ranked last with a note. Synthesize
+    configurations (:func:`sdckit.synthesize`, all with ``seed``) need the ``"synthetic"``
+    scale (their default; :func:`compare_synthetic`), which every other configuration can
+    share; ``target`` is its attributed attribute (default: the schema's first sensitive one).
     ``key`` formats the job keys named in errors (e.g. ``Job.key``: the file name first).
     """
     from sdckit.masking.methods import Pipeline
@@ -207,7 +213,10 @@ def compare(
     in_job = key is not None
     key = key or str
     has_anonymize = any(c.anonymize is not None for c in configurations)
-    scale = scale or ("reidentification" if has_anonymize else "score")
+    has_synthesize = any(c.synthesize is not None for c in configurations)
+    scale = scale or (
+        "synthetic" if has_synthesize else "reidentification" if has_anonymize else "score"
+    )
     if scale not in SCALES:
         raise ConfigError(
             f"{key('options.scale')}: unknown scale {scale!r}; use one of {', '.join(SCALES)}"
@@ -219,6 +228,12 @@ def compare(
             "score_il) cannot compare; use `scale: reidentification` (the default with "
             "anonymize entries)"
         )
+    if has_synthesize and scale != "synthetic":
+        raise ConfigError(
+            f"{key('options.scale')}: synthetic releases do not keep the original records, "
+            "which the record-by-record scales compare; use `scale: synthetic` (the default "
+            "with synthesize entries)"
+        )
     if has_anonymize and schema is None:
         raise ConfigError(
             f"{key('attributes')}: anonymize entries need the quasi-identifiers and their "
@@ -227,6 +242,14 @@ def compare(
     frames, records, known, steps = {}, {}, {}, {}
     anonymizations: dict[str, dict[str, Any]] = {}
     for c in configurations:
+        if c.synthesize is not None:
+            t0 = time.perf_counter()
+            frames[c.label] = _run_synthesize(original, schema, c, seed)
+            spec = dict(c.synthesize)
+            records[c.label] = [{"method": f"synthesize: {spec['method']}", "parameters": spec}]
+            steps[c.label] = [{"synthesize": spec}]
+            anonymizations[c.label] = {"seconds": time.perf_counter() - t0}
+            continue
         if c.anonymize is not None:
             try:
                 anonymizations[c.label] = _run_anonymize(original, schema, c, seed)
@@ -270,7 +293,7 @@ def compare(
         steps[c.label] = [{name: params} for name, params in c.methods]
         if transparency:
             known[c.label] = _known_method(c.methods)
-    if scale == "reidentification":
+    if scale in ("reidentification", "synthetic"):
         qis = (
             list(quasi_identifiers)
             if quasi_identifiers
@@ -286,6 +309,19 @@ def compare(
                 "quasi_identifiers: the re-identification scale needs the quasi-identifiers; "
                 "pass quasi_identifiers= or a schema with quasi-identifying attributes"
             )
+        if scale == "synthetic":
+            result = compare_synthetic(
+                original,
+                frames,
+                quasi_identifiers=qis,
+                target=target or _first_sensitive(schema, key),
+                methods=steps,
+                seconds={k: v.get("seconds") for k, v in anonymizations.items()},
+                order=[c.label for c in configurations],
+            )
+            result["masking"] = records
+            result["scale"] = scale
+            return result
         hierarchies = {}
         if schema is not None:
             hierarchies = {
@@ -319,6 +355,119 @@ def compare(
     result["masking"] = records
     result["scale"] = scale
     return result
+
+
+def _first_sensitive(schema, key: Callable[[str], str]) -> str:
+    sens = list(schema.sensitive) if schema is not None else []
+    if not sens:
+        raise ConfigError(
+            f"{key('attributes')}: the synthetic scale measures attribute disclosure (TCAP) of "
+            "a sensitive attribute; give one attribute `role: sensitive`"
+        )
+    return sens[0]
+
+
+def _run_synthesize(original: pd.DataFrame, schema, c: Configuration, seed) -> pd.DataFrame:
+    """One synthesize configuration: its first copy (fitted on every record, no holdout)."""
+    from sdckit.synthesis.api import synthesize
+
+    spec = dict(c.synthesize or {})
+    method = spec.pop("method")
+    params = dict(spec.pop("options", {}) or {})
+    try:
+        result = synthesize(
+            original,
+            method,
+            seed=seed,
+            holdout=0.0,
+            evaluate=False,
+            schema=schema,
+            **spec,
+            **params,
+        )
+    except SdcInputError as exc:
+        raise type(exc)(f"{c.source} ({c.label}): {exc}") from exc
+    return result.data
+
+
+def compare_synthetic(
+    original: pd.DataFrame,
+    protected: Mapping[str, pd.DataFrame],
+    *,
+    quasi_identifiers: Sequence[str],
+    target: str,
+    methods: Mapping[str, Any] | None = None,
+    seconds: Mapping[str, Any] | None = None,
+    order: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Rank releases that need not keep the original records (synthetic data beside masked and
+    anonymized files) on the *synthetic* R-U scale.
+
+    Information loss = 100 x pMSE / (c (1 - c)): the propensity score mean squared error as a
+    share of its maximum, reached when a classifier separates the files completely (Woo,
+    Reiter, Oganian & Karr 2009; :func:`sdckit.utility.propensity.propensity_mse`); disclosure
+    risk = 100 x TCAP, the share of original records whose ``target`` an intruder attributes
+    correctly from ``quasi_identifiers`` in the release (Taub et al. 2018;
+    :func:`sdckit.risk.synthetic.tcap`). R-U score = their mean. Both read any release,
+    whatever its size and record order.
+    """
+    from sdckit.risk.synthetic import tcap
+    from sdckit.utility.propensity import propensity_mse
+
+    labels = list(order) if order is not None else list(protected)
+    rows, docs = [], {}
+    for label in labels:
+        t0 = time.perf_counter()
+        if label not in protected:  # an anonymization without a solution: ranked last
+            rows.append(
+                {
+                    "label": label,
+                    "methods": (methods or {}).get(label, []),
+                    "information_loss": None,
+                    "disclosure_risk": None,
+                    "ru_score": None,
+                    "pmse": None,
+                    "s_pmse": None,
+                    "tcap": None,
+                    "tcap_baseline": None,
+                    "records": None,
+                    "seconds": (seconds or {}).get(label),
+                }
+            )
+            docs[label] = {"notes": ["not evaluated: no release"]}
+            continue
+        frame = protected[label]
+        cols = [c for c in original.columns if c in frame.columns]
+        try:
+            p = propensity_mse(original[cols], frame[cols])
+            t = tcap(original, frame, list(quasi_identifiers), target)
+        except SdcInputError as exc:
+            raise type(exc)(f"configuration {label!r}: {exc}") from exc
+        il = 100.0 * p.pmse / (p.c * (1 - p.c))
+        dr = 100.0 * t.tcap
+        rows.append(
+            {
+                "label": label,
+                "methods": (methods or {}).get(label, []),
+                "information_loss": il,
+                "disclosure_risk": dr,
+                "ru_score": (il + dr) / 2,
+                "pmse": p.pmse,
+                "s_pmse": p.s_pmse,
+                "tcap": t.tcap,
+                "tcap_baseline": t.baseline,
+                "records": len(frame),
+                "seconds": ((seconds or {}).get(label) or 0.0) + time.perf_counter() - t0,
+            }
+        )
+        docs[label] = {"propensity": p.to_dict(), "tcap": t.to_dict(), "notes": []}
+    return {
+        "ru_score": "(information_loss + disclosure_risk) / 2 with information_loss = 100 * "
+        "pMSE / (c (1 - c)) and disclosure_risk = 100 * TCAP of the target from the "
+        "quasi-identifiers (percent); lower is better",
+        "ranking": rank_configurations(rows),
+        "evaluations": docs,
+    }
 
 
 def _run_anonymize(original: pd.DataFrame, schema, c: Configuration, seed) -> dict[str, Any]:

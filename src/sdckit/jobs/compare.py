@@ -32,6 +32,7 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
           models: [{k_anonymity: {k: [2, 5, 10]}}]
           suppression_limit: [0, 0.05]
           algorithm: optimal                                   # or a list: [optimal, mondrian]
+      - synthesize: {method: [cart, marginal_dp], epsilon: [0.5, 1], delta: 1.0e-6}  # 3
     options: {categorical: [], transparency: true, scale: reidentification}
     output: {report: compare.html, json: compare.json}
 
@@ -46,14 +47,21 @@ sdcMicro, ``sdckit anonymize``...; same records in the same order), evaluated as
 ``anonymize: {models, suppression_limit, algorithm, metric, options}`` entry (the keys of an
 anonymize job) expands every list the same way -- model parameters, suppression limits,
 algorithms, metrics -- and runs :func:`sdckit.anonymize` with the top-level ``attributes``;
-an anonymization without a solution is ranked last with a note. ``options``: ``categorical``
+an anonymization without a solution is ranked last with a note. A ``synthesize: {method,
+epsilon, delta, options}`` entry runs :func:`sdckit.synthesize` (fitted on every record, the
+job's seed; ``method`` a list expands, and ``epsilon``/``delta`` lists expand for the
+differentially private methods only; ``options`` are the method's parameters). Synthetic
+releases do not keep the original records, so a grid with synthesize entries is ranked on the
+``synthetic`` scale (IL = 100 pMSE / its maximum, DR = 100 TCAP of the ``target`` option, by
+default the first sensitive attribute, from the quasi-identifiers), which every other entry
+shares. ``options``: ``categorical``
 (columns to treat as categories), ``transparency`` (default true: rank-swapping configurations
 also get the transparency attack with their ``p_percent`` and univariate microaggregation --
 ``individual_ranking``/``optimal_univariate`` -- with its ``k``; Nin, Herranz & Torra 2008),
-``prl_max_full_pairs``, ``scale``.
+``prl_max_full_pairs``, ``scale``, ``target``.
 
-Every configuration must keep the records aligned (no ``sampling``): the measures compare
-records one by one. Nothing is written unless every configuration ran and was evaluated.
+Every masking configuration must keep the records aligned (no ``sampling``): the score and
+re-identification measures compare records one by one. Nothing is written unless every configuration ran and was evaluated.
 """
 
 from __future__ import annotations
@@ -85,7 +93,8 @@ __all__ = [
     "rank_configurations",
 ]
 
-_OPTION_KEYS = ("categorical", "transparency", "prl_max_full_pairs", "scale")
+_OPTION_KEYS = ("categorical", "transparency", "prl_max_full_pairs", "scale", "target")
+_SYNTHESIZE_KEYS = ("method", "epsilon", "delta", "options")
 _ANONYMIZE_KEYS = ("models", "suppression_limit", "algorithm", "metric", "options")
 
 
@@ -248,6 +257,57 @@ def _expand_anonymize(spec: Any, where: str, job) -> list[tuple[dict[str, Any], 
     return out
 
 
+def _expand_synthesize(spec: Any, where: str) -> list[tuple[dict[str, Any], list[str]]]:
+    """The concrete ``synthesize`` settings of an entry and their label parts: one per method
+    (a list expands), and for the differentially private methods (marginal_dp, safepub) one
+    per ``epsilon`` x ``delta`` (lists expand; the other methods take no budget). ``options``
+    (the method's parameters) are taken as they are."""
+    from sdckit.synthesis.api import METHODS
+
+    if not isinstance(spec, Mapping):
+        raise ConfigError(
+            f"{where}.synthesize: expected `{{method: [cart, marginal_dp], epsilon: [0.5, 1]}}`, "
+            f"got {spec!r}"
+        )
+    extra = [k for k in spec if k not in _SYNTHESIZE_KEYS]
+    if extra:
+        raise ConfigError(
+            f"{where}.synthesize.{extra[0]}: unknown key (known: {', '.join(_SYNTHESIZE_KEYS)})"
+        )
+
+    def listed(key: str, default: list[Any]) -> list[Any]:
+        v = spec.get(key)
+        values = default if v is None else (v if isinstance(v, list) else [v])
+        if not values:
+            raise ConfigError(f"{where}.synthesize.{key}: an empty list expands to nothing")
+        return values
+
+    options = spec.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{where}.synthesize.options must be a mapping, got {options!r}")
+    out = []
+    for method in listed("method", ["cart"]):
+        if method not in METHODS:
+            raise ConfigError(
+                f"{where}.synthesize.method: unknown method {method!r}; use one of "
+                f"{', '.join(METHODS)}"
+            )
+        if method in ("marginal_dp", "safepub"):
+            for eps, delta in itertools.product(listed("epsilon", [None]), listed("delta", [None])):
+                settings = {"method": method, "options": dict(options)}
+                parts = [str(method)]
+                if eps is not None:
+                    settings["epsilon"] = eps
+                    parts.append(f"epsilon={_fmt_value(eps)}")
+                if delta is not None:
+                    settings["delta"] = delta
+                    parts.append(f"delta={_fmt_value(delta)}")
+                out.append((settings, parts))
+        else:
+            out.append(({"method": method, "options": dict(options)}, [str(method)]))
+    return out
+
+
 def expand_grid(
     grid: Any, columns: Sequence[str] | None = None, base_dir: str | Path = ".", job=None
 ) -> list[Configuration]:
@@ -296,6 +356,20 @@ def expand_grid(
             if not isinstance(label, str) or not label:
                 raise ConfigError(f"{where}.protected.label: must be a non-empty text")
             configs.append(Configuration(label, (), where, path, spec.get("delimiter")))
+            continue
+        if "synthesize" in entry:
+            extra = [k for k in entry if k not in ("synthesize", "label")]
+            if extra:
+                raise ConfigError(
+                    f"{where}.{extra[0]}: unknown key (a synthesize entry has synthesize, label)"
+                )
+            expanded_s = _expand_synthesize(entry["synthesize"], where)
+            base = entry.get("label")
+            for settings, parts in expanded_s:
+                label = f"synthesize({', '.join(parts)})"
+                if base:
+                    label = base if len(expanded_s) == 1 else f"{base}: {label}"
+                configs.append(Configuration(label, (), where, synthesize=settings))
             continue
         if "anonymize" in entry:
             extra = [k for k in entry if k not in ("anonymize", "label")]
@@ -419,6 +493,10 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
         {f"{c.source}.protected.path": c.protected_path for c in configs if c.protected_path},
     )
     data = job.read_input()
+    if any(c.synthesize is not None for c in configs):  # synthesizers model typed columns
+        from sdckit.jobs.mask import _typed
+
+        data = _typed(data, job.schema)
     if columns is None:
         columns_used = None
     else:
@@ -442,6 +520,7 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
             scale=scale,
             schema=job.schema if "attributes" in raw else None,
             key=job.key,
+            target=options.get("target"),
         )
     except ConfigError:
         raise

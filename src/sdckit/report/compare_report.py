@@ -14,6 +14,10 @@ AXES = {
         "disclosure risk: records re-identified by matching the QIs (%)",
         "information loss: relative entropy loss of the QIs (%)",
     ),
+    "synthetic": (
+        "disclosure risk: TCAP, target attributed correctly from the QIs (%)",
+        "information loss: pMSE / its maximum (%)",
+    ),
 }
 
 
@@ -119,6 +123,14 @@ _MAP_TEXT = {
         "entropy (Kooiman et al. 1998; ARX's non-uniform entropy). The R-U score (IL + DR) / 2 "
         "ranks them; lower is better."
     ),
+    "synthetic": (
+        "Each point is one release, synthetic or not (the measures need no record-by-record "
+        "correspondence): disclosure risk on x = 100 × TCAP, the share of original records "
+        "whose sensitive target an intruder attributes correctly by looking up their "
+        "quasi-identifiers in the release (Taub et al. 2018); information loss on y = 100 × "
+        "pMSE / c(1 − c), the propensity score mean squared error as a share of its maximum "
+        "(Woo et al. 2009). The R-U score (IL + DR) / 2 ranks them; lower is better."
+    ),
 }
 
 
@@ -132,10 +144,20 @@ def _ranking_table(ranking: Sequence[Mapping[str, Any]], scale: str) -> list[dic
             "rank": r["rank"] if r["rank"] is not None else "–",
             "configuration": r["label"],
             "R-U score": na(r["ru_score"]),
-            "IL (%)" if scale == "reidentification" else "IL (score_il)": na(r["information_loss"]),
+            "IL (score_il)" if scale == "score" else "IL (%)": na(r["information_loss"]),
             "DR (%)": na(r["disclosure_risk"]),
         }
-        if scale == "reidentification":
+        if scale == "synthetic":
+            row.update(
+                {
+                    "pMSE": na(r["pmse"]),
+                    "S_pMSE": na(r["s_pmse"]),
+                    "TCAP": na(r["tcap"]),
+                    "TCAP baseline": na(r["tcap_baseline"]),
+                    "records": na(r["records"]),
+                }
+            )
+        elif scale == "reidentification":
             levels = r["transformation"]
             row.update(
                 {
@@ -190,7 +212,7 @@ def compare_report(
             figures=[ru_map_figure(ranking, scale)],
         )
     )
-    levels = next((r["transformation"] for r in ranking if r.get("transformation")), None)
+    levels = next((r.get("transformation") for r in ranking if r.get("transformation")), None)
     rep.add(
         Section(
             "Ranking",
