@@ -61,7 +61,8 @@ also get the transparency attack with their ``p_percent`` and univariate microag
 ``prl_max_full_pairs``, ``scale``, ``target``.
 
 Every masking configuration must keep the records aligned (no ``sampling``): the score and
-re-identification measures compare records one by one. Nothing is written unless every configuration ran and was evaluated.
+re-identification measures compare records one by one. Nothing is written unless every
+configuration ran and was evaluated.
 """
 
 from __future__ import annotations
