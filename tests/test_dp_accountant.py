@@ -21,18 +21,42 @@ from sdckit.dp import Accountant, BudgetExhausted, PrivacyCost
 from sdckit.errors import ParameterError, SdcError
 
 
-def test_zcdp_conversion_hand_computed():
-    # rho = 0.5, delta = 1e-5: ln(1e5) = 11.5129254650, 2 sqrt(0.5 * 11.5129254650) = 4.7985259
-    assert dp.zcdp_to_approx_dp(0.5, 1e-5) == pytest.approx(5.298525912188081, rel=1e-12)
+def _delta_by_scipy(rho: float, eps: float) -> float:
+    """Canonne, Kamath & Steinke's bound minimized numerically, independently of sdckit."""
+    import math
+
+    from scipy.optimize import minimize_scalar
+
+    def log_delta(a: float) -> float:
+        return (a - 1) * (a * rho - eps) + a * math.log1p(-1 / a) - math.log(a - 1)
+
+    res = minimize_scalar(
+        log_delta, bounds=(1 + 1e-9, 1e4), method="bounded", options={"xatol": 1e-12}
+    )
+    return min(1.0, math.exp(res.fun))
+
+
+def test_zcdp_conversion_is_tight_and_below_bun_steinke():
+    # Bun & Steinke (2016) Prop. 1.3 for rho = 0.5, delta = 1e-5: 0.5 + 2 sqrt(0.5 ln 1e5) =
+    # 5.2985259; the tight conversion is smaller and exactly at the bound
+    eps = dp.zcdp_to_approx_dp(0.5, 1e-5)
+    assert 4.7 < eps < 5.298525912188081
+    assert _delta_by_scipy(0.5, eps) <= 1e-5 * (1 + 1e-6)
+    assert _delta_by_scipy(0.5, eps * (1 - 1e-6)) > 1e-5
     assert dp.zcdp_to_approx_dp(0.0, 1e-5) == 0.0
 
 
 def test_rho_for_approx_dp_is_the_inverse():
-    # eps = 1, delta = 1e-6: (sqrt(ln(1e6) + 1) - sqrt(ln(1e6)))^2 = (3.849092 - 3.716922)^2
-    assert dp.rho_for_approx_dp(1.0, 1e-6) == pytest.approx(0.017468904769123378, rel=1e-12)
+    # eps = 1, delta = 1e-6: Bun & Steinke give (sqrt(ln(1e6) + 1) - sqrt(ln(1e6)))^2 = 0.017469;
+    # the tight conversion allows more (OpenDP / private-pgm report 0.02436 for these values)
+    rho = dp.rho_for_approx_dp(1.0, 1e-6)
+    assert rho == pytest.approx(0.024356, rel=1e-4)
+    assert _delta_by_scipy(rho, 1.0) <= 1e-6 * (1 + 1e-6)
+    assert _delta_by_scipy(rho * (1 + 1e-5), 1.0) > 1e-6
     for eps, delta in [(0.1, 1e-9), (1.0, 1e-5), (8.0, 1e-3)]:
         rho = dp.rho_for_approx_dp(eps, delta)
-        assert dp.zcdp_to_approx_dp(rho, delta) == pytest.approx(eps, rel=1e-12)
+        assert dp.zcdp_to_approx_dp(rho, delta) == pytest.approx(eps, rel=1e-9)
+        assert dp.zcdp_delta(rho, eps) <= delta
 
 
 def test_advanced_composition_hand_computed():
@@ -95,17 +119,18 @@ def test_advanced_uses_basic_when_it_is_smaller():
 
 
 def test_zcdp_budget_hand_computed():
-    # eps = 1, delta = 1e-6: rho budget 0.0174689...
+    # eps = 1, delta = 1e-6: rho budget 0.024356 by the tight conversion
     acct = Accountant(1.0, 1e-6, composition="zcdp")
-    assert acct.rho_budget == pytest.approx(0.017468904769123378)
+    assert acct.rho_budget == pytest.approx(0.024356, rel=1e-4)
     acct.charge(PrivacyCost.zcdp(0.01))
     spent = acct.spent()
     assert spent.rho == pytest.approx(0.01)
-    # 0.01 + 2 sqrt(0.01 * 13.815510558) = 0.01 + 0.743384 = 0.753384
-    assert spent.epsilon == pytest.approx(0.01 + 2 * math.sqrt(0.01 * math.log(1e6)))
-    acct.charge(PrivacyCost.zcdp(0.0074))
+    # below Bun & Steinke's 0.01 + 2 sqrt(0.01 * 13.815510558) = 0.753384, at the tight bound
+    assert spent.epsilon < 0.01 + 2 * math.sqrt(0.01 * math.log(1e6))
+    assert _delta_by_scipy(0.01, spent.epsilon) <= 1e-6 * (1 + 1e-6)
+    acct.charge(PrivacyCost.zcdp(0.0143))
     with pytest.raises(BudgetExhausted):
-        acct.charge(PrivacyCost.zcdp(0.0001))  # 0.0175 > 0.0174689
+        acct.charge(PrivacyCost.zcdp(0.0001))  # 0.0244 > 0.024356
 
 
 def test_zcdp_counts_pure_charges_as_eps_squared_over_two():

@@ -36,6 +36,7 @@ from sdckit.dp.accountant import (
     gaussian_rho,
     pure_to_zcdp,
     rho_for_approx_dp,
+    zcdp_delta,
     zcdp_to_approx_dp,
 )
 from sdckit.dp.mechanisms import discrete_gaussian, discrete_laplace, gaussian, laplace
@@ -68,6 +69,7 @@ __all__ = [
     "gaussian_rho",
     "pure_to_zcdp",
     "rho_for_approx_dp",
+    "zcdp_delta",
     "zcdp_to_approx_dp",
     "laplace",
     "discrete_laplace",
