@@ -14,8 +14,12 @@ Distance: Gower's (1971) mixed-type distance, the mean over the columns of
 ``|x - y| / range`` for numeric columns (range of the training part; values beyond it are
 clipped half a range outside it; a missing value is at least 1.5 from any number and 0 from
 another missing one) and 0/1 mismatch for the others (missing a category), computed as a
-Manhattan distance on scaled columns with scikit-learn's nearest neighbours (no n x n matrix).
-Ties (equally close to both parts) count one half.
+Manhattan distance on scaled columns, exactly, by blocks (no n x n matrix in memory).
+Ties (equally close to both parts) count one half. The nearest-neighbour distance ratio
+(NNDR: distance to the closest over distance to the second-closest record of a part; Platzer
+& Reutterer 2021) tells whether synthetic records sit unusually close to one particular
+record: its median against the training part well below that against the holdout signals
+memorized outliers.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class HoldoutDCR:
     dcr_training_median: float
     dcr_holdout_median: float
     exact_copies: int
+    nndr_training_median: float = float("nan")
+    nndr_holdout_median: float = float("nan")
 
     def to_dict(self) -> dict[str, float | int]:
         """JSON-ready figures (``dcr_share_closer_than_holdout`` is the share)."""
@@ -51,6 +57,8 @@ class HoldoutDCR:
             "dcr_training_median": self.dcr_training_median,
             "dcr_holdout_median": self.dcr_holdout_median,
             "exact_copies": self.exact_copies,
+            "nndr_training_median": self.nndr_training_median,
+            "nndr_holdout_median": self.nndr_holdout_median,
         }
 
 
@@ -89,15 +97,19 @@ _BLOCK = 1024
 
 def _nearest_gower(
     reference: pd.DataFrame, query: pd.DataFrame, columns: Sequence[str], scale: pd.DataFrame
-) -> np.ndarray:
-    """Per query record, the Gower distance (times p) to its nearest ``reference`` record.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per query record, the Gower distances (times p) to its nearest and second-nearest
+    ``reference`` records (records counted with their multiplicity: a duplicated nearest
+    record is also the second nearest).
 
     The same distance as :func:`_gower_space` with Manhattan distance: a categorical column
     adds 1 when the values differ, a numeric one ``|a - b| / range`` (range of ``scale``,
     clipped to half a range beyond it; missing values 3 apart from any number). Computed
-    exactly by blocks of query rows: categorical mismatches are ``p_cat - matches``, with the
-    matches one integer matrix product of the one-hot codes (no tree search, which degrades in
-    the one-hot space's many dimensions)."""
+    exactly by blocks of query rows, on the distinct records: categorical mismatches are
+    ``p_cat - matches``, with the matches one matrix product of the one-hot codes (no tree
+    search, which degrades in the one-hot space's many dimensions). A query record equal to a
+    reference record that occurs twice or more is at distance 0 from both (no distance
+    computed)."""
     numeric = [c for c in columns if is_numeric(reference[c]) and is_numeric(query[c])]
     categorical = [c for c in columns if c not in numeric]
 
@@ -111,29 +123,35 @@ def _nearest_gower(
             }
         )
 
-    # distances depend only on values: work on the distinct records, and a query record equal
-    # to a reference record is at distance 0 (no distance computed)
     q_all = canonical(query)
     q_codes = q_all.groupby(list(columns), dropna=False, sort=False).ngroup().to_numpy()
     q_first = np.unique(q_codes, return_index=True)[1]
     query = q_all.iloc[q_first].reset_index(drop=True)
-    reference = canonical(reference).drop_duplicates(ignore_index=True)
-    found = query.merge(reference, how="left", on=list(columns), indicator=True)["_merge"]
-    exact = (found == "both").to_numpy()
-    result = np.zeros(len(query))
-    query = query.loc[~exact].reset_index(drop=True)
+    ref_all = canonical(reference)
+    counts = ref_all.groupby(list(columns), dropna=False, sort=False).size()
+    reference = counts.index.to_frame(index=False)
+    reference.columns = list(columns)
+    multiplicity = counts.to_numpy()
+    found = query.merge(reference.assign(_count=multiplicity), how="left", on=list(columns))[
+        "_count"
+    ].to_numpy(dtype=np.float64)
+    repeated = found >= 2  # nearest and second nearest both at distance 0
+    first = np.zeros(len(query))
+    second = np.zeros(len(query))
+    rest = np.flatnonzero(~repeated)
+    query = query.iloc[rest].reset_index(drop=True)
     ref_num, q_num = _gower_space([reference, query], numeric, scale) if numeric else (None, None)
     ref_oh = q_oh = None
     if categorical:
         blocks_r, blocks_q = [], []
         for c in categorical:
-            tr, tq = as_text(reference[c]), as_text(query[c])
+            tr, tq = reference[c].to_numpy(dtype=object), query[c].to_numpy(dtype=object)
             codes, uniques = pd.factorize(np.concatenate([tr, tq]))
             eye = np.eye(len(uniques), dtype=np.float32)
             blocks_r.append(eye[codes[: len(tr)]])
             blocks_q.append(eye[codes[len(tr) :]])
         ref_oh, q_oh = np.hstack(blocks_r), np.hstack(blocks_q)
-    out = np.empty(len(query))
+    once = multiplicity == 1
     for start in range(0, len(query), _BLOCK):
         stop = min(start + _BLOCK, len(query))
         d = np.zeros((stop - start, len(reference)), dtype=np.float64)
@@ -142,9 +160,25 @@ def _nearest_gower(
         if q_num is not None and ref_num is not None:
             for j in range(q_num.shape[1]):
                 d += np.abs(q_num[start:stop, j, None] - ref_num[None, :, j])
-        out[start:stop] = d.min(axis=1)
-    result[~exact] = np.maximum(out, 0.0)
-    return result[q_codes]
+        d = np.maximum(d, 0.0)
+        nearest = d.argmin(axis=1)
+        rows = np.arange(stop - start)
+        d1 = d[rows, nearest]
+        if len(reference) > 1:
+            d[rows, nearest] = np.inf  # the nearest once; its duplicates stay as the second
+            d2 = np.where(once[nearest], d.min(axis=1), d1)
+        else:
+            d2 = np.where(once[nearest], np.inf, d1)
+        first[rest[start:stop]] = d1
+        second[rest[start:stop]] = d2
+    return first[q_codes], second[q_codes]
+
+
+def _nndr(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Nearest-neighbour distance ratio ``d1 / d2`` (1 where both are 0: the record sits among
+    identical records and is not closer to any one of them)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(second > 0, first / second, 1.0)
 
 
 def dcr_holdout(
@@ -160,8 +194,10 @@ def dcr_holdout(
     cols = check_aligned(training, synthetic, columns, "DCR", aligned=False)
     check_aligned(training, holdout, cols, "DCR", aligned=False)
     p = max(len(cols), 1)
-    d_train = _nearest_gower(training, synthetic, cols, training) / p
-    d_hold = _nearest_gower(holdout, synthetic, cols, training) / p
+    d_train, d2_train = _nearest_gower(training, synthetic, cols, training)
+    d_hold, d2_hold = _nearest_gower(holdout, synthetic, cols, training)
+    nndr_train, nndr_hold = _nndr(d_train, d2_train), _nndr(d_hold, d2_hold)
+    d_train, d_hold = d_train / p, d_hold / p
     tol = 1e-12
     closer = (d_train < d_hold - tol).sum() + 0.5 * (np.abs(d_train - d_hold) <= tol).sum()
     return HoldoutDCR(
@@ -170,6 +206,8 @@ def dcr_holdout(
         dcr_training_median=float(np.median(d_train)),
         dcr_holdout_median=float(np.median(d_hold)),
         exact_copies=int((d_train <= tol).sum()),
+        nndr_training_median=float(np.median(nndr_train)),
+        nndr_holdout_median=float(np.median(nndr_hold)),
     )
 
 
