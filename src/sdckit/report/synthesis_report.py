@@ -112,6 +112,12 @@ def synthesis_report(
         ),
         ("exact copies of training records", dcr.get("exact_copies"), ""),
         (
+            "median nearest-neighbour distance ratio, training records",
+            dcr.get("nndr_training_median"),
+            f"holdout records: {dcr.get('nndr_holdout_median')} (lower for training: "
+            "synthetic records close to one particular training record)",
+        ),
+        (
             "TCAP (targeted correct attribution probability)",
             r.get("tcap"),
             f"baseline {(r.get('tcap_details') or {}).get('baseline')}",
