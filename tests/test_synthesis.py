@@ -342,3 +342,12 @@ def test_nearest_and_second_nearest_gower_distances_brute_force() -> None:
     d = dcr_holdout(ref, query, copies)
     assert d.exact_copies == len(copies) and d.dcr_training_median == 0.0
     assert d.nndr_training_median <= d.nndr_holdout_median
+
+
+def test_a_failed_fit_leaves_the_synthesizer_unfitted(bn: pd.DataFrame) -> None:
+    s = Sequential(keep=["nope"])
+    with pytest.raises(DataError):
+        s.fit(bn)
+    assert not s.fitted
+    with pytest.raises(ParameterError, match="call fit"):
+        s.sample(3)

@@ -133,7 +133,11 @@ class Synthesizer(ABC):
             raise DataError(f"{self.name}: the data has no records or no columns")
         self._original = data.iloc[:0].copy()
         self.n_original = len(data)
-        self._fit(data, as_generator(seed))
+        try:
+            self._fit(data, as_generator(seed))
+        except BaseException:
+            self._original = None  # a failed fit leaves the synthesizer unfitted
+            raise
         return self
 
     def sample(
