@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from sdckit.commands._common import QuietOption, out, run_guarded
+from sdckit.commands._common import ConfigOption, JsonOption, QuietOption, out, run_guarded
 
 
 def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
@@ -44,14 +43,7 @@ def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict
 
 
 def synthesize_cli(
-    config: Annotated[
-        Path, typer.Option("--config", "-c", help="Job file (YAML or TOML) with a method: key.")
-    ],
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write the JSON summary here (overrides output.json)."),
-    ] = None,
-    quiet: QuietOption = False,
+    config: ConfigOption, json_out: JsonOption = None, quiet: QuietOption = False
 ) -> None:
     """Synthetic data: CART, parametric, partial, hybrid, marginal_dp, safepub, alpha_beta."""
     run_guarded(synthesize_command, config, json_out, quiet)
