@@ -26,6 +26,7 @@ TYPED_PACKAGES = [
     "algorithms",
     "dp",
     "server",
+    "tables",
 ]
 
 

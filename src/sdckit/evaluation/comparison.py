@@ -415,7 +415,8 @@ def compare_synthetic(
     from sdckit.utility.propensity import propensity_mse
 
     labels = list(order) if order is not None else list(protected)
-    rows, docs = [], {}
+    rows: list[dict[str, Any]] = []
+    docs: dict[str, dict[str, Any]] = {}
     for label in labels:
         t0 = time.perf_counter()
         if label not in protected:  # an anonymization without a solution: ranked last

@@ -269,12 +269,12 @@ class _Model:
         want[np.flatnonzero(self.primary) if primaries is None else primaries] = True
         tasks: list[tuple[int, int, int, float]] = []  # (component, local index, sense, need)
         for i, comp in enumerate(comps):
-            for k in np.flatnonzero(want[comp.cells]):
-                p = int(comp.cells[k])
+            for local in np.flatnonzero(want[comp.cells]).tolist():
+                p = int(comp.cells[local])
                 if self.need_up[p] > 0:
-                    tasks.append((i, int(k), 1, float(self.need_up[p])))
+                    tasks.append((i, local, 1, float(self.need_up[p])))
                 if self.need_down[p] > 0:
-                    tasks.append((i, int(k), -1, float(self.need_down[p])))
+                    tasks.append((i, local, -1, float(self.need_down[p])))
         lo = [-self.down[c.cells] * weight[c.cells] for c in comps]
         hi = [self.up[c.cells] * weight[c.cells] for c in comps]
         seen_max = [np.zeros(len(c.cells)) for c in comps]
