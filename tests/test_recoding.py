@@ -174,3 +174,11 @@ def test_top_bottom_code_errors():
         top_bottom_code(df, "x", top=1, bottom=2)
     with pytest.raises(DataError, match="replace"):
         top_bottom_code(df, "x", top=1, replace="median")
+
+
+def test_stratified_allocation_ties_are_exact():
+    # quotas 1/3, 1/3, 7/3: the remainders are equal (1/3 each); in floating point 7/3 - 2
+    # exceeds 1/3 and the largest stratum took the extra record (n = 3 for a quota of 1.97)
+    df = pd.DataFrame({"s": [0, 1, 2, 2, 2, 2, 2, 2, 2]})
+    res = sample(df, fraction=0.28125, strata=["s"], seed=0)
+    assert [d["n"] for d in res.details["strata"]] == [1, 0, 2]

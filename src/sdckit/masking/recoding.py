@@ -34,12 +34,14 @@ def _allocate(total: int, sizes: np.ndarray) -> np.ndarray:
     N = sizes.sum()
     if N == 0:
         return np.zeros_like(sizes)
-    quota = total * sizes / N
-    alloc = np.floor(quota).astype(np.int64)
+    # exact integer arithmetic: quota = total * size / N = alloc + remainder / N (a float
+    # remainder such as 7/3 - 2 > 1/3 would break ties between equal remainders)
+    scaled = int(total) * sizes.astype(np.int64)
+    alloc = scaled // int(N)
+    remainder = scaled % int(N)
     rest = int(total - alloc.sum())
     if rest > 0:
-        frac = quota - alloc
-        order = np.lexsort((np.arange(len(sizes)), -frac))
+        order = np.lexsort((np.arange(len(sizes)), -remainder))
         alloc[order[:rest]] += 1
     return np.minimum(alloc, sizes)
 
