@@ -109,6 +109,22 @@ def _hierarchy_hint(name: str) -> MissingHierarchyError:
     )
 
 
+def require_hierarchies(schema: Schema) -> list[str]:
+    """The quasi-identifiers, each with a hierarchy (full-domain generalization needs one):
+    ConfigError without any quasi-identifier, MissingHierarchyError (saying how to build one)
+    for the first without a hierarchy."""
+    qis = list(schema.quasi_identifiers)
+    if not qis:
+        raise ConfigError(
+            "the schema has no quasi-identifying attribute; mark the columns an intruder could "
+            "know as quasi_identifying"
+        )
+    for q in qis:
+        if schema.hierarchy(q) is None:
+            raise _hierarchy_hint(q)
+    return qis
+
+
 def suppression_budget(limit: float, n: int) -> int:
     """Most records that may be suppressed: ``floor(limit * n)`` (with a rounding guard)."""
     return int(math.floor(float(limit) * n + 1e-9))
@@ -121,15 +137,7 @@ def prepare_base(
 
     Returns the ungeneralized frequency set (the one row scan) and the sensitive attributes.
     """
-    qis = schema.quasi_identifiers
-    if not qis:
-        raise ConfigError(
-            "the schema has no quasi-identifying attribute; mark the columns an intruder could "
-            "know as quasi_identifying"
-        )
-    for q in qis:
-        if schema.hierarchy(q) is None:
-            raise _hierarchy_hint(q)
+    qis = require_hierarchies(schema)
     sensitive: list[str] = []
     for m in models:
         for a in m.sensitive_attributes:

@@ -210,7 +210,7 @@ def safepub(
     score option steers the search. ``details`` holds the parameters, the search path (the
     pivots' levels) and the counts the report shows.
     """
-    from sdckit.algorithms.optimal import prepare_base
+    from sdckit.algorithms.optimal import prepare_base, require_hierarchies
     from sdckit.dp.accountant import Accountant, BudgetExhausted, PrivacyCost
     from sdckit.dp.randomness import Randomness
     from sdckit.dp.selection import exponential
@@ -230,18 +230,7 @@ def safepub(
     if len(data) == 0:
         raise DataError("the data has no records; nothing to anonymize")
     del suppression_limit  # the release's suppression is SafePub's own (docstring)
-    qis = schema.quasi_identifiers
-    if not qis:
-        raise ConfigError(
-            "the schema has no quasi-identifying attribute; mark the columns an intruder could "
-            "know as quasi_identifying"
-        )
-    for q in qis:
-        if schema.hierarchy(q) is None:
-            raise ConfigError(
-                f"safepub: quasi-identifier {q!r} has no hierarchy; full-domain generalization "
-                "needs one per quasi-identifier"
-            )
+    qis = require_hierarchies(schema)
     params = model.parameters
     beta, k = params.beta, params.k
     eps_anon = model.epsilon_anon

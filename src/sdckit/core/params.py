@@ -7,7 +7,7 @@ passes the name under which the user gave it (a job-file key path, or the argume
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator
@@ -37,3 +37,13 @@ def suppression_limit(value: Any, key: str = "suppression_limit") -> float:
         return _share(value)
     except ValueError:
         raise ParameterError(f"{key} {_SHARE}, got {short_repr(value)}") from None
+
+
+def integer_at_least(value: Any, minimum: int, where: str, name: str) -> int:
+    """``value`` as an int when it is an integer (not a bool) ``>= minimum``; otherwise a
+    ParameterError ``"{where}: {name} must be an integer >= {minimum}, got {value}"``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise ParameterError(
+            f"{where}: {name} must be an integer >= {minimum}, got {short_repr(value)}"
+        )
+    return int(value)

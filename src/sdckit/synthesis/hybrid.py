@@ -33,6 +33,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from sdckit.core.params import integer_at_least
 from sdckit.errors import DataError, ParameterError
 from sdckit.synthesis.base import Synthesizer, column_kinds
 
@@ -72,8 +73,7 @@ class Hybrid(Synthesizer):
         self, k: int = 3, *, columns: Sequence[str] | None = None, categorical: str = "permute"
     ) -> None:
         super().__init__()
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ParameterError(f"hybrid: k must be an integer >= 1, got {k!r}")
+        integer_at_least(k, 1, "hybrid", "k")
         if categorical not in ("permute", "keep"):
             raise ParameterError(
                 f"hybrid: categorical must be 'permute' or 'keep', got {categorical!r}"

@@ -64,12 +64,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sdckit.core.params import integer_at_least
 from sdckit.dp.accountant import (
     Accountant,
     BudgetExhausted,
@@ -307,16 +308,9 @@ class MarginalDP(Synthesizer):
             self.epsilon = e
             self.rho = rho_for_approx_dp(e, d)
         self.delta = d
-        if (
-            isinstance(max_categories, bool)
-            or not isinstance(max_categories, Integral)
-            or max_categories < 2
-        ):
-            raise ParameterError(
-                f"{_NAME}: parameter 'max_categories' must be an integer >= 2, got "
-                f"{short_repr(max_categories)}"
-            )
-        self.max_categories = int(max_categories)
+        self.max_categories = integer_at_least(
+            max_categories, 2, _NAME, "parameter 'max_categories'"
+        )
         self.bounds = self._check_bounds(bounds)
         self.domain = self._check_domain(domain)
         if accountant is not None:
@@ -332,16 +326,9 @@ class MarginalDP(Synthesizer):
                 )
         self._given_accountant = accountant
         self.accountant: Accountant | None = accountant
-        if (
-            isinstance(max_iterations, bool)
-            or not isinstance(max_iterations, Integral)
-            or max_iterations < 1
-        ):
-            raise ParameterError(
-                f"{_NAME}: parameter 'max_iterations' must be an integer >= 1, got "
-                f"{short_repr(max_iterations)}"
-            )
-        self.max_iterations = int(max_iterations)
+        self.max_iterations = integer_at_least(
+            max_iterations, 1, _NAME, "parameter 'max_iterations'"
+        )
         self._columns: list[_Column] = []
         self._model: FittedForest | None = None
         self._compress: list[tuple[np.ndarray, list[np.ndarray]]] = []

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from sdckit.core.params import integer_at_least
 from sdckit.errors import DataError, ParameterError
 from sdckit.synthesis.base import Synthesizer
 from sdckit.synthesis.sequential import Sequential
@@ -61,8 +62,7 @@ class Partial(Synthesizer):
         smoothing: bool = False,
     ) -> None:
         super().__init__()
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ParameterError(f"partial: k must be an integer >= 2, got {k!r}")
+        integer_at_least(k, 2, "partial", "k")
         if quasi_identifiers is None and attributes is None:
             raise ParameterError(
                 "partial: name the quasi_identifiers (records at risk are those in small "

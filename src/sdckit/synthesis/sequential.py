@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from sdckit.core.params import integer_at_least
 from sdckit.errors import DataError, ParameterError
 from sdckit.synthesis.base import ColumnKind, Synthesizer, column_kinds
 
@@ -243,10 +244,7 @@ class Sequential(Synthesizer):
                 f"{self.name}: method must be one of {', '.join(METHODS)} or a mapping column -> "
                 f"method, got {method!r}"
             )
-        if isinstance(min_leaf, bool) or not isinstance(min_leaf, (int, np.integer)):
-            raise ParameterError(f"{self.name}: min_leaf must be an integer >= 1, got {min_leaf!r}")
-        if min_leaf < 1:
-            raise ParameterError(f"{self.name}: min_leaf must be an integer >= 1, got {min_leaf}")
+        integer_at_least(min_leaf, 1, self.name, "min_leaf")
         for flag, value in (("smoothing", smoothing), ("proper", proper)):
             if not isinstance(value, bool):
                 raise ParameterError(f"{self.name}: {flag} must be true or false, got {value!r}")
