@@ -52,8 +52,6 @@ METHODS: dict[str, str] = {
 #: Methods whose every output is one run of a randomized mechanism over the data: a second
 #: copy would be a second release (spending the budget again), so ``m`` must be 1.
 SINGLE_RELEASE = ("safepub", "alpha_beta")
-#: Methods whose output has one record per (training) record, in order.
-RECORD_ALIGNED = ("partial", "hybrid")
 #: The JSON keys of :meth:`SynthesisResult.to_dict`, in order.
 JSON_KEYS = (
     "method",
