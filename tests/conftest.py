@@ -16,3 +16,18 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("reference data ../shared/data not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local[2] Spark session for the Spark engine's tests (one per test process; skipped
+    when PySpark or Java is missing: install the extra with pip install -e '.[spark]')."""
+    pytest.importorskip("pyspark")
+    from sdckit.errors import ConfigError
+    from sdckit.spark.session import spark_session
+
+    try:
+        session = spark_session("local[2]", {"spark.driver.memory": "1g"})
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    yield session

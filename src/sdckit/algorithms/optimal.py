@@ -558,7 +558,53 @@ def optimal(
     if len(data) == 0:
         raise DataError("the data has no records; nothing to anonymize")
     base, _ = prepare_base(data, schema, models)
+    solution = solve(base, models, limit, spec, progress)
+    released, share, supp = generalized_output(
+        data, base, solution.levels, solution.violating, solution.frequency_set
+    )
+    return AlgorithmOutput(
+        data=released,
+        share=share,
+        suppressed=supp,
+        transformation=solution.transformation,
+        nodes_checked=solution.nodes_checked,
+        details=solution.details,
+    )
+
+
+@dataclass
+class OptimalSolution:
+    """The optimum found by :func:`solve` on a base frequency set: its ``levels``, the
+    frequency set at those levels with its ``violating`` (suppressed) classes, and the
+    ``details`` the JSON and report show (metrics, solution space, ties)."""
+
+    levels: tuple[int, ...]
+    frequency_set: FrequencySet
+    violating: np.ndarray
+    transformation: dict[str, int]
+    nodes_checked: int
+    details: dict[str, Any]
+
+    @property
+    def suppressed_records(self) -> int:
+        """Records in the suppressed classes."""
+        return int(self.frequency_set.counts[self.violating].sum())
+
+
+def solve(
+    base: FrequencySet,
+    models: Sequence[PrivacyModel],
+    limit: float,
+    spec: MetricSpec,
+    progress: Callable[[int, int], Any] | None = None,
+) -> OptimalSolution:
+    """The optimal full-domain generalization of the data summarised by ``base`` (the
+    ungeneralized frequency set, models already prepared on it): the lattice search, the
+    suppression decision and the metrics, all on frequency sets -- the rows are not needed,
+    which is what lets the Spark engine search on the driver. Raises
+    :class:`NoSolutionError` naming the closest node when nothing satisfies the models."""
     check_reachable(models, base, "optimal", limit)
+
     budget = suppression_budget(limit, base.n_records)
     search = LatticeSearch(base, models, budget, spec, progress)
     best = search.run()
@@ -583,7 +629,6 @@ def optimal(
         )
     fs = base.rollup(best.levels)
     _, _, violating = _reevaluate(search, fs)
-    released, share, supp = generalized_output(data, base, best.levels, violating, fs)
     values = search.metrics.values(fs, violating)
     metrics = {
         "loss": values["loss"],
@@ -607,10 +652,10 @@ def optimal(
         "metrics": metrics,
         "ties": _ties(search, best, names),
     }
-    return AlgorithmOutput(
-        data=released,
-        share=share,
-        suppressed=supp,
+    return OptimalSolution(
+        levels=tuple(int(x) for x in best.levels),
+        frequency_set=fs,
+        violating=violating,
         transformation=dict(zip(names, (int(x) for x in best.levels), strict=True)),
         nodes_checked=len(search.checked),
         details=details,

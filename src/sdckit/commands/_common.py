@@ -17,12 +17,38 @@ from rich.markup import escape
 
 from sdckit.errors import SdcInputError
 
-__all__ = ["ConfigOption", "JsonOption", "QuietOption", "err", "out", "run_guarded", "split_list"]
+__all__ = [
+    "ConfigOption",
+    "EngineOption",
+    "JsonOption",
+    "QuietOption",
+    "SparkMasterOption",
+    "err",
+    "out",
+    "run_guarded",
+    "split_list",
+]
 
 #: The options every job command takes (``--config``, ``--json``, ``--quiet``).
 ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")]
 JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the JSON summary here.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")]
+#: Where a job runs (overrides the job file's ``engine:`` and ``spark: {master}``).
+EngineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="Where the job runs: local (default) or spark (needs the spark extra and Java 17; "
+        "overrides the job file's engine:).",
+    ),
+]
+SparkMasterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        help="Spark master for --engine spark (default local[2]; e.g. spark://host:7077).",
+    ),
+]
 
 err = Console(stderr=True, soft_wrap=True)  # messages never broken mid-word
 out = Console()

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from sdckit.commands._common import QuietOption, out, run_guarded, split_list
+from sdckit.commands._common import (
+    EngineOption,
+    QuietOption,
+    SparkMasterOption,
+    out,
+    run_guarded,
+    split_list,
+)
 
 
 def _print_risk(summary: dict) -> None:
@@ -60,7 +67,7 @@ def _print_risk(summary: dict) -> None:
 
 
 def analyze_command(
-    input: Path,
+    input: Path | None,
     qi: list[str],
     sensitive: list[str],
     delimiter: str | None,
@@ -76,41 +83,92 @@ def analyze_command(
     measures: list[str] | None = None,
     suda_max_size: int | None = None,
     missing: str = "wildcard",
+    config: Path | None = None,
+    engine: str | None = None,
+    spark_master: str | None = None,
 ) -> dict:
-    """Implementation of ``sdckit analyze`` (also used by ``demo``)."""
+    """Implementation of ``sdckit analyze`` (also used by ``demo``).
+
+    With ``config`` (a job file) the input, its delimiter and encoding, the quasi-identifiers
+    (``qi:``, else the attributes with role quasi_identifying), the sensitive attributes, the
+    engine and the JSON/HTML outputs come from the job; options given here win.
+    """
     from sdckit.core.io import check_output_paths, output_set, read_table, write_text
-    from sdckit.errors import DataError
+    from sdckit.errors import ConfigError, DataError
     from sdckit.report.risk_report import risk_report
     from sdckit.report.writer import write_json
-    from sdckit.risk.analyze import analyze
 
+    job = None
+    if config is not None:
+        from sdckit.jobs.config import load_job
+
+        job = load_job(config).with_engine(engine, spark_master)
+        if input is not None:
+            raise ConfigError("give the data either as INPUT or in the job file's input:, not both")
+        src = job.input["path"]
+        input = src if isinstance(src, Path) else job._path(src)  # noqa: A001
+        delimiter = delimiter or job.input.get("delimiter")
+        encoding = job.input.get("encoding", encoding) if encoding == "utf-8" else encoding
+        if not qi:
+            qi = list(job.spec.qi or []) or job.schema.quasi_identifiers
+        if not sensitive:
+            sensitive = job.schema.sensitive
+        json_out = json_out or job.output.json
+        html_out = html_out or job.output.report
+        engine = job.engine
+    if input is None:
+        raise DataError("name the data to analyze (sdckit analyze DATA.csv) or give --config JOB")
     if not qi:
         raise DataError("name the quasi-identifiers with --qi A,B,C")
+    engine = engine or "local"
+    if engine not in ("local", "spark"):
+        raise ConfigError(f"--engine must be local or spark, got {engine!r}")
     check_output_paths(
         {"--json": json_out, "--html": html_out}, {"input": input, "--population": population}
     )
-    df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
-    pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
-    result = analyze(
-        df,
-        qi,
+    options: dict[str, Any] = dict(
         sensitive=sensitive,
         sampling_fraction=sampling_fraction,
         weight=weight,
         household=household,
         threshold=threshold,
-        population=pop,
         measures=measures,
         suda_max_size=suda_max_size,
         missing=missing,
     )
+    if engine == "spark":
+        from sdckit.spark.analyze import analyze_spark
+        from sdckit.spark.io import read_spark
+
+        if job is not None:
+            session = job.spark_session()
+            sdf = job.read_spark_input()
+        else:
+            from sdckit.spark.session import spark_session
+
+            session = spark_session(spark_master or "local[2]")
+            sdf = read_spark(session, input, delimiter, encoding)
+        pop_sdf = read_spark(session, population, delimiter, encoding) if population else None
+        result = analyze_spark(sdf, qi, population=pop_sdf, **options)
+    else:
+        from sdckit.risk.analyze import analyze
+
+        df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
+        pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
+        result = analyze(df, qi, population=pop, **options)
     summary = dict(result.summary)
     summary["input"] = str(input)
+    summary["engine"] = engine
     # Everything is computed and rendered before the first file is written, so a failure
     # leaves nothing behind (each write is itself atomic).
     with output_set():  # one release: renamed into place together, or not at all
         html = (
-            risk_report(summary, result.record_risk, source=str(input)).render_html()
+            risk_report(
+                summary,
+                result.class_risk,
+                source=str(input),
+                risk_weights=result.frequency_set.counts,
+            ).render_html()
             if html_out
             else None
         )
@@ -127,7 +185,9 @@ def analyze_command(
 
 
 def analyze_cli(
-    input: Annotated[Path, typer.Argument(help="CSV or Parquet file to analyze.")],
+    input: Annotated[
+        Path | None, typer.Argument(help="CSV or Parquet file to analyze (or give --config).")
+    ] = None,
     qi: Annotated[str, typer.Option("--qi", help="Quasi-identifiers, comma-separated.")] = "",
     sensitive: Annotated[str, typer.Option(help="Sensitive attributes, comma-separated.")] = "",
     delimiter: Annotated[
@@ -177,6 +237,17 @@ def analyze_cli(
             "itself, as ARX counts suppressed values)."
         ),
     ] = "wildcard",
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Job file: input, quasi-identifiers (qi: or the attributes' roles), sensitive "
+            "attributes, engine and outputs from it.",
+        ),
+    ] = None,
+    engine: EngineOption = None,
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Measure the re-identification risk of a data set.
 
@@ -202,6 +273,9 @@ def analyze_cli(
         split_list(measures) if measures is not None else None,
         suda_max_size,
         missing,
+        config,
+        engine,
+        spark_master,
     )
 
 

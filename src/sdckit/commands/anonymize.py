@@ -11,7 +11,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import ConfigOption, JsonOption, QuietOption, err, out, run_guarded
+from sdckit.commands._common import (
+    ConfigOption,
+    EngineOption,
+    JsonOption,
+    QuietOption,
+    SparkMasterOption,
+    err,
+    out,
+    run_guarded,
+)
 
 
 @contextmanager
@@ -64,12 +73,18 @@ def print_summary(summary: dict[str, Any]) -> None:
     out.print(t)
 
 
-def anonymize_command(config: Path, json_out: Path | None, quiet: bool) -> dict[str, Any]:
+def anonymize_command(
+    config: Path,
+    json_out: Path | None,
+    quiet: bool,
+    engine: str | None = None,
+    spark_master: str | None = None,
+) -> dict[str, Any]:
     """Implementation of ``sdckit anonymize`` (load, run, write, print)."""
     from sdckit.jobs.anonymize import run_anonymize_job
     from sdckit.jobs.config import load_job
 
-    job = load_job(config)
+    job = load_job(config).with_engine(engine, spark_master)
     job.require_outputs(json_out)
     with progress_bar(not quiet, "searching") as progress:
         outcome = run_anonymize_job(job, json_out=json_out, progress=progress)
@@ -84,9 +99,11 @@ def anonymize_cli(
     config: ConfigOption,
     json_out: JsonOption = None,
     quiet: QuietOption = False,
+    engine: EngineOption = None,
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Anonymize a data set by generalization and suppression, as a job file says."""
-    run_guarded(anonymize_command, config, json_out, quiet)
+    run_guarded(anonymize_command, config, json_out, quiet, engine, spark_master)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,15 +8,27 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import QuietOption, out, run_guarded
+from sdckit.commands._common import (
+    EngineOption,
+    QuietOption,
+    SparkMasterOption,
+    out,
+    run_guarded,
+)
 
 
-def mask_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
+def mask_command(
+    config: Path,
+    json_out: Path | None,
+    quiet: bool,
+    engine: str | None = None,
+    spark_master: str | None = None,
+) -> dict:
     """Implementation of ``sdckit mask``: run the job, print the steps and the outputs."""
     from sdckit.jobs.config import load_job
     from sdckit.jobs.mask import run_mask_job
 
-    job = load_job(config)
+    job = load_job(config).with_engine(engine, spark_master)
     job.require_outputs(json_out)
     result = run_mask_job(job, json_path=json_out)
     if not quiet:
@@ -54,9 +66,11 @@ def mask_cli(
         typer.Option("--json", help="Write the JSON summary here (overrides output.json)."),
     ] = None,
     quiet: QuietOption = False,
+    engine: EngineOption = None,
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Mask microdata: noise, microaggregation, swapping, PRAM, recoding, suppression, ..."""
-    run_guarded(mask_command, config, json_out, quiet)
+    run_guarded(mask_command, config, json_out, quiet, engine, spark_master)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,15 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from sdckit.commands._common import ConfigOption, JsonOption, QuietOption, out, run_guarded
+from sdckit.commands._common import (
+    ConfigOption,
+    EngineOption,
+    JsonOption,
+    QuietOption,
+    SparkMasterOption,
+    out,
+    run_guarded,
+)
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -52,12 +60,18 @@ def print_summary(summary: dict[str, Any]) -> None:
         out.print(f"exposed: {shown}" + (f" (and {more} more)" if more > 0 else ""))
 
 
-def table_command(config: Path, json_out: Path | None, quiet: bool) -> dict[str, Any]:
+def table_command(
+    config: Path,
+    json_out: Path | None,
+    quiet: bool,
+    engine: str | None = None,
+    spark_master: str | None = None,
+) -> dict[str, Any]:
     """Implementation of ``sdckit table`` (load, run, write, print)."""
     from sdckit.jobs.config import load_job
     from sdckit.jobs.table import run_table_job
 
-    job = load_job(config)
+    job = load_job(config).with_engine(engine, spark_master)
     job.require_outputs(json_out)
     outcome = run_table_job(job, json_out=json_out)
     if not quiet:
@@ -71,9 +85,11 @@ def table_cli(
     config: ConfigOption,
     json_out: JsonOption = None,
     quiet: QuietOption = False,
+    engine: EngineOption = None,
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Protect a frequency or magnitude table (cell suppression, rounding, CTA, cell key)."""
-    run_guarded(table_command, config, json_out, quiet)
+    run_guarded(table_command, config, json_out, quiet, engine, spark_master)
 
 
 def register(app: typer.Typer) -> None:

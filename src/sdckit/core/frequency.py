@@ -389,13 +389,25 @@ def build_frequency_set(
     levels: Sequence[int] | None = None,
     sensitive: Mapping[str, EncodedColumn] | None = None,
     weights: np.ndarray | None = None,
+    multiplicities: np.ndarray | None = None,
 ) -> FrequencySet:
-    """Group encoded rows into a frequency set (the engine's one row-scanning step)."""
+    """Group encoded rows into a frequency set (the engine's one row-scanning step).
+
+    With ``multiplicities`` each item stands for that many records (a partial count made
+    elsewhere, e.g. the rows of a Spark group-by over the QI and sensitive codes): class
+    sizes and histograms sum them, ``weights`` are then the items' summed weights, and the
+    result maps no rows (``base_row_class`` is ``None``) while each QI's ``codes`` become its
+    per-class codes. Classes come out in the same canonical order either way.
+    """
     qis = tuple(quasi_identifiers)
     levels = tuple(levels) if levels is not None else (0,) * len(qis)
     cols = [q.codes_at(lv) for q, lv in zip(qis, levels, strict=True)]
     cards = [q.cardinality(lv) for q, lv in zip(qis, levels, strict=True)]
     n = len(cols[0]) if cols else (len(weights) if weights is not None else 0)
+    if multiplicities is not None:
+        n = len(multiplicities)
+        if any(lv != 0 for lv in levels):
+            raise DataError("counted items are grouped at leaf level; roll the result up instead")
     if cols:
         group, n_groups, rep = group_keys(cols, cards)
         keys = np.stack([c[rep] for c in cols], axis=1).astype(np.int32)
@@ -403,13 +415,20 @@ def build_frequency_set(
         group = np.zeros(n, dtype=np.int64)
         n_groups = 1 if n else 0
         keys = np.zeros((n_groups, 0), dtype=np.int32)
-    counts = np.bincount(group, minlength=n_groups).astype(np.int64)
+    mult = None if multiplicities is None else np.asarray(multiplicities, dtype=np.int64)
+    if mult is None:
+        counts = np.bincount(group, minlength=n_groups).astype(np.int64)
+    else:
+        counts = np.bincount(group, weights=mult, minlength=n_groups).astype(np.int64)
     sens, sens_values = {}, {}
     for name, enc in (sensitive or {}).items():
         from scipy import sparse
 
         sens[name] = sparse.csr_matrix(
-            (np.ones(n, dtype=np.int64), (group, enc.codes.astype(np.int64))),
+            (
+                np.ones(n, dtype=np.int64) if mult is None else mult,
+                (group, enc.codes.astype(np.int64)),
+            ),
             shape=(n_groups, enc.cardinality),
         )
         sens[name].sum_duplicates()
@@ -417,6 +436,12 @@ def build_frequency_set(
     w = None
     if weights is not None:
         w = np.bincount(group, weights=np.asarray(weights, dtype=float), minlength=n_groups)
+    if mult is not None:
+        qis = tuple(
+            QuasiIdentifier(q.name, keys[:, i].copy(), q.values, q.hierarchy)
+            for i, q in enumerate(qis)
+        )
+        return FrequencySet(qis, levels, keys, counts, sens, sens_values, w, None, None)
     return FrequencySet(qis, levels, keys, counts, sens, sens_values, w, group, None)
 
 
@@ -461,15 +486,18 @@ def require_values(fs: FrequencySet, role: str = "quasi-identifier") -> None:
     A column whose every cell is missing (empty text, None or NaN, which all encode to the
     missing text ``""``; see :func:`~sdckit.core.encoding.as_text`) puts all records in one
     class and says nothing; it is almost always a wrong column name, a wrong delimiter or an
-    empty export. Checked on the codes, so it costs one integer comparison per row.
+    empty export. Checked on the codes (per row, or per class of a frequency set counted
+    elsewhere), so it costs one integer comparison per row at most.
     """
-    if fs.base_row_class is None or len(fs.base_row_class) == 0:
+    if fs.n_classes == 0:
         return
     for q in fs.quasi_identifiers:
+        if len(q.codes) == 0:
+            continue
         first = q.codes[0]
         if q.values[first] == "" and bool((q.codes == first).all()):
             raise DataError(
-                f"{role} {q.name!r} has no values: all {len(q.codes):,} cells are empty; "
+                f"{role} {q.name!r} has no values: all {fs.n_records:,} cells are empty; "
                 "remove it from the list, or check the column name, the delimiter and the export"
             )
 

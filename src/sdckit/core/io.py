@@ -293,7 +293,10 @@ def remove_stale_temporaries(target: Path) -> list[Path]:
         if not _pid_alive(int(parts[0])):
             stale = folder / name
             try:
-                stale.unlink()
+                if stale.is_dir() and not stale.is_symlink():
+                    shutil.rmtree(stale)
+                else:
+                    stale.unlink()
                 removed.append(stale)
             except OSError:
                 pass
@@ -381,8 +384,35 @@ def _commit(staged: list[tuple[Path, Path]]) -> None:
                         shutil.copyfileobj(src, sink)
                 finally:
                     tmp.unlink(missing_ok=True)
+            elif tmp.is_dir():
+                _replace_dir(tmp, dest)
             else:
                 os.replace(tmp, dest)
+
+
+def _replace_dir(tmp: Path, dest: Path) -> None:
+    """Move the staged folder ``tmp`` onto ``dest``: an existing folder is first renamed
+    aside (one rename each, so ``dest`` is always either the old or the new release) and then
+    removed; an existing file is replaced."""
+    old = None
+    if dest.is_dir() and not dest.is_symlink():
+        old = Path(
+            tempfile.mkdtemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent)
+        )
+        os.rename(dest, old / dest.name)
+    elif dest.exists():
+        dest.unlink()
+    os.rename(tmp, dest)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_staged(tmp: Path) -> None:
+    """Remove a staged temporary file or folder."""
+    if tmp.is_dir() and not tmp.is_symlink():
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        tmp.unlink(missing_ok=True)
 
 
 class OutputSet:
@@ -411,13 +441,13 @@ class OutputSet:
             _commit(staged)
         except BaseException:
             for tmp, _ in staged:
-                tmp.unlink(missing_ok=True)
+                _remove_staged(tmp)
             raise
 
     def discard(self) -> None:
         """Remove every staged temporary file."""
         for tmp, _ in self._staged:
-            tmp.unlink(missing_ok=True)
+            _remove_staged(tmp)
         self._staged = []
 
 
@@ -473,6 +503,34 @@ def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
             tmp.unlink(missing_ok=True)
             raise
     return path
+
+
+def atomic_write_dir(path: str | Path, writer: Callable[[Path], None]) -> Path:
+    """Write the folder ``path`` atomically (e.g. Spark's part files): ``writer(tmp)`` fills a
+    temporary folder beside it (``.NAME.PID.XXXX.tmp``), which then replaces ``path`` as
+    :func:`atomic_write` replaces a file (staged inside :func:`output_set`). A failed or
+    interrupted writer leaves nothing behind."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(dest)
+    tmp = Path(
+        tempfile.mkdtemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=".tmp", dir=dest.parent)
+    )
+    try:
+        writer(tmp)
+    except BaseException:
+        _remove_staged(tmp)
+        raise
+    active = _ACTIVE_SET.get()
+    if active is not None:
+        active.add(tmp, dest)
+    else:
+        try:
+            _commit([(tmp, dest)])
+        except BaseException:
+            _remove_staged(tmp)
+            raise
+    return dest
 
 
 def write_text(path: str | Path, text: str, encoding: str = "utf-8") -> Path:

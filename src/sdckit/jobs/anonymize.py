@@ -46,6 +46,8 @@ def run_anonymize_job(
             "`models: [{k_anonymity: {k: 5}}]`"
         )
     job.check_outputs({"--json": json_out})
+    if job.engine == "spark":
+        return _run_on_spark(job, json_out, progress)
     data = job.read_input()
     try:
         result = anonymize(
@@ -83,5 +85,58 @@ def run_anonymize_job(
         if json_path is not None:
             if out.report is not None:
                 summary["outputs"]["report"] = str(out.report)
+            written["json"] = write_json(json_path, summary)
+    return AnonymizeJobOutcome(result, summary, written)
+
+
+def _run_on_spark(
+    job: Job, json_out: Path | None, progress: Callable[[int, int], None] | None
+) -> AnonymizeJobOutcome:
+    """The job with ``engine: spark`` (:func:`sdckit.spark.anonymize.anonymize_spark`): the
+    release is a folder of part files at ``output.path`` (Parquet when it ends in
+    ``.parquet``, else CSV), verified by a recount before it is renamed into place together
+    with the report and the JSON."""
+    from sdckit.spark.anonymize import anonymize_spark
+
+    out = job.output
+    if out.path is None:
+        raise ConfigError(
+            f"{job.key('output.path')} is missing: a Spark job writes its release as a folder "
+            "of part files, e.g. `output: {path: released.parquet}`"
+        )
+    if out.neutralize_formulas:
+        raise ConfigError(
+            f"{job.key('output.neutralize_formulas')}: not available on the Spark engine "
+            "(a spreadsheet opens no folder of part files); write Parquet, or use engine local"
+        )
+    json_path = json_out or out.json
+    sdf = job.read_spark_input()
+    with output_set() as outputs:  # one release: renamed into place together, or not at all
+        try:
+            result = anonymize_spark(
+                sdf,
+                job.schema,
+                job.models,
+                out.path,
+                delimiter=out.delimiter,
+                suppression_limit=job.suppression_limit,
+                metric=job.metric,
+                algorithm=job.algorithm,
+                progress=progress,
+                **job.algorithm_options,
+            )
+        except MissingHierarchyError as exc:  # say it as the job file would
+            raise exc.for_job_file(job.key(f"attributes.{exc.attribute}")) from None
+        summary = dict(result.to_dict())
+        summary["input"] = str(job.input["path"])
+        summary["engine"] = "spark"
+        summary["spark_master"] = job.spec.spark.master
+        summary["run_id"] = outputs.run_id
+        written: dict[str, Path] = {"data": out.path}
+        summary["outputs"] = {"data": str(out.path)}
+        if out.report is not None:
+            written["report"] = result.report(out.report)
+            summary["outputs"]["report"] = str(out.report)
+        if json_path is not None:
             written["json"] = write_json(json_path, summary)
     return AnonymizeJobOutcome(result, summary, written)

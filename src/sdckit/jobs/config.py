@@ -37,7 +37,7 @@ parameters: ``interval`` (``widths`` or ``breakpoints``, ``bottom``, ``top``), `
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,7 @@ class Job:
     _data: pd.DataFrame | None = field(default=None, repr=False)
     _schema: Schema | None = field(default=None, repr=False)
     _models: list | None = field(default=None, repr=False)
+    _spark_data: Any = field(default=None, repr=False)
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -154,7 +155,15 @@ class Job:
         given = self.spec.output.model_dump(exclude_unset=True)
         given.update({k: (str(v) if isinstance(v, Path) else v) for k, v in paths.items()})
         spec = self.spec.with_params(output=given)
-        return Job(spec, self.base_dir, self.source, self.job_file, self._data, self._schema)
+        return Job(
+            spec,
+            self.base_dir,
+            self.source,
+            self.job_file,
+            self._data,
+            self._schema,
+            _spark_data=self._spark_data,
+        )
 
     def _input_delimiter(self) -> str:
         """The input's delimiter (given or sniffed): CSV outputs use it unless
@@ -164,6 +173,13 @@ class Job:
             return given
         if self._data is not None:
             return self._data.attrs.get("delimiter", ",")
+        src = self.spec.input.path if self.spec.input is not None else None
+        if self.engine == "spark" and isinstance(src, str) and "://" not in src:
+            from sdckit.spark.io import csv_delimiter, is_parquet
+
+            path = self._path(src)
+            if path is not None and path.exists() and not is_parquet(path):
+                return csv_delimiter(path, self.spec.input.encoding if self.spec.input else "utf-8")
         return ","
 
     def check_outputs(
@@ -255,11 +271,72 @@ class Job:
         return self._data
 
     @property
+    def engine(self) -> str:
+        """Where the job runs: ``local`` (default) or ``spark`` (``engine:``)."""
+        return self.spec.engine
+
+    def with_engine(self, engine: str | None = None, master: str | None = None) -> Job:
+        """The same job on another engine (``--engine``) and Spark master
+        (``--spark-master``); ``None`` keeps the job file's."""
+        changes: dict[str, Any] = {}
+        if engine is not None:
+            if engine not in ("local", "spark"):
+                raise ConfigError(f"--engine must be local or spark, got {engine!r}")
+            changes["engine"] = engine
+        if master is not None:
+            changes["spark"] = {**self.spec.spark.model_dump(), "master": master}
+        if not changes:
+            return self
+        spec = self.spec.with_params(**changes)
+        return Job(spec, self.base_dir, self.source, self.job_file, self._data, self._schema)
+
+    def spark_session(self) -> Any:
+        """The Spark session of an ``engine: spark`` job (``spark: {master, conf}``)."""
+        from sdckit.spark.session import spark_session
+
+        return spark_session(self.spec.spark.master, self.spec.spark.conf)
+
+    def read_spark_input(self) -> Any:
+        """The input as a Spark DataFrame (read once; a URI such as ``hdfs://`` or ``s3a://``
+        is passed to Spark as given, a local path resolved against the job file's folder)."""
+        if self._spark_data is None:
+            from sdckit.spark.io import read_spark
+
+            spec = self.input
+            src = spec["path"]
+            session = self.spark_session()
+            if isinstance(src, pd.DataFrame):
+                self._spark_data = session.createDataFrame(read_table(src).astype(str))
+            else:
+                where = src if "://" in str(src) else str(self._path(src))
+                self._spark_data = read_spark(
+                    session,
+                    where,
+                    delimiter=spec.get("delimiter"),
+                    encoding=spec.get("encoding", "utf-8"),
+                )
+        return self._spark_data
+
+    @property
     def schema(self) -> Schema:
-        """The schema of the input: roles, types, orders, hierarchies (built from the data)."""
+        """The schema of the input: roles, types, orders, hierarchies (built from the data;
+        on Spark from each attribute's distinct values, all a hierarchy builder reads)."""
         if self._schema is None:
-            self._schema = self._build_schema(self.read_input())
+            if self.engine == "spark":
+                columns = list(self.read_spark_input().columns)
+            else:
+                columns = list(self.read_input().columns)
+            self._schema = self._build_schema(columns, self.column_values)
         return self._schema
+
+    def column_values(self, name: str) -> pd.Series:
+        """A column of the input as hierarchy builders read it: the column itself, or on
+        Spark its distinct values (all a builder uses)."""
+        if self.engine == "spark":
+            from sdckit.spark.frequency import distinct_values
+
+            return distinct_values(self.read_spark_input(), name)
+        return self.read_input()[name]
 
     @property
     def models(self) -> list:
@@ -271,18 +348,20 @@ class Job:
             ]
         return self._models
 
-    def _build_schema(self, data: pd.DataFrame) -> Schema:
+    def _build_schema(self, columns: list[str], values_of: Callable[[str], pd.Series]) -> Schema:
         attrs: dict[str, Attribute] = {}
         for name, spec in self.spec.attributes.items():
             where = f"attributes.{name}"
-            if name not in data.columns:
+            if name not in columns:
                 raise ConfigError(
                     f"{self.key(where)}: column {name!r} is not in the input; its columns "
-                    f"are {', '.join(map(str, data.columns))}{did_you_mean(name, data.columns)}"
+                    f"are {', '.join(map(str, columns))}{did_you_mean(name, columns)}"
                 )
             hierarchy = None
             if spec.hierarchy is not None:
-                hierarchy = self._hierarchy(spec.hierarchy, data[name], name, f"{where}.hierarchy")
+                hierarchy = self._hierarchy(
+                    spec.hierarchy, lambda name=name: values_of(name), name, f"{where}.hierarchy"
+                )
             pseudonymize = None
             if spec.pseudonymize is not None:
                 pseudonymize = spec.pseudonymize.model_dump(exclude_none=True)
@@ -299,7 +378,11 @@ class Job:
             )
         return Schema(attrs)
 
-    def _hierarchy(self, spec: Any, values: pd.Series, name: str, where: str) -> Hierarchy:
+    def _hierarchy(
+        self, spec: Any, values: pd.Series | Callable[[], pd.Series], name: str, where: str
+    ) -> Hierarchy:
+        """The hierarchy an attribute's ``hierarchy:`` names: an ARX CSV file, or a builder
+        run on the column's ``values`` (a callable is called only for a builder)."""
         if isinstance(spec, str):
             path = self._path(spec)
             if path is None or not path.is_file():
@@ -314,7 +397,8 @@ class Job:
 
         where = self.key(f"{where}.{builder}")
         try:
-            return BUILDERS[builder].from_dict(params, where).build(values, name=name)
+            column = values() if callable(values) else values
+            return BUILDERS[builder].from_dict(params, where).build(column, name=name)
         except (SdcInputError, TypeError, ValueError) as exc:
             if isinstance(exc, ParameterError):
                 raise
@@ -358,7 +442,7 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
         attr = params.get("attribute")
         if isinstance(h, (str, Mapping)):
             params["hierarchy"] = job._hierarchy(
-                h, job.read_input()[attr], str(attr), f"{where}.hierarchy"
+                h, lambda: job.column_values(str(attr)), str(attr), f"{where}.hierarchy"
             )
         elif h is None and attr in job.spec.attributes:
             params["hierarchy"] = job.schema.hierarchy(attr)

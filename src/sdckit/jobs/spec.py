@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import pandas as pd
 from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
@@ -242,6 +242,15 @@ class AttributeSection(JobPart):
         return self
 
 
+class SparkSection(JobPart):
+    """``spark:`` where an ``engine: spark`` job runs: the Spark ``master`` (``local[2]`` by
+    default; ``spark://host:7077``, ``yarn``, ``k8s://...`` on a cluster) and extra Spark
+    settings under ``conf`` (``spark.executor.memory: 8g``)."""
+
+    master: str = "local[2]"
+    conf: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
 class DimensionSection(JobPart):
     """One spanning variable of a table job under ``dimensions:``: its hierarchy (as an
     attribute's: a file or a builder) and, for a flat dimension, the code of its total.
@@ -271,6 +280,8 @@ class JobSpec(JobPart):
     spec_label: ClassVar[str] = "the job"
 
     input: InputSection | None = None
+    engine: Literal["local", "spark"] = "local"
+    spark: SparkSection = Field(default_factory=SparkSection)
     attributes: dict[str, AttributeSection] = Field(default_factory=dict)
     models: Annotated[list[ModelEntry], BeforeValidator(_list_of_entries)] = Field(
         default_factory=list

@@ -127,12 +127,19 @@ class BarChart:
 
 
 def histogram_chart(
-    values: np.ndarray, bins: np.ndarray, title: str, xlabel: str, marker: float | None = None
+    values: np.ndarray,
+    bins: np.ndarray,
+    title: str,
+    xlabel: str,
+    marker: float | None = None,
+    weights: np.ndarray | None = None,
 ) -> BarChart:
     """A histogram of ``values`` over the edges ``bins`` as a :class:`BarChart` of % of
-    values per bin (``marker``: a value on the x axis to mark with a dashed line)."""
-    counts, edges = np.histogram(values, bins=bins)
-    share = counts / max(len(values), 1) * 100
+    values per bin (``marker``: a value on the x axis to mark with a dashed line; ``weights``:
+    how many records each value stands for, e.g. class sizes)."""
+    counts, edges = np.histogram(values, bins=bins, weights=weights)
+    total = len(values) if weights is None else float(np.sum(weights))
+    share = counts / max(total, 1) * 100
     position = None
     if marker is not None:
         position = float(np.interp(marker, edges, np.arange(len(edges))))

@@ -10,9 +10,14 @@ import pandas as pd
 from sdckit.report.writer import Report, Section
 
 
-def class_size_figure(summary: dict[str, Any], record_risk: np.ndarray | None = None):
+def class_size_figure(
+    summary: dict[str, Any],
+    record_risk: np.ndarray | None = None,
+    risk_weights: np.ndarray | None = None,
+):
     """Bar chart of records per class size (1..10, >10); with ``record_risk`` a risk histogram
-    beside it (inline SVG, :mod:`sdckit.report.charts`)."""
+    beside it (inline SVG, :mod:`sdckit.report.charts`); ``risk_weights``: the records each
+    risk value stands for (per-class risks with the class sizes)."""
     from sdckit.report.charts import BarChart, ChartRow, histogram_chart
 
     labels = [str(s) for s in range(1, 11)] + [">10"]
@@ -36,6 +41,7 @@ def class_size_figure(summary: dict[str, Any], record_risk: np.ndarray | None = 
                 "Per-record re-identification risk",
                 "prosecutor risk 1/f (dashed: threshold)",
                 marker=summary.get("threshold", 0.2),
+                weights=risk_weights,
             )
         )
     return ChartRow(charts, "Records by class size and per-record risk")
@@ -60,7 +66,10 @@ def _pct(x: float) -> str:
 
 
 def risk_sections(
-    summary: dict[str, Any], record_risk: np.ndarray | None = None, title_prefix: str = ""
+    summary: dict[str, Any],
+    record_risk: np.ndarray | None = None,
+    title_prefix: str = "",
+    risk_weights: np.ndarray | None = None,
 ) -> list[Section]:
     """Sections describing one risk analysis summary (reused by the anonymization report).
 
@@ -104,7 +113,7 @@ def risk_sections(
                     "average risk": [_pct(p["average"]), _pct(j["average"])],
                 }
             ),
-            figures=[class_size_figure(summary, record_risk)],
+            figures=[class_size_figure(summary, record_risk, risk_weights)],
             note=None
             if has_population
             else "No population table was given: journalist risk equals prosecutor risk.",
@@ -241,10 +250,14 @@ def risk_sections(
 
 
 def risk_report(
-    summary: dict[str, Any], record_risk: np.ndarray | None = None, source: str = ""
+    summary: dict[str, Any],
+    record_risk: np.ndarray | None = None,
+    source: str = "",
+    risk_weights: np.ndarray | None = None,
 ) -> Report:
-    """The full analysis page."""
+    """The full analysis page (``record_risk`` per record, or per class with the class sizes
+    as ``risk_weights``)."""
     report = Report("sdckit risk analysis", subtitle=source or None)
-    for s in risk_sections(summary, record_risk):
+    for s in risk_sections(summary, record_risk, risk_weights=risk_weights):
         report.add(s)
     return report

@@ -43,15 +43,23 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass
 class RiskAnalysis:
-    """The result of :func:`analyze`: a JSON-ready ``summary`` plus the frequency set."""
+    """The result of :func:`analyze`: a JSON-ready ``summary`` plus the frequency set and the
+    prosecutor risk ``1/f`` of every class (``f`` the wildcard frequency where missing values
+    match any value)."""
 
     summary: dict[str, Any]
     frequency_set: FrequencySet
-    record_risk: np.ndarray  # per record prosecutor risk 1/f_j
+    class_risk: np.ndarray  # per class prosecutor risk 1/f_j
     extras: dict[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
         return self.summary[key]
+
+    @property
+    def record_risk(self) -> np.ndarray:
+        """Per-record prosecutor risk (needs the rows: not on a frequency set counted
+        elsewhere, e.g. by the Spark engine; use ``class_risk`` with the class sizes)."""
+        return self.class_risk[self.frequency_set.row_class()]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON summary (the keys scripts rely on)."""
@@ -140,7 +148,7 @@ def analyze(
         )
     qi = column_list(quasi_identifiers)
     sensitive = column_list(sensitive)
-    chosen = _chosen_measures(measures, suda)
+    _chosen_measures(measures, suda)  # a bad name fails before the data is read
     if not qi:
         raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
     if len(set(qi)) != len(qi):
@@ -162,12 +170,75 @@ def analyze(
         weights=weight,
     )
     require_values(fs)
-    counts = fs.counts
-    n = fs.n_records
     pop_counts = None
     if population is not None:
         pop_counts = population_class_sizes(fs, population, data)
-    row_class = fs.row_class()
+    household_codes = None
+    if household is not None and weight is not None:
+        if household not in data.columns:
+            raise DataError(
+                f"household column {household!r} not found; available columns: "
+                f"{', '.join(map(str, data.columns))}"
+            )
+        household_codes = encode_quasi_identifier(data[household], household).codes
+    return analyze_frequency_set(
+        fs,
+        sensitive=sensitive,
+        sampling_fraction=sampling_fraction,
+        weighted=weight is not None,
+        household_codes=household_codes,
+        household=household,
+        threshold=threshold,
+        population_counts=pop_counts,
+        population_records=None if population is None else len(population),
+        max_combination_size=max_combination_size,
+        suda=suda,
+        measures=measures,
+        suda_max_size=suda_max_size,
+        missing=missing,
+        started=t0,
+    )
+
+
+def analyze_frequency_set(
+    fs: FrequencySet,
+    sensitive: Sequence[str] = (),
+    sampling_fraction: float | None = None,
+    weighted: bool = False,
+    household_codes: np.ndarray | None = None,
+    household: str | None = None,
+    threshold: float = 0.2,
+    population_counts: np.ndarray | None = None,
+    population_records: int | None = None,
+    max_combination_size: int | None = None,
+    suda: bool = True,
+    measures: Sequence[str] | str | None = None,
+    suda_max_size: int | None = None,
+    missing: str = "wildcard",
+    started: float | None = None,
+) -> RiskAnalysis:
+    """:func:`analyze` on a frequency set already built (from rows, or counted by the Spark
+    engine): every measure reads the classes only, so both engines give the same numbers.
+
+    ``weighted``: the frequency set carries summed sampling weights (individual risk);
+    ``household_codes``: per-record household codes (household risk needs the rows, so only
+    a frequency set built from rows has it); ``population_counts``: per class, the size of
+    the matching population class; ``started``: ``perf_counter`` time the analysis began.
+    Other parameters as :func:`analyze`.
+    """
+    t0 = time.perf_counter() if started is None else started
+    if missing not in MISSING_SEMANTICS:
+        raise DataError(
+            f"missing must be one of {', '.join(MISSING_SEMANTICS)} (what a missing key value "
+            f"matches), got {missing!r}"
+        )
+    sensitive = column_list(sensitive)
+    chosen = _chosen_measures(measures, suda)
+    qi = list(fs.names)
+    population = population_counts
+    counts = fs.counts
+    n = fs.n_records
+    pop_counts = population_counts
     missing_cells = _missing_cells(fs)
     records_missing = int(counts[missing_cells.any(axis=1)].sum())
     wildcard = missing == "wildcard" and records_missing > 0
@@ -178,14 +249,19 @@ def analyze(
             'does not form: pass --missing category (missing="category") to count a '
             "missing value as a category of its own"
         )
+    if household is not None and not weighted:
+        raise DataError(
+            "household risk needs sampling weights: give --weight COL together with --household"
+        )
+    if weighted and fs.weights is None:
+        raise DataError("individual risk needs the sampling weights summed per class")
     fk_class = Fk_class = None
     if wildcard:
-        class_weights = fs.weights if weight is not None else None
+        class_weights = fs.weights if weighted else None
         fk_class, Fk_class = wildcard_frequencies(fs.keys, counts, missing_cells, class_weights)
         freq = fk_class
     else:
         freq = counts
-    record_risk = 1.0 / freq[row_class]
     uniques = int(counts[freq == 1].sum())
     summary: dict[str, Any] = {
         "records": n,
@@ -211,38 +287,32 @@ def analyze(
         "records_at_risk_share": records_at_risk_share(counts, threshold, freq),
         "class_size_distribution": class_size_distribution(counts, freq),
     }
-    if population is not None:
-        summary["population_records"] = len(population)
+    if population_records is not None:
+        summary["population_records"] = population_records
     if sampling_fraction is not None:
         from sdckit.risk.population import population_uniqueness
 
         summary["sampling_fraction"] = sampling_fraction
         summary["population_uniques_share"] = population_uniqueness(counts, sampling_fraction)
-    if weight is not None:
-        from sdckit.risk.individual import individual_risk
+    if weighted:
+        from sdckit.risk.individual import individual_risk_from_frequencies
 
-        if wildcard:
-            from sdckit.risk.individual import individual_risk_from_frequencies
-
-            assert fk_class is not None and Fk_class is not None  # weights given: both computed
-            ind = individual_risk_from_frequencies(fk_class[row_class], Fk_class[row_class])
-        else:
-            ind = individual_risk(_key_codes(fs), np.asarray(_weights(data, weight)))
+        assert fs.weights is not None  # checked above
+        fk, big_fk = (fk_class, Fk_class) if wildcard else (counts, fs.weights)
+        assert fk is not None and big_fk is not None  # weights given: both computed
+        ind = individual_risk_from_frequencies(fk, big_fk, counts)
         summary["individual_risk"] = ind.to_dict()
         if household is not None:
             from sdckit.risk.individual import household_risk
 
-            if household not in data.columns:
+            if household_codes is None:
                 raise DataError(
-                    f"household column {household!r} not found; available columns: "
-                    f"{', '.join(map(str, data.columns))}"
+                    "household risk needs the records (each member's household); it is "
+                    "computed by the local engine only"
                 )
-            hh_codes = encode_quasi_identifier(data[household], household).codes
-            summary["household_risk"] = household_risk(ind.risk, hh_codes).to_dict()
-    elif household is not None:
-        raise DataError(
-            "household risk needs sampling weights: give --weight COL together with --household"
-        )
+            summary["household_risk"] = household_risk(
+                ind.risk[fs.row_class()], household_codes
+            ).to_dict()
     if sensitive:
         summary["sensitive"] = {a: _diversity(fs, a) for a in sensitive}
     skipped: dict[str, str] = {}
@@ -288,7 +358,7 @@ def analyze(
     if skipped:
         summary["skipped"] = skipped
     summary["elapsed_seconds"] = time.perf_counter() - t0
-    return RiskAnalysis(summary=summary, frequency_set=fs, record_risk=record_risk)
+    return RiskAnalysis(summary=summary, frequency_set=fs, class_risk=1.0 / freq)
 
 
 #: What a missing key value matches: any value (sdcMicro) or only itself (a category, ARX).
@@ -373,14 +443,3 @@ def _missing_code(labels: np.ndarray) -> int | None:
     measures, :func:`_missing_labels`; the first one when a key holds several), or None."""
     hit = np.flatnonzero(_missing_labels(labels))
     return int(hit[0]) if len(hit) else None
-
-
-def _key_codes(fs: FrequencySet) -> np.ndarray:
-    """Per-record key codes (n, n_qi) at the analysed levels, from the frequency set."""
-    return fs.keys[fs.row_class()]
-
-
-def _weights(data: pd.DataFrame, column: str) -> np.ndarray:
-    from sdckit.core.frequency import numeric_weights
-
-    return numeric_weights(data[column], column)

@@ -134,9 +134,42 @@ def _check_weights(weights: np.ndarray, n: int, weight_column: str) -> np.ndarra
     return w
 
 
-def _summaries(risk: np.ndarray) -> tuple[float, float, float, float, float]:
-    total = float(risk.sum())
-    return (float(risk.min()), float(np.median(risk)), float(risk.max()), total / len(risk), total)
+def weighted_median(values: np.ndarray, counts: np.ndarray) -> float:
+    """``np.median(np.repeat(values, counts))`` without repeating: the middle value of the
+    sorted multiset (the mean of the two middle ones for an even total)."""
+    order = np.argsort(values, kind="stable")
+    v = np.asarray(values, dtype=float)[order]
+    cum = np.cumsum(np.asarray(counts, dtype=np.int64)[order])
+    total = int(cum[-1])
+    upper = v[np.searchsorted(cum, total // 2, side="right")]
+    if total % 2:
+        return float(upper)
+    lower = v[np.searchsorted(cum, total // 2 - 1, side="right")]
+    return float((lower + upper) / 2)
+
+
+def _summaries(
+    risk: np.ndarray, counts: np.ndarray | None = None
+) -> tuple[float, float, float, float, float]:
+    if counts is None:
+        total = float(risk.sum())
+        return (
+            float(risk.min()),
+            float(np.median(risk)),
+            float(risk.max()),
+            total / len(risk),
+            total,
+        )
+    c = np.asarray(counts, dtype=np.int64)
+    present = c > 0
+    total = float((risk * c).sum())
+    return (
+        float(risk[present].min()),
+        weighted_median(risk, c),
+        float(risk[present].max()),
+        total / float(c.sum()),
+        total,
+    )
 
 
 def benedetti_franconi_risk(fk: np.ndarray, Fk: np.ndarray) -> np.ndarray:
@@ -195,14 +228,20 @@ def individual_risk(
     return individual_risk_from_frequencies(f_group[group].astype(np.int64), F_group[group])
 
 
-def individual_risk_from_frequencies(fk: np.ndarray, Fk: np.ndarray) -> IndividualRisk:
+def individual_risk_from_frequencies(
+    fk: np.ndarray, Fk: np.ndarray, counts: np.ndarray | None = None
+) -> IndividualRisk:
     """:func:`individual_risk` from given per-record ``f_k`` and ``F_k`` (for instance the
     wildcard frequencies of :func:`sdckit.core.frequency.wildcard_frequencies`, as sdcMicro's
-    ``measure_risk`` counts records with missing key values)."""
+    ``measure_risk`` counts records with missing key values).
+
+    With ``counts`` the arrays are per class (``counts`` records each): ``risk``, ``fk`` and
+    ``Fk`` stay per class and the summaries are those of the records (the median of the
+    records' risks, the mean and sum over records)."""
     fk = np.asarray(fk, dtype=np.int64)
     Fk = np.asarray(Fk, dtype=np.float64)
     risk = benedetti_franconi_risk(fk, Fk)
-    lo, med, hi, mean, total = _summaries(risk)
+    lo, med, hi, mean, total = _summaries(risk, counts)
     return IndividualRisk(
         risk=risk,
         fk=fk,

@@ -1,0 +1,331 @@
+"""``sdckit anonymize`` on Spark: search on the driver, transform and verify distributed.
+
+1. The base frequency set (leaf codes of every QI, sensitive histograms) is counted on Spark
+   (:mod:`sdckit.spark.frequency`); the models are prepared on it and the local engine's
+   optimal search (:func:`sdckit.algorithms.optimal.solve`) runs on the driver -- the same
+   optimum, metrics and solution space as the local engine.
+2. The transformation is applied on Spark: each QI's leaf code is replaced by its label at
+   the chosen level (a broadcast join with the small code -> label map) and the records of
+   the suppressed classes -- known as a set of base classes, i.e. leaf-code combinations --
+   get ``*`` in every QI (a broadcast join with that set). Identifying attributes are
+   dropped. The release is written as a folder of part files (Parquet or CSV).
+3. Before the folder is renamed into place, the written files are read back and counted
+   again on Spark (the released labels, not the codes the search used): the number of
+   records, the suppressed records within the limit, and every model evaluated on the
+   recount -- as :func:`sdckit.algorithms.anonymize.verify_output` does locally. A failure
+   leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.core.release import SUPPRESSED
+from sdckit.errors import ConfigError, DataError, VerificationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+    from sdckit.algorithms.anonymize import AnonymizationResult
+    from sdckit.algorithms.optimal import OptimalSolution
+    from sdckit.core.frequency import FrequencySet
+    from sdckit.core.schema import Schema
+    from sdckit.models.base import PrivacyModel
+
+#: Rows of the release read back for the report's examples (the release itself is the folder).
+PREVIEW_ROWS = 20
+
+
+def _check_request(
+    sdf: DataFrame, schema: Schema, models: Sequence[PrivacyModel], algorithm: str
+) -> list[str]:
+    """ConfigError/DataError for what the Spark engine cannot do or the data lacks; returns
+    the sensitive attributes the models read."""
+    if algorithm != "optimal":
+        raise ConfigError(
+            f"engine spark runs the optimal search (algorithm: optimal); {algorithm!r} works "
+            "record by record on one machine: use engine local for it"
+        )
+    missing = [n for n in schema.attributes if n not in sdf.columns]
+    if missing:
+        raise DataError(
+            f"column(s) {', '.join(map(repr, missing))} not found in the input; available "
+            f"columns: {', '.join(map(str, sdf.columns))}"
+        )
+    if not schema.quasi_identifiers:
+        raise ConfigError(
+            "the schema has no quasi-identifying attribute; mark the columns an intruder could "
+            "know as quasi_identifying"
+        )
+    pseudonymized = [n for n, a in schema.attributes.items() if a.pseudonymize]
+    if pseudonymized:
+        raise ConfigError(
+            f"attribute(s) {', '.join(map(repr, pseudonymized))} ask for pseudonymization, "
+            "which the Spark engine does not do (the keyed HMAC runs on the driver); drop them "
+            "(role: identifying without pseudonymize) or use engine local"
+        )
+    if not models:
+        raise ConfigError("name at least one privacy model, e.g. `models: [{k_anonymity: {k: 5}}]`")
+    sensitive: list[str] = []
+    for m in models:
+        if getattr(m, "population", None) is not None:
+            raise ConfigError(
+                f"model {m.name} with a population table is not available on the Spark "
+                "engine; use engine local"
+            )
+        only = getattr(type(m), "algorithms", None)
+        if only is not None and algorithm not in only:
+            raise ConfigError(
+                f"model {m.name} needs algorithm {' or '.join(map(repr, only))}, which the "
+                "Spark engine does not run; use engine local"
+            )
+        for a in m.sensitive_attributes:
+            if a not in sdf.columns:
+                raise ConfigError(
+                    f"model {m.name}: attribute {a!r} is not a column of the data (columns: "
+                    f"{', '.join(map(str, sdf.columns))})"
+                )
+            if a in schema.quasi_identifiers:
+                raise ConfigError(
+                    f"model {m.name}: attribute {a!r} is a quasi-identifier in the schema; a "
+                    "sensitive attribute must not also be a quasi-identifier"
+                )
+            if a in schema.identifying:
+                raise ConfigError(
+                    f"model {m.name}: attribute {a!r} is identifying and is dropped from the "
+                    "output; mark it sensitive"
+                )
+            if a not in sensitive:
+                sensitive.append(a)
+    return sensitive
+
+
+def _small_frame(spark: Any, data: dict[str, np.ndarray], types: dict[str, str]) -> DataFrame:
+    """A small Spark DataFrame from driver arrays with the given Spark SQL types."""
+    from pyspark.sql import types as T
+
+    kinds = {"int": T.IntegerType(), "string": T.StringType(), "boolean": T.BooleanType()}
+    schema = T.StructType([T.StructField(c, kinds[types[c]], False) for c in data])
+    return spark.createDataFrame(pd.DataFrame(data), schema=schema)
+
+
+def release_frame(
+    coded: DataFrame,
+    columns: Sequence[str],
+    base: FrequencySet,
+    solution: OptimalSolution,
+    qi_columns: Sequence[str],
+) -> DataFrame:
+    """The released rows on Spark: ``coded`` (the input with its ``__q`` leaf-code columns)
+    with every QI replaced by its label at the solution's level, ``*`` in every QI of the
+    records whose base class is suppressed; the output keeps ``columns`` in their order."""
+    from pyspark.sql import functions as F
+
+    spark = coded.sparkSession
+    out = coded
+    for i, (q, level) in enumerate(zip(base.quasi_identifiers, solution.levels, strict=True)):
+        leaf_label = np.asarray(q.labels(level), dtype=object)[q.step(0, level)]
+        mapping = _small_frame(
+            spark,
+            {qi_columns[i]: np.arange(len(leaf_label), dtype=np.int32),
+             f"__g{i}": leaf_label.astype(str)},
+            {qi_columns[i]: "int", f"__g{i}": "string"},
+        )  # fmt: skip
+        out = out.join(F.broadcast(mapping), on=qi_columns[i], how="inner")
+    suppressed_base = solution.violating[solution.frequency_set.base_map]
+    if suppressed_base.any():
+        keys = base.keys[suppressed_base]
+        sup = _small_frame(
+            spark,
+            {**{c: keys[:, i].astype(np.int32) for i, c in enumerate(qi_columns)},
+             "__supp": np.ones(len(keys), dtype=bool)},
+            {**{c: "int" for c in qi_columns}, "__supp": "boolean"},
+        )  # fmt: skip
+        out = out.join(F.broadcast(sup), on=list(qi_columns), how="left")
+        flag = F.coalesce(F.col("__supp"), F.lit(False))
+    else:
+        flag = F.lit(False)
+    names = {q.name: i for i, q in enumerate(base.quasi_identifiers)}
+    select = []
+    for c in columns:
+        if c in names:
+            label = F.col(f"__g{names[c]}")
+            select.append(F.when(flag, F.lit(SUPPRESSED)).otherwise(label).alias(c))
+        else:
+            select.append(F.col(f"`{c}`"))
+    return out.select(*select)
+
+
+def verify_release(
+    written: DataFrame,
+    base: FrequencySet,
+    solution: OptimalSolution,
+    models: Sequence[PrivacyModel],
+    sensitive: Sequence[str],
+    orders: Mapping[str, Sequence[str]],
+    budget: int,
+) -> tuple[list[str], FrequencySet]:
+    """Recount the written release on Spark and re-check it; return the satisfied models'
+    names and the recount (classes of the released labels, suppressed records in one class
+    of ``*``). Raises :class:`VerificationError` on any failure."""
+    from sdckit.spark.frequency import base_frequency_set
+
+    names = list(base.names)
+    recount = base_frequency_set(written, names, sensitive, orders=orders)
+    if recount.n_records != base.n_records:
+        raise VerificationError(
+            f"the written release has {recount.n_records:,} records, the input "
+            f"{base.n_records:,}; nothing was written. This is a bug in sdckit."
+        )
+    labels = np.stack(
+        [np.asarray(q.values, dtype=object)[recount.keys[:, i]]
+         for i, q in enumerate(recount.quasi_identifiers)],
+        axis=1,
+    ) if recount.n_classes else np.zeros((0, len(names)), dtype=object)  # fmt: skip
+    star = (labels == SUPPRESSED).all(axis=1)
+    # a level whose labels are all "*" in every QI makes "*...*" a real class, not suppression
+    star_is_class = all(
+        SUPPRESSED in set(map(str, q.labels(level)))
+        for q, level in zip(base.quasi_identifiers, solution.levels, strict=True)
+    )
+    suppressed = int(recount.counts[star].sum())
+    if not star_is_class:
+        if suppressed != solution.suppressed_records or suppressed > budget:
+            raise VerificationError(
+                f"the written release suppresses {suppressed:,} records; the search suppressed "
+                f"{solution.suppressed_records:,} and the limit allows {budget:,}. This is a "
+                "bug in sdckit; nothing was written."
+            )
+    for m in models:
+        m.prepare(recount)
+    kept = recount if star_is_class else recount.select(~star)
+    satisfied = []
+    for m in models:
+        r = m.evaluate(kept)
+        if not r.satisfied:
+            raise VerificationError(
+                f"the written release does not satisfy {r.model} ({r.n_violating_classes} "
+                f"violating classes): {r.details}. This is a bug in sdckit; nothing was written."
+            )
+        satisfied.append(r.model)
+    return satisfied, recount
+
+
+def anonymize_spark(
+    data: DataFrame,
+    schema: Schema,
+    models: Sequence[PrivacyModel] | PrivacyModel,
+    output: str | Path,
+    *,
+    delimiter: str = ",",
+    suppression_limit: float = 0.0,
+    metric: str | Mapping[str, Any] | None = None,
+    algorithm: str = "optimal",
+    progress: Callable[[int, int], Any] | None = None,
+    risk: bool = True,
+    **algorithm_options: Any,
+) -> AnonymizationResult:
+    """:func:`sdckit.anonymize` of a Spark DataFrame, the release written to ``output`` (a
+    folder of Parquet parts when it ends in ``.parquet``, else CSV parts with a header).
+
+    The folder is staged and renamed into place after the written files passed the
+    recount (inside :func:`sdckit.core.io.output_set` together with the job's other
+    outputs). Returns the :class:`~sdckit.algorithms.anonymize.AnonymizationResult` whose
+    ``data`` is a preview of the release (its first :data:`PREVIEW_ROWS` rows read back) and
+    whose ``details["engine"]`` is ``"spark"``.
+    """
+    from sdckit.algorithms.anonymize import METRIC_KEYS, AnonymizationResult
+    from sdckit.algorithms.optimal import require_hierarchies, solve, suppression_budget
+    from sdckit.algorithms.options import parse_options
+    from sdckit.core import params
+    from sdckit.core.io import atomic_write_dir
+    from sdckit.models.base import PrivacyModel
+    from sdckit.risk.analyze import analyze_frequency_set
+    from sdckit.spark.frequency import count_classes, encode_spark
+    from sdckit.spark.io import read_spark, to_pandas, write_spark
+    from sdckit.utility.generalization import parse_metric
+
+    t0 = time.perf_counter()
+    if isinstance(models, PrivacyModel):
+        models = [models]
+    models = list(models)
+    sensitive = _check_request(data, schema, models, algorithm)
+    parse_options("optimal", algorithm_options)
+    limit = params.suppression_limit(suppression_limit)
+    spec = parse_metric(metric)
+    qis = require_hierarchies(schema)
+    hierarchies = {q: h for q in qis if (h := schema.hierarchy(q)) is not None}
+    orders: dict[str, Sequence[str]] = {}
+    for a in sensitive:
+        order = schema.attributes[a].order if a in schema.attributes else None
+        if order is not None:
+            orders[a] = order
+    enc = encode_spark(data, qis, sensitive, hierarchies, orders)
+    base = count_classes(enc)
+    if base.n_records == 0:
+        raise DataError("the data has no records; nothing to anonymize")
+    for m in models:
+        m.prepare(base)
+    solution = solve(base, models, limit, spec, progress)
+    t1 = time.perf_counter()
+    budget = suppression_budget(limit, base.n_records)
+    columns = [c for c in data.columns if c not in set(schema.identifying)]
+    released = release_frame(enc.data, columns, base, solution, enc.qi_columns)
+    spark = data.sparkSession
+    outcome: dict[str, Any] = {}
+
+    def write_and_verify(folder: Path) -> None:
+        write_spark(released, folder, delimiter, target=output)
+        written = read_spark(spark, folder, delimiter=delimiter)
+        outcome["satisfied"], outcome["recount"] = verify_release(
+            written, base, solution, models, sensitive, orders, budget
+        )
+        outcome["preview"] = to_pandas(written.limit(PREVIEW_ROWS))
+
+    atomic_write_dir(output, write_and_verify)
+    t2 = time.perf_counter()
+    risk_before: dict[str, Any] = {}
+    risk_after: dict[str, Any] = {}
+    if risk:
+        risk_before = analyze_frequency_set(base, measures=[], missing="category").summary
+        risk_after = analyze_frequency_set(
+            outcome["recount"], measures=[], missing="category"
+        ).summary
+    t3 = time.perf_counter()
+    details = dict(solution.details)
+    details["engine"] = "spark"
+    details["output_folder"] = str(output)
+    details["preview_rows"] = len(outcome["preview"])
+    details["timings"] = {
+        "count_and_search_seconds": t1 - t0,
+        "apply_write_verify_seconds": t2 - t1,
+        "risk_seconds": t3 - t2,
+    }
+    details["iloss"] = solution.details["metrics"].get("iloss")
+    details["metric"] = spec.name
+    details["metric_conventions"] = {
+        **spec.conventions(),
+        "precision": "Sweeney's precision, higher is better (ARX prints 1 - precision)",
+    }
+    return AnonymizationResult(
+        data=outcome["preview"],
+        transformation=solution.transformation,
+        suppressed_records=solution.suppressed_records,
+        metrics={k: solution.details["metrics"][k] for k in METRIC_KEYS},
+        models_satisfied=outcome["satisfied"],
+        verified=True,
+        nodes_checked=solution.nodes_checked,
+        elapsed_seconds=time.perf_counter() - t0,
+        risk_before=risk_before,
+        risk_after=risk_after,
+        details=details,
+        algorithm=algorithm,
+        models=[m.describe() for m in models],
+        suppression_limit=float(limit),
+    )
