@@ -229,9 +229,9 @@ def test_a_release_that_fails_the_recount_is_not_written(adult_sdf, tmp_path, mo
 
     real = sa.release_frame
 
-    def unsuppressed(coded, columns, base, solution, qi_columns):
+    def unsuppressed(data, columns, base, solution, counted):
         solution.violating[:] = False
-        return real(coded, columns, base, solution, qi_columns)
+        return real(data, columns, base, solution, counted)
 
     monkeypatch.setattr(sa, "release_frame", unsuppressed)
     schema = Schema.from_roles(quasi_identifying=QI8, hierarchies=ADULT.hierarchies)

@@ -18,7 +18,7 @@ import stat
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -74,9 +74,13 @@ def read_table(
         path = Path(source)
         if not path.exists():
             raise DataError(f"input file {str(path)!r} does not exist; check the path")
-        if path.is_dir():
-            raise DataError(f"input {str(path)!r} is a directory; give a CSV or Parquet file")
-        if path.suffix.lower() in (".parquet", ".pq"):
+        parts = path.is_dir() and any(path.glob("*.parquet"))  # a Parquet dataset (Spark)
+        if path.is_dir() and not parts:
+            raise DataError(
+                f"input {str(path)!r} is a directory; give a CSV or Parquet file (or a folder "
+                "of Parquet part files)"
+            )
+        if parts or path.suffix.lower() in (".parquet", ".pq"):
             try:
                 df = pd.read_parquet(path)
             except Exception as exc:  # pyarrow raises many types
@@ -663,8 +667,20 @@ def _same_file(a: Path, b: Path) -> bool:
         return Path(os.path.realpath(a)) == Path(os.path.realpath(b))
 
 
+def _is_release_folder(path: Path) -> bool:
+    """True for an empty folder or one holding only a Spark release's files (``part-*``,
+    ``_SUCCESS``, checksums): what a folder output may replace."""
+    names = os.listdir(path)
+    return all(
+        n.startswith(("part-", "_SUCCESS", "._SUCCESS", ".part-", "_committed", "_started"))
+        for n in names
+    )
+
+
 def check_output_paths(
-    outputs: Mapping[str, str | Path | None], inputs: Mapping[str, str | Path | None]
+    outputs: Mapping[str, str | Path | None],
+    inputs: Mapping[str, str | Path | None],
+    folders: Collection[str] = (),
 ) -> None:
     """Refuse output paths that would destroy input or leave half the outputs written.
 
@@ -677,6 +693,10 @@ def check_output_paths(
     ``/dev/stdout``) is a valid output: it is written, never replaced. Existing regular files
     that are not inputs are replaced (the documented overwrite policy). Commands call this
     before any work, so a bad output path costs nothing and writes nothing.
+
+    The outputs named in ``folders`` are folders of part files (the Spark engine's
+    releases): an existing folder is replaced only when it is empty or holds nothing but a
+    previous release's part files, never another folder.
     """
     from sdckit.errors import ConfigError
 
@@ -708,7 +728,14 @@ def check_output_paths(
                 "output its own path"
             )
         seen[resolved] = flag
-        if path.is_dir():
+        if path.is_dir() and flag in folders:
+            if not _is_release_folder(path):
+                raise ConfigError(
+                    f"{flag} {str(raw)!r} is a folder with other files than a release's part "
+                    "files; a release folder replaces only a previous release: choose a new "
+                    "or empty folder"
+                )
+        elif path.is_dir():
             raise ConfigError(
                 f"{flag} {str(raw)!r} is a directory; give a file path inside it, e.g. "
                 f"{str(path / ('out.' + _suffix_hint(flag)))!r}"

@@ -207,7 +207,13 @@ class Job:
                 outputs[flag] = path
         given = self.input_files()
         given.update({k: v for k, v in (inputs or {}).items() if v is not None})
-        check_output_paths(outputs, given)
+        folders: tuple[str, ...] = ()
+        if self.engine == "spark":  # the release is a folder of part files
+            folders = (self.key("output.path"),)
+            src = self.spec.input.path if self.spec.input is not None else None
+            if isinstance(src, str) and "://" not in src:
+                given[self.key("input.path")] = self._path(src)  # a folder input counts too
+        check_output_paths(outputs, given, folders)
 
     def require_outputs(self, *given: str | Path | None) -> None:
         """ConfigError when the job would write nothing: no ``output`` path, report or JSON

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.frequency import FrequencySet
     from sdckit.core.schema import Schema
     from sdckit.models.base import PrivacyModel
+    from sdckit.spark.frequency import CountedTexts
 
 #: Rows of the release read back for the report's examples (the release itself is the folder).
 PREVIEW_ROWS = 20
@@ -116,47 +117,63 @@ def _small_frame(spark: Any, data: dict[str, np.ndarray], types: dict[str, str])
 
 
 def release_frame(
-    coded: DataFrame,
+    data: DataFrame,
     columns: Sequence[str],
     base: FrequencySet,
     solution: OptimalSolution,
-    qi_columns: Sequence[str],
+    counted: CountedTexts,
 ) -> DataFrame:
-    """The released rows on Spark: ``coded`` (the input with its ``__q`` leaf-code columns)
-    with every QI replaced by its label at the solution's level, ``*`` in every QI of the
-    records whose base class is suppressed; the output keeps ``columns`` in their order."""
+    """The released rows on Spark: ``data`` with every QI replaced by its label at the
+    solution's level (a broadcast join of its canonical text with the small text -> label
+    map) and ``*`` in every QI of the records whose base class is suppressed (a broadcast
+    join with the QI text combinations of those classes, taken from ``counted``); the
+    output keeps ``columns`` in their order."""
     from pyspark.sql import functions as F
 
-    spark = coded.sparkSession
-    out = coded
+    from sdckit.core.frequency import group_keys
+    from sdckit.spark.frequency import quasi_identifier_codes
+    from sdckit.spark.io import text_column
+
+    spark = data.sparkSession
+    out = data
+    item_codes = []
+    text_cols = []
     for i, (q, level) in enumerate(zip(base.quasi_identifiers, solution.levels, strict=True)):
-        leaf_label = np.asarray(q.labels(level), dtype=object)[q.step(0, level)]
+        coded, distinct, leaf = quasi_identifier_codes(counted, q.name, q.hierarchy)
+        item_codes.append(coded.codes)
+        label = np.asarray(q.labels(level), dtype=object)[q.step(0, level)[leaf]]
         mapping = _small_frame(
             spark,
-            {qi_columns[i]: np.arange(len(leaf_label), dtype=np.int32),
-             f"__g{i}": leaf_label.astype(str)},
-            {qi_columns[i]: "int", f"__g{i}": "string"},
-        )  # fmt: skip
-        out = out.join(F.broadcast(mapping), on=qi_columns[i], how="inner")
+            {f"__t{i}": distinct.astype(str), f"__g{i}": label.astype(str)},
+            {f"__t{i}": "string", f"__g{i}": "string"},
+        )
+        out = out.withColumn(f"__t{i}", text_column(data, q.name))
+        out = out.join(F.broadcast(mapping), on=f"__t{i}", how="inner")
+        text_cols.append(f"__t{i}")
     suppressed_base = solution.violating[solution.frequency_set.base_map]
+    flag = F.lit(False)
     if suppressed_base.any():
-        keys = base.keys[suppressed_base]
+        cards = [q.cardinality(0) for q in base.quasi_identifiers]
+        item_class, _, _ = group_keys(item_codes, cards)  # the base classes' own order
+        hit = suppressed_base[item_class]
+        combos = pd.DataFrame(
+            {c: counted.texts[q.name][hit].astype(str)
+             for c, q in zip(text_cols, base.quasi_identifiers, strict=True)}
+        ).drop_duplicates()  # fmt: skip
+        combos["__supp"] = True
         sup = _small_frame(
             spark,
-            {**{c: keys[:, i].astype(np.int32) for i, c in enumerate(qi_columns)},
-             "__supp": np.ones(len(keys), dtype=bool)},
-            {**{c: "int" for c in qi_columns}, "__supp": "boolean"},
-        )  # fmt: skip
-        out = out.join(F.broadcast(sup), on=list(qi_columns), how="left")
+            {c: combos[c].to_numpy() for c in combos.columns},
+            {**{c: "string" for c in text_cols}, "__supp": "boolean"},
+        )
+        out = out.join(F.broadcast(sup), on=text_cols, how="left")
         flag = F.coalesce(F.col("__supp"), F.lit(False))
-    else:
-        flag = F.lit(False)
     names = {q.name: i for i, q in enumerate(base.quasi_identifiers)}
     select = []
     for c in columns:
         if c in names:
-            label = F.col(f"__g{names[c]}")
-            select.append(F.when(flag, F.lit(SUPPRESSED)).otherwise(label).alias(c))
+            label_col = F.col(f"__g{names[c]}")
+            select.append(F.when(flag, F.lit(SUPPRESSED)).otherwise(label_col).alias(c))
         else:
             select.append(F.col(f"`{c}`"))
     return out.select(*select)
@@ -247,7 +264,7 @@ def anonymize_spark(
     from sdckit.core.io import atomic_write_dir
     from sdckit.models.base import PrivacyModel
     from sdckit.risk.analyze import analyze_frequency_set
-    from sdckit.spark.frequency import count_classes, encode_spark
+    from sdckit.spark.frequency import count_texts, frequency_set_of_counts
     from sdckit.spark.io import read_spark, to_pandas, write_spark
     from sdckit.utility.generalization import parse_metric
 
@@ -266,8 +283,8 @@ def anonymize_spark(
         order = schema.attributes[a].order if a in schema.attributes else None
         if order is not None:
             orders[a] = order
-    enc = encode_spark(data, qis, sensitive, hierarchies, orders)
-    base = count_classes(enc)
+    counted = count_texts(data, [*qis, *sensitive])
+    base = frequency_set_of_counts(counted, qis, sensitive, hierarchies, orders)
     if base.n_records == 0:
         raise DataError("the data has no records; nothing to anonymize")
     for m in models:
@@ -276,7 +293,7 @@ def anonymize_spark(
     t1 = time.perf_counter()
     budget = suppression_budget(limit, base.n_records)
     columns = [c for c in data.columns if c not in set(schema.identifying)]
-    released = release_frame(enc.data, columns, base, solution, enc.qi_columns)
+    released = release_frame(data, columns, base, solution, counted)
     spark = data.sparkSession
     outcome: dict[str, Any] = {}
 
