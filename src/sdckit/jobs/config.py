@@ -312,7 +312,12 @@ class Job:
             src = spec["path"]
             session = self.spark_session()
             if isinstance(src, pd.DataFrame):
-                self._spark_data = session.createDataFrame(read_table(src).astype(str))
+                from sdckit.core.encoding import as_text
+
+                frame = read_table(src)  # a DataFrame in memory: as text, missing as ""
+                self._spark_data = session.createDataFrame(
+                    pd.DataFrame({c: as_text(frame[c]) for c in frame.columns})
+                )
             else:
                 where = src if "://" in str(src) else str(self._path(src))
                 self._spark_data = read_spark(

@@ -35,6 +35,12 @@ distinct cells and, under ``tables``, each table's own.
 Cells given directly (``cells:``) have one column per dimension with the codes, ``value``
 and optionally ``freq`` and the largest contributions ``top1``, ``top2``, ... (options
 ``value``, ``freq``, ``top`` name other columns).
+
+With ``engine: spark`` (``spark: {master, conf}``) the pass over the microdata runs on Spark
+(:mod:`sdckit.spark.tables`: per leaf cell sums, counts and largest contributions, and the
+cell key method's key sums); the table, the rules, the protection, the audit and the outputs
+are the local engine's on the driver, so the job's results are the local job's. ``cells:``
+input is read on the driver with either engine. The JSON summary names the ``engine``.
 """
 
 from __future__ import annotations
@@ -99,7 +105,13 @@ def _options(job: Job) -> dict[str, Any]:
 
 def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
     """The job's table, from its microdata (``input``) or its cells (``cells``); ``names``:
-    only these of the job's dimensions (one of linked ``tables:``)."""
+    only these of the job's dimensions (one of linked ``tables:``).
+
+    With ``engine: spark`` the microdata's pass (the per-leaf-cell sums, counts and largest
+    contributions) runs on Spark (:func:`sdckit.spark.tables.spark_table`) and the table is
+    rolled up on the driver, equal to the local engine's (sums up to the order of floating
+    additions); a hierarchy builder reads the column's distinct values. A table given cell by
+    cell (``cells:``) is small and is read on the driver with either engine."""
     from sdckit.tables.table import Table
 
     spec = job.spec
@@ -113,6 +125,8 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
             f"{job.key('input')}: give exactly one of `input:` (microdata) and `cells:` (a "
             "table given cell by cell)"
         )
+    sdf = None
+    frame = None
     if spec.cells is not None:
         src = spec.cells
         frame = read_table(
@@ -120,25 +134,36 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
             delimiter=src.delimiter,
             encoding=src.encoding,
         )
+        columns = list(frame.columns)
+    elif job.engine == "spark":
+        sdf = job.read_spark_input()
+        columns = list(sdf.columns)
     else:
         frame = job.read_input()
+        columns = list(frame.columns)
     hierarchies = {}
     for name, dim in spec.dimensions.items():
-        if name not in frame.columns:
+        if name not in columns:
             raise ConfigError(
                 f"{job.key(f'dimensions.{name}')}: column {name!r} is not in the "
                 f"{'cells file' if spec.cells is not None else 'input'} (columns: "
-                f"{', '.join(map(str, frame.columns))})"
+                f"{', '.join(map(str, columns))})"
             )
         h = None
         if dim.hierarchy is not None:
-            h = job._hierarchy(dim.hierarchy, frame[name], name, f"dimensions.{name}.hierarchy")
+            h = job._hierarchy(
+                dim.hierarchy,
+                _hierarchy_values(dim.hierarchy, name, frame, sdf),
+                name,
+                f"dimensions.{name}.hierarchy",
+            )
         hierarchies[name] = h
     if names is not None:
         hierarchies = {name: hierarchies[name] for name in names}
     rules = build_rules(job)
     top_n = int(opts.get("top_n", max([2, *[r.top_needed() for r in rules]])))
     if spec.cells is not None:
+        assert frame is not None
         tops = opts.get("top") or [c for c in frame.columns if str(c).lower().startswith("top")]
         totals = {d.total for d in spec.dimensions.values() if d.total}
         if len(totals) > 1:
@@ -154,20 +179,47 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
         )
     else:
         custom_cost = spec.cost if spec.cost not in ("value", "frequency", "unity") else None
-        table = Table.from_microdata(
-            frame,
-            hierarchies,
-            spec.response,
-            shadow=spec.shadow,
-            cost=custom_cost,
-            holding=spec.holding,
-            top_n=top_n,
-        )
+        if sdf is not None:
+            from sdckit.spark.tables import spark_table
+
+            table = spark_table(
+                sdf,
+                hierarchies,
+                spec.response,
+                shadow=spec.shadow,
+                cost=custom_cost,
+                holding=spec.holding,
+                top_n=top_n,
+            )
+        else:
+            assert frame is not None
+            table = Table.from_microdata(
+                frame,
+                hierarchies,
+                spec.response,
+                shadow=spec.shadow,
+                cost=custom_cost,
+                holding=spec.holding,
+                top_n=top_n,
+            )
     if spec.cost == "frequency":
         table.cost = table.freq.astype(float)
     elif spec.cost == "unity":
         table.cost = np.ones(table.n_cells)
     return table, rules
+
+
+def _hierarchy_values(hierarchy: Any, name: str, frame: pd.DataFrame | None, sdf: Any) -> pd.Series:
+    """What a dimension's hierarchy builder reads: the column (locally) or its distinct values
+    (Spark: all a builder needs, and no pass over the data for a hierarchy file)."""
+    if sdf is None:
+        assert frame is not None
+        return frame[name]
+    if isinstance(hierarchy, str):  # a file: the values are not read
+        return pd.Series([], dtype=object, name=name)
+    from sdckit.spark.frequency import distinct_values
+
+    return distinct_values(sdf, name)
 
 
 def _method_options(job: Job, opts: dict[str, Any]) -> dict[str, Any]:
@@ -189,9 +241,19 @@ def _cell_keys(job: Job, table: Any, opts: dict[str, Any]) -> np.ndarray | None:
             f"{job.key('options.key')}: the cell key method needs the microdata (`input:`), "
             "whose record keys make the cell keys"
         )
+    return _keys_of(job, table, str(key))
+
+
+def _keys_of(job: Job, table: Any, key: str) -> np.ndarray:
+    """The cell keys of ``table`` from the microdata's record keys in column ``key``, summed on
+    Spark for an ``engine: spark`` job (the same keys, bit for bit)."""
+    if job.engine == "spark":
+        from sdckit.spark.tables import spark_cell_keys
+
+        return spark_cell_keys(job.read_spark_input(), table, key)
     from sdckit.tables.cell_key import cell_keys
 
-    return cell_keys(job.read_input(), table, key=str(key))
+    return cell_keys(job.read_input(), table, key=key)
 
 
 def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
@@ -243,6 +305,7 @@ def _write(
     summary = protection.summary()
     source = job.spec.cells if job.spec.cells is not None else job.spec.input
     summary["input"] = str(source.path) if source is not None else None
+    summary["engine"] = job.engine
     summary["dimensions"] = {d.name: len(d) for d in dimensions}
     summary["response"] = job.spec.response
     summary["rules"] = [r.to_entry() for r in rules]
@@ -342,7 +405,6 @@ def _run_linked(job: Job, opts: dict[str, Any], json_out: Path | None) -> TableJ
     (a ``table`` column, then every dimension: a dimension the table does not span holds its
     total's code), the report and the JSON summary (the combined figures plus ``tables``,
     one summary per table)."""
-    from sdckit.tables.cell_key import cell_keys
     from sdckit.tables.linked import protect_linked
 
     linked, rules = build_linked_tables(job, opts)
@@ -354,8 +416,7 @@ def _run_linked(job: Job, opts: dict[str, Any], json_out: Path | None) -> TableJ
                 f"{job.key('options.key')} is missing: the cell key method needs the record "
                 "keys' column of the microdata (e.g. `options: {ptable: p.txt, key: rkey}`)"
             )
-        data = job.read_input()
-        method_opts["cell_keys"] = [cell_keys(data, t, key=str(opts["key"])) for t in linked.tables]
+        method_opts["cell_keys"] = [_keys_of(job, t, str(opts["key"])) for t in linked.tables]
     protection = protect_linked(
         linked,
         rules,

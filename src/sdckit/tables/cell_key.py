@@ -57,7 +57,15 @@ from sdckit.core.hierarchy import Hierarchy
 from sdckit.errors import DataError, ParameterError, preview
 from sdckit.tables.table import Table, roll_up
 
-__all__ = ["CellKeyResult", "PTable", "cell_key", "cell_keys", "read_ptable", "record_keys"]
+__all__ = [
+    "CellKeyResult",
+    "PTable",
+    "cell_key",
+    "cell_keys",
+    "cell_keys_from_leaf_sums",
+    "read_ptable",
+    "record_keys",
+]
 
 #: Record keys are summed on the grid of 2**-KEY_BITS (exactly, modulo 1).
 KEY_BITS = 52
@@ -292,10 +300,28 @@ def cell_keys(
     cells, inv = np.unique(leaf, return_inverse=True)
     sums = np.zeros(len(cells), dtype=np.uint64)
     np.add.at(sums, inv, q)  # uint64 addition wraps modulo 2**64, a multiple of 2**52
-    up_cells, up_rows = roll_up(cells, table.dimensions, table.shape)
+    return cell_keys_from_leaf_sums(table, cells, sums)
+
+
+def cell_keys_from_leaf_sums(table: Table, cells: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """Every cell's key from the leaf cells' sums of record keys: ``sums[i]`` is the sum,
+    modulo ``2**KEY_BITS`` (or any multiple of it up to ``2**64``), of the keys of the records
+    in leaf cell ``cells[i]``, each key as the integer ``rint(key * 2**KEY_BITS)``. (The Spark
+    engine computes these sums on the cluster, :func:`sdckit.spark.tables.spark_cell_keys`.)"""
+    sums = np.asarray(sums, dtype=np.uint64)
+    up_cells, up_rows = roll_up(np.asarray(cells, dtype=np.int64), table.dimensions, table.shape)
     total = np.zeros(table.n_cells, dtype=np.uint64)
-    np.add.at(total, up_cells, sums[up_rows])
+    np.add.at(total, up_cells, sums[up_rows])  # wraps modulo 2**64, a multiple of 2**52
     return (total & _MASK).astype(np.float64) / float(_ONE)
+
+
+def bad_record_key(key: str, row: int, value: object, count: int) -> DataError:
+    """The error for a record key that is not a number in ``[0, 1]``: the first one, at
+    0-based ``row``, and how many there are."""
+    return DataError(
+        f"record key column {key!r}, row {row + 1}: {value!r} is not a number in "
+        f"[0, 1] ({count} such value(s)); record keys are uniform in [0, 1)"
+    )
 
 
 def _record_keys(
@@ -319,10 +345,7 @@ def _record_keys(
     bad = ~np.isfinite(vals) | (vals < 0) | (vals > 1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"record key column {key!r}, row {r + 1}: {data[key].iloc[r]!r} is not a number in "
-            f"[0, 1] ({int(bad.sum())} such value(s)); record keys are uniform in [0, 1)"
-        )
+        raise bad_record_key(str(key), r, data[key].iloc[r], int(bad.sum()))
     return vals
 
 

@@ -174,6 +174,18 @@ class Dimension:
         """Code -> node."""
         return {str(c): i for i, c in enumerate(self.codes)}
 
+    def unknown_category(
+        self, value: str, row: int, unknown: Sequence[str], column: str | None = None
+    ) -> DataError:
+        """The error for microdata values that are not categories of this dimension: the
+        first one, ``value`` at 0-based ``row``, and all of them (``unknown``, distinct, in
+        order of first appearance)."""
+        return DataError(
+            f"column {column or self.name!r}: value {value!r} (row {row + 1}) is not a "
+            f"category of dimension {self.name!r} ({len(unknown)} such value(s): "
+            f"{preview(unknown)}); add it to the hierarchy"
+        )
+
     def leaves_for(self, values: Sequence, column: str | None = None) -> np.ndarray:
         """The leaf node of every microdata value; DataError naming the first unknown one."""
         text = as_text(pd.Series(values, dtype=object))
@@ -182,11 +194,7 @@ class Dimension:
         if (pos < 0).any():
             i = int(np.flatnonzero(pos < 0)[0])
             missing = pd.unique(np.asarray(text, dtype=object)[pos < 0])
-            raise DataError(
-                f"column {column or self.name!r}: value {text[i]!r} (row {i + 1}) is not a "
-                f"category of dimension {self.name!r} ({len(missing)} such value(s): "
-                f"{preview(missing)}); add it to the hierarchy"
-            )
+            raise self.unknown_category(text[i], i, list(missing), column)
         leaf_nodes = np.fromiter(self.leaf_of.values(), dtype=np.int64, count=len(self.leaf_of))
         return leaf_nodes[pos]
 

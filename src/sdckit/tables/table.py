@@ -13,14 +13,16 @@ every combination of the other dimensions' codes -- is the linear system ``A x =
 (Willenborg & de Waal 2001, ch. 4; Fischetti & Salazar 2001; de Wolf 2002 for hierarchical
 tables).
 
-Building from microdata aggregates once per leaf cell and rolls the aggregates up the
-hierarchies (each leaf cell is added to all its ancestors' cells), so the work is
-proportional to (records + leaf cells x hierarchy depths), not to records x cells.
+Building from microdata aggregates once per leaf cell (:func:`leaf_aggregates`, the one pass
+over the records) and rolls the aggregates up the hierarchies (each leaf cell is added to all
+its ancestors' cells, :meth:`Table.from_leaf_aggregates`), so the work is proportional to
+(records + leaf cells x hierarchy depths), not to records x cells. The Spark engine runs the
+first step on a cluster (:mod:`sdckit.spark.tables`) and the second on the driver.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -36,7 +38,7 @@ from sdckit.tables.dimension import TOTAL, Dimension
 if TYPE_CHECKING:
     from scipy import sparse
 
-__all__ = ["Table", "roll_up"]
+__all__ = ["LeafAggregates", "Table", "leaf_aggregates", "roll_up", "table_dimensions"]
 
 #: Relative tolerance of the additivity check of a given table.
 ADDITIVITY_TOLERANCE = 1e-9
@@ -174,76 +176,71 @@ class Table:
         a column summed as the cells' suppression cost (default: the value); ``holding``: a
         column whose units' contributions are combined before the rules (tau-Argus holdings);
         ``top_n``: how many largest contributions to keep per cell.
-        """
-        dims = _dimensions(data, dimensions)
-        n = len(data)
-        if n == 0:
-            raise DataError("the data has no records; there is no table to build")
-        for col in [c for c in (response, shadow, cost, holding) if c is not None]:
-            if col not in data.columns:
-                raise DataError(
-                    f"column {col!r} is not in the data (columns: {preview(list(data.columns))})"
-                )
-        leaf_nodes = [d.leaves_for(data[d.name], d.name) for d in dims]
-        shape = tuple(len(d) for d in dims)
-        leaf_cell = np.ravel_multi_index(tuple(leaf_nodes), shape)
-        value = _numeric(data, response) if response is not None else np.ones(n)
-        rule_values = _numeric(data, shadow) if shadow is not None else value
-        cost_values = _numeric(data, cost) if cost is not None else None
-        negative = bool((rule_values < 0).any())
 
-        # aggregates per leaf cell, rolled up to every ancestor cell
-        cells, inv = np.unique(leaf_cell, return_inverse=True)
-        agg = {
-            "value": np.bincount(inv, weights=value),
-            "freq": np.bincount(inv).astype(np.float64),
-        }
-        if cost_values is not None:
-            agg["cost"] = np.bincount(inv, weights=cost_values)
-        up_cells, up_rows = roll_up(cells, dims, shape)
+        Two steps: :func:`leaf_aggregates` (the one pass over the records) and
+        :meth:`from_leaf_aggregates` (the roll-up to every cell); the Spark engine computes
+        the first step on a cluster (:func:`sdckit.spark.tables.spark_leaf_aggregates`).
+        """
+        agg = leaf_aggregates(
+            data, dimensions, response, shadow=shadow, cost=cost, holding=holding, top_n=top_n
+        )
+        return cls.from_leaf_aggregates(agg)
+
+    @classmethod
+    def from_leaf_aggregates(cls, agg: LeafAggregates) -> Table:
+        """The table whose leaf cells hold ``agg``: every aggregate rolled up to all the
+        ancestor cells (sub-totals and totals), the contributors counted and the largest
+        contributions kept per cell.
+
+        Without holdings a cell's contributors are its records and its largest contributions
+        are among its leaf cells' largest ones (which is all ``agg`` keeps); with holdings a
+        holding's contributions to the leaf cells below a cell are summed first, so a cell's
+        contributors are the distinct holdings among those leaf cells.
+        """
+        dims = agg.dimensions
+        shape = tuple(len(d) for d in dims)
         n_cells = int(np.prod(shape))
+        sums = {"value": agg.value, "freq": agg.freq.astype(np.float64)}
+        if agg.cost is not None:
+            sums["cost"] = agg.cost
+        up_cells, up_rows = roll_up(agg.cells, dims, shape)
         out = {
-            k: np.bincount(up_cells, weights=v[up_rows], minlength=n_cells) for k, v in agg.items()
+            k: np.bincount(up_cells, weights=v[up_rows], minlength=n_cells) for k, v in sums.items()
         }
 
         # contributors and their largest contributions
-        if holding is not None:
-            hold_codes = pd.factorize(as_text(data[holding]), use_na_sentinel=False)[0]
-            key = pd.MultiIndex.from_arrays([leaf_cell, hold_codes])
-            codes, uniq = pd.factorize(key)
-            contrib = np.bincount(codes, weights=rule_values)
-            c_leaf = uniq.get_level_values(0).to_numpy()
-            c_hold = uniq.get_level_values(1).to_numpy()
-            rc, rr = roll_up(c_leaf, dims, shape)
-            merged = pd.DataFrame({"cell": rc, "h": c_hold[rr], "v": contrib[rr]})
+        if agg.contribution_holding is not None:
+            rc, rr = roll_up(agg.contribution_cell, dims, shape)
+            merged = pd.DataFrame(
+                {
+                    "cell": rc,
+                    "h": agg.contribution_holding[rr],
+                    "v": agg.contribution[rr],
+                }
+            )
             merged = merged.groupby(["cell", "h"], sort=False)["v"].sum().reset_index()
             m_cell = merged["cell"].to_numpy()
             m_val = merged["v"].to_numpy()
             contributors = np.bincount(m_cell, minlength=n_cells)
         else:
             # the largest contributions of a cell are among its leaf cells' largest ones
-            order = np.lexsort((-rule_values, leaf_cell))
-            s_cell = leaf_cell[order]
-            start = np.searchsorted(s_cell, s_cell, side="left")
-            rank = np.arange(n) - start
-            keep = order[rank < top_n]
-            rc, rr = roll_up(leaf_cell[keep], dims, shape)
-            m_cell, m_val = rc, rule_values[keep][rr]
+            rc, rr = roll_up(agg.contribution_cell, dims, shape)
+            m_cell, m_val = rc, agg.contribution[rr]
             contributors = out["freq"].astype(np.int64)
-        top = _top_by_cell(m_cell, m_val, n_cells, top_n)
+        top = _top_by_cell(m_cell, m_val, n_cells, agg.top_n)
         freq = out["freq"].astype(np.int64)
         table_value = out["value"]
         cost_cells = out.get("cost", np.abs(table_value))
         return cls(
-            dimensions=dims,
+            dimensions=list(dims),
             value=table_value,
             freq=freq,
             contributors=np.asarray(contributors, dtype=np.int64),
             top=top,
             cost=np.asarray(cost_cells, dtype=np.float64),
-            response=response,
-            holding=holding,
-            negative_contributions=negative,
+            response=agg.response,
+            holding=agg.holding,
+            negative_contributions=agg.negative_contributions,
         )
 
     @classmethod
@@ -345,36 +342,195 @@ class Table:
         return df
 
 
+# -- the records' pass: aggregates per leaf cell --------------------------------------------
+@dataclass(frozen=True)
+class LeafAggregates:
+    """What a table needs from its records, per *leaf* cell (a cell that is a leaf in every
+    dimension; numbered as :meth:`Table.cell_index` numbers cells), before the roll-up of
+    :meth:`Table.from_leaf_aggregates`.
+
+    ``cells``: the non-empty leaf cells (distinct); ``value``/``freq``/``cost``: their
+    response sums (records for a frequency table), record counts and cost sums (``cost``
+    None: the cost is the value). The contributions are either each leaf cell's ``top_n``
+    largest rule (shadow) values (``contribution_holding`` None; fewer where a cell has
+    fewer records) or, with a ``holding`` column, one entry per (leaf cell, holding): the
+    holding's summed rule values there, ``contribution_holding`` an integer code per holding
+    (any coding that tells holdings apart). ``negative_contributions``: whether any rule
+    value is below zero.
+    """
+
+    dimensions: list[Dimension]
+    cells: np.ndarray
+    value: np.ndarray
+    freq: np.ndarray
+    cost: np.ndarray | None
+    contribution_cell: np.ndarray
+    contribution: np.ndarray
+    contribution_holding: np.ndarray | None
+    negative_contributions: bool
+    top_n: int
+    response: str | None = None
+    holding: str | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.cells)
+        sizes = {"value": len(self.value), "freq": len(self.freq)}
+        if self.cost is not None:
+            sizes["cost"] = len(self.cost)
+        wrong = [k for k, v in sizes.items() if v != n]
+        m = len(self.contribution_cell)
+        if len(self.contribution) != m or (
+            self.contribution_holding is not None and len(self.contribution_holding) != m
+        ):
+            wrong.append("contribution")
+        if wrong:
+            raise DataError(
+                f"leaf aggregates: {', '.join(wrong)} do not match the {n} leaf cells "
+                "(one entry per cell, one per contribution)"
+            )
+        if (self.holding is None) != (self.contribution_holding is None):
+            raise DataError(
+                "leaf aggregates: give the holding column's name together with the per-holding "
+                "contributions (or neither)"
+            )
+
+
+def leaf_aggregates(
+    data: pd.DataFrame,
+    dimensions: Sequence[str] | Mapping[str, Hierarchy | None],
+    response: str | None = None,
+    *,
+    shadow: str | None = None,
+    cost: str | None = None,
+    holding: str | None = None,
+    top_n: int = 2,
+) -> LeafAggregates:
+    """The per-leaf-cell aggregates of ``data`` (parameters as :meth:`Table.from_microdata`):
+    the one pass over the records, proportional to their number.
+
+    DataError for an empty data set, a missing column, a value no dimension's hierarchy
+    knows or a response/shadow/cost value that is not a finite number (naming the column,
+    the row and the value).
+    """
+    dims = table_dimensions(
+        list(data.columns),
+        dimensions,
+        lambda name: pd.unique(np.asarray(as_text(data[name]), dtype=object)),
+    )
+    n = len(data)
+    if n == 0:
+        raise DataError("the data has no records; there is no table to build")
+    check_columns(list(data.columns), [response, shadow, cost, holding])
+    leaf_nodes = [d.leaves_for(data[d.name], d.name) for d in dims]
+    shape = tuple(len(d) for d in dims)
+    leaf_cell = np.ravel_multi_index(tuple(leaf_nodes), shape)
+    value = _numeric(data, response) if response is not None else np.ones(n)
+    rule_values = _numeric(data, shadow) if shadow is not None else value
+    cost_values = _numeric(data, cost) if cost is not None else None
+    negative = bool((rule_values < 0).any())
+
+    cells, inv = np.unique(leaf_cell, return_inverse=True)
+    value_sum = np.bincount(inv, weights=value)
+    freq = np.bincount(inv).astype(np.int64)
+    cost_sum = np.bincount(inv, weights=cost_values) if cost_values is not None else None
+    c_hold: np.ndarray | None = None
+    contrib: np.ndarray
+    if holding is not None:
+        hold_codes = pd.factorize(as_text(data[holding]), use_na_sentinel=False)[0]
+        key = pd.MultiIndex.from_arrays([leaf_cell, hold_codes])
+        codes, uniq = pd.factorize(key)
+        contrib = np.bincount(codes, weights=rule_values)
+        c_leaf = uniq.get_level_values(0).to_numpy()
+        c_hold = uniq.get_level_values(1).to_numpy()
+    else:
+        # each leaf cell's top_n largest rule values
+        order = np.lexsort((-rule_values, leaf_cell))
+        s_cell = leaf_cell[order]
+        start = np.searchsorted(s_cell, s_cell, side="left")
+        rank = np.arange(n) - start
+        keep = order[rank < top_n]
+        c_leaf = leaf_cell[keep]
+        contrib = rule_values[keep]
+    return LeafAggregates(
+        dimensions=dims,
+        cells=cells,
+        value=value_sum,
+        freq=freq,
+        cost=cost_sum,
+        contribution_cell=c_leaf,
+        contribution=contrib,
+        contribution_holding=c_hold,
+        negative_contributions=negative,
+        top_n=top_n,
+        response=response,
+        holding=holding,
+    )
+
+
 # -- helpers ---------------------------------------------------------------------------------
-def _dimensions(
-    data: pd.DataFrame, dimensions: Sequence[str] | Mapping[str, Hierarchy | None]
+def table_dimensions(
+    columns: Sequence[str],
+    dimensions: Sequence[str] | Mapping[str, Hierarchy | None],
+    distinct_texts: Callable[[str], Iterable[str]],
 ) -> list[Dimension]:
+    """The dimensions of a table over a data set with ``columns``: a hierarchy's tree, or
+    a flat dimension over the column's distinct canonical texts (``distinct_texts(name)``,
+    in any order: they are sorted, numbers numerically before other texts). DataError
+    naming a dimension that is not a column."""
     if isinstance(dimensions, str):
         dimensions = [dimensions]
-    names = list(dimensions)
-    if not names:
-        raise DataError("a table needs at least one dimension (spanning variable)")
     out = []
-    for name in names:
-        if name not in data.columns:
-            raise DataError(
-                f"dimension {name!r} is not a column of the data (columns: "
-                f"{preview(list(data.columns))})"
-            )
+    for name in dimension_names(columns, dimensions):
         h = dimensions.get(name) if isinstance(dimensions, Mapping) else None
         if h is not None:
             out.append(Dimension.from_hierarchy(name, h))
         else:
-            values = pd.unique(np.asarray(as_text(data[name]), dtype=object))
-            out.append(Dimension.flat(name, sorted(values, key=_sort_key)))
+            out.append(Dimension.flat(name, sorted(distinct_texts(name), key=_sort_key)))
     return out
 
 
-def _sort_key(v: str) -> tuple[int, float | str]:
+def dimension_names(
+    columns: Sequence[str], dimensions: str | Sequence[str] | Mapping[str, Hierarchy | None]
+) -> list[str]:
+    """The names of ``dimensions``; DataError when there is none or one is not a column."""
+    names = [dimensions] if isinstance(dimensions, str) else list(dimensions)
+    if not names:
+        raise DataError("a table needs at least one dimension (spanning variable)")
+    for name in names:
+        if name not in columns:
+            raise DataError(
+                f"dimension {name!r} is not a column of the data (columns: "
+                f"{preview(list(columns))})"
+            )
+    return names
+
+
+def check_columns(columns: Sequence[str], names: Sequence[str | None]) -> None:
+    """DataError naming the first of ``names`` (None: not used) that is not in ``columns``."""
+    for col in [c for c in names if c is not None]:
+        if col not in columns:
+            raise DataError(
+                f"column {col!r} is not in the data (columns: {preview(list(columns))})"
+            )
+
+
+def _sort_key(v: str) -> tuple[int, float | str, str]:
+    # numbers numerically, then other texts; ties ("1", "01") by text, so the order does not
+    # depend on the order of the records
     try:
-        return (0, float(v))
+        x = float(v)
     except ValueError:
-        return (1, v)
+        return (1, v, v)
+    return (0, x, v) if x == x else (1, v, v)  # NaN ("nan") does not order: a text
+
+
+def not_a_number(column: str, row: int, value: object, count: int) -> DataError:
+    """The error for a response, shadow or cost value that is not a finite number: the
+    first such value, at 0-based ``row``, and how many there are."""
+    return DataError(
+        f"column {column!r}, row {row + 1}: {value!r} is not a number "
+        f"({count} such value(s)); a table sums numbers"
+    )
 
 
 def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -382,10 +538,7 @@ def _numeric(frame: pd.DataFrame, column: str) -> np.ndarray:
     bad = values.isna().to_numpy() | ~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"column {column!r}, row {i + 1}: {frame[column].iloc[i]!r} is not a number "
-            f"({int(bad.sum())} such value(s)); a table sums numbers"
-        )
+        raise not_a_number(column, i, frame[column].iloc[i], int(bad.sum()))
     return values.to_numpy(dtype=np.float64)
 
 
