@@ -116,6 +116,11 @@ def _small_frame(spark: Any, data: dict[str, np.ndarray], types: dict[str, str])
     return spark.createDataFrame(pd.DataFrame(data), schema=schema)
 
 
+#: Largest release map (distinct QI combinations) sent to every executor; a larger one is
+#: joined by a shuffle instead.
+BROADCAST_ROWS = 2_000_000
+
+
 def release_frame(
     data: DataFrame,
     columns: Sequence[str],
@@ -123,60 +128,53 @@ def release_frame(
     solution: OptimalSolution,
     counted: CountedTexts,
 ) -> DataFrame:
-    """The released rows on Spark: ``data`` with every QI replaced by its label at the
-    solution's level (a broadcast join of its canonical text with the small text -> label
-    map) and ``*`` in every QI of the records whose base class is suppressed (a broadcast
-    join with the QI text combinations of those classes, taken from ``counted``); the
-    output keeps ``columns`` in their order."""
+    """The released rows on Spark: ``data`` joined once with the release map -- one row per
+    distinct combination of the QIs' canonical texts (from ``counted``), giving each QI's
+    label at the solution's level, or ``*`` in every QI when the combination's base class is
+    suppressed (a broadcast join up to :data:`BROADCAST_ROWS` combinations); the output
+    keeps ``columns`` in their order."""
     from pyspark.sql import functions as F
 
     from sdckit.core.frequency import group_keys
     from sdckit.spark.frequency import quasi_identifier_codes
     from sdckit.spark.io import text_column
 
-    spark = data.sparkSession
-    out = data
     item_codes = []
-    text_cols = []
-    for i, (q, level) in enumerate(zip(base.quasi_identifiers, solution.levels, strict=True)):
-        coded, distinct, leaf = quasi_identifier_codes(counted, q.name, q.hierarchy)
+    labels = []
+    for q, level in zip(base.quasi_identifiers, solution.levels, strict=True):
+        coded, _, _ = quasi_identifier_codes(counted, q.name, q.hierarchy)
         item_codes.append(coded.codes)
-        label = np.asarray(q.labels(level), dtype=object)[q.step(0, level)[leaf]]
-        mapping = _small_frame(
-            spark,
-            {f"__t{i}": distinct.astype(str), f"__g{i}": label.astype(str)},
-            {f"__t{i}": "string", f"__g{i}": "string"},
-        )
-        out = out.withColumn(f"__t{i}", text_column(data, q.name))
-        out = out.join(F.broadcast(mapping), on=f"__t{i}", how="inner")
-        text_cols.append(f"__t{i}")
+        at_level = np.asarray(q.labels(level), dtype=object)[q.step(0, level)]
+        labels.append(at_level[coded.codes].astype(str))
     suppressed_base = solution.violating[solution.frequency_set.base_map]
-    flag = F.lit(False)
-    if suppressed_base.any():
+    if len(item_codes[0]):
         cards = [q.cardinality(0) for q in base.quasi_identifiers]
         item_class, _, _ = group_keys(item_codes, cards)  # the base classes' own order
         hit = suppressed_base[item_class]
-        combos = pd.DataFrame(
-            {c: counted.texts[q.name][hit].astype(str)
-             for c, q in zip(text_cols, base.quasi_identifiers, strict=True)}
-        ).drop_duplicates()  # fmt: skip
-        combos["__supp"] = True
-        sup = _small_frame(
-            spark,
-            {c: combos[c].to_numpy() for c in combos.columns},
-            {**{c: "string" for c in text_cols}, "__supp": "boolean"},
-        )
-        out = out.join(F.broadcast(sup), on=text_cols, how="left")
-        flag = F.coalesce(F.col("__supp"), F.lit(False))
+    else:
+        hit = np.zeros(0, dtype=bool)
+    n_qi = len(base.quasi_identifiers)
+    frame = {f"__t{i}": counted.texts[q.name].astype(str)
+             for i, q in enumerate(base.quasi_identifiers)}  # fmt: skip
+    for i in range(n_qi):
+        frame[f"__g{i}"] = np.where(hit, SUPPRESSED, labels[i])
+    release_map = pd.DataFrame(frame).drop_duplicates(subset=[f"__t{i}" for i in range(n_qi)])
+    mapping = _small_frame(
+        data.sparkSession,
+        {c: release_map[c].to_numpy() for c in release_map.columns},
+        {c: "string" for c in release_map.columns},
+    )
+    if len(release_map) <= BROADCAST_ROWS:
+        mapping = F.broadcast(mapping)
+    keyed = data.select(
+        "*", *[text_column(data, q.name).alias(f"__t{i}")
+               for i, q in enumerate(base.quasi_identifiers)]
+    )  # fmt: skip
+    out = keyed.join(mapping, on=[f"__t{i}" for i in range(n_qi)], how="inner")
     names = {q.name: i for i, q in enumerate(base.quasi_identifiers)}
-    select = []
-    for c in columns:
-        if c in names:
-            label_col = F.col(f"__g{names[c]}")
-            select.append(F.when(flag, F.lit(SUPPRESSED)).otherwise(label_col).alias(c))
-        else:
-            select.append(F.col(f"`{c}`"))
-    return out.select(*select)
+    return out.select(
+        *[F.col(f"__g{names[c]}").alias(c) if c in names else F.col(f"`{c}`") for c in columns]
+    )
 
 
 def verify_release(
