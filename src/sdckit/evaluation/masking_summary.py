@@ -52,36 +52,66 @@ def column_changes(
     for c in columns:
         b, a = before[c], after[c]
         if is_numeric(b) and is_numeric(a):
-            sb, sa = _numeric_stats(b), _numeric_stats(a)
-            row: dict[str, Any] = {"column": c, "kind": "numeric"}
-            for k in sb:
-                row[f"{k} before"] = sb[k]
-                row[f"{k} after"] = sa[k]
-            numeric.append(row)
+            numeric.append(numeric_change_row(c, _numeric_stats(b), _numeric_stats(a)))
             continue
-        cb, ca = _category_counts(b), _category_counts(a)
-        numeric.append(
-            {
-                "column": c,
-                "kind": "categorical",
-                "distinct before": len(cb) - ("<missing>" in cb),
-                "distinct after": len(ca) - ("<missing>" in ca),
-                "missing before": cb.get("<missing>", 0),
-                "missing after": ca.get("<missing>", 0),
-            }
-        )
-        cats = sorted(set(cb) | set(ca), key=lambda v: (-abs(ca.get(v, 0) - cb.get(v, 0)), v))
-        for v in cats[:top]:
-            categories.append(
-                {
-                    "column": c,
-                    "category": v,
-                    "before": cb.get(v, 0),
-                    "after": ca.get(v, 0),
-                    "change": ca.get(v, 0) - cb.get(v, 0),
-                }
-            )
+        row, cats = categorical_change_rows(c, _category_counts(b), _category_counts(a), top)
+        numeric.append(row)
+        categories += cats
     return numeric, categories
+
+
+def numeric_change_row(
+    column: str, before: dict[str, Any], after: dict[str, Any]
+) -> dict[str, Any]:
+    """The row of a numeric column: every statistic (mean, sd, min, max, distinct, missing)
+    before and after. The Spark engine computes the statistics as aggregates and builds the
+    same row."""
+    row: dict[str, Any] = {"column": column, "kind": "numeric"}
+    for k in before:
+        row[f"{k} before"] = before[k]
+        row[f"{k} after"] = after[k]
+    return row
+
+
+def categorical_change_rows(
+    column: str,
+    before: dict[str, int],
+    after: dict[str, int],
+    top: int = 20,
+    distinct: tuple[int, int] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The row of a non-numeric column (distinct categories and missing values before and
+    after) and its ``top`` categories with the largest absolute count change (ties by
+    category text). ``before``/``after`` map category texts (``<missing>`` for missing
+    values) to counts; the Spark engine passes only its top categories and ``<missing>``,
+    with the numbers of distinct categories (before, after) as ``distinct``."""
+    if distinct is None:
+        distinct = (
+            len(before) - ("<missing>" in before),
+            len(after) - ("<missing>" in after),
+        )
+    row = {
+        "column": column,
+        "kind": "categorical",
+        "distinct before": int(distinct[0]),
+        "distinct after": int(distinct[1]),
+        "missing before": before.get("<missing>", 0),
+        "missing after": after.get("<missing>", 0),
+    }
+    cats = sorted(
+        set(before) | set(after), key=lambda v: (-abs(after.get(v, 0) - before.get(v, 0)), v)
+    )
+    rows = [
+        {
+            "column": column,
+            "category": v,
+            "before": before.get(v, 0),
+            "after": after.get(v, 0),
+            "change": after.get(v, 0) - before.get(v, 0),
+        }
+        for v in cats[:top]
+    ]
+    return row, rows
 
 
 def numeric_evaluation(

@@ -5,7 +5,9 @@ masking-method objects (:mod:`sdckit.masking.methods` documents every method nam
 parameter, the per-step ``allow_unchanged`` and how seeds are derived); errors name the key,
 ``'job.yaml': methods[i].<method>.<param>``. :func:`run_mask_job` reads the input, drops (or
 pseudonymizes) the identifying attributes, applies the pipeline with the job's ``seed``,
-evaluates the result and writes the release, the report and the JSON.
+evaluates the result and writes the release, the report and the JSON. A job with
+``engine: spark`` runs the same steps on Spark (:func:`_run_mask_job_spark`,
+:mod:`sdckit.spark.mask`).
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ from sdckit.errors import ConfigError
 class MaskJobResult:
     """What :func:`run_mask_job` produced.
 
-    ``data`` is the released table; ``records`` the published method records (as
+    ``data`` is the released table (a Spark DataFrame for ``engine: spark``, in input order,
+    recomputed from the input when read again); ``records`` the published method records (as
     :meth:`~sdckit.masking.methods.Pipeline.apply` returns them); ``summary`` the JSON
     document (also written to the job's ``output.json``); ``report`` the HTML report;
     ``written`` the files written, by kind (``data``, ``report``, ``json``).
     """
 
-    data: pd.DataFrame
+    data: Any
     records: list[dict]
     summary: dict[str, Any]
     report: Any
@@ -128,6 +131,17 @@ def _touched_columns(records: Sequence[dict], columns: Sequence[str]) -> list[st
     return [c for c in columns if c in named]
 
 
+def _strata_of(records: Sequence[dict]) -> list[dict[str, Any]]:
+    """The strata of every step that microaggregated within strata (number, smallest and
+    largest), once per step: what the summary and the report state."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in records:
+        strata = r["details"].get("strata") if isinstance(r.get("details"), dict) else None
+        if isinstance(strata, dict) and "n_strata" in strata:
+            out.setdefault(r["step"], {"step": r["step"], **strata})
+    return list(out.values())
+
+
 def _check_identifiers_unused(
     methods: Sequence[tuple[str, dict]], dropped: list[str], where: str = "methods"
 ) -> None:
@@ -189,6 +203,8 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         )
     where = job.key("methods")
     pipeline = Pipeline.from_entries(methods, where)  # fail on the config before reading data
+    if job.engine == "spark":
+        return _run_mask_job_spark(job, json_path, methods, pipeline, where)
     job.check_outputs({"--json": json_path})
     data = job.read_input()
     prepared, ids = _prepare_identifiers(data, job.schema, job.base_dir)
@@ -210,6 +226,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         "job_methods": [{"method": n, "parameters": p} for n, p in methods],
         "identifiers": ids,
         "methods": records,
+        "strata": _strata_of(records),
         "columns": changes,
         "category_changes": categories,
         "numeric_evaluation": numeric_evaluation(
@@ -237,3 +254,90 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         if json_target is not None:
             written["json"] = write_json(json_target, summary)
     return MaskJobResult(masked, records, summary, report, written)
+
+
+def _run_mask_job_spark(
+    job: Any, json_path: str | Path | None, methods: list, pipeline: Any, where: str
+) -> MaskJobResult:
+    """:func:`run_mask_job` on Spark: the same steps and outputs.
+
+    The input is read by Spark and numbered in input order; identifying attributes are dropped
+    or pseudonymized (keyed HMAC-SHA256 with Spark built-ins, the local tokens); columns are
+    typed as the local engine types them; the pipeline runs on Spark
+    (:func:`sdckit.spark.mask.apply_pipeline_spark`: refused methods are a ConfigError before
+    the input is read); the summary comes from Spark aggregates
+    (:mod:`sdckit.spark.mask_summary`) and is rendered by the local report. The output
+    folder of part files (CSV, or Parquet by suffix) is written in input order, with the
+    report and the JSON, as one release inside the job's output set.
+    """
+    from sdckit.core.io import atomic_write_dir, output_set, write_text
+    from sdckit.report.mask_report import mask_report
+    from sdckit.report.writer import write_json
+    from sdckit.spark import mask as sm
+    from sdckit.spark.io import write_spark
+    from sdckit.spark.mask_summary import column_changes_spark, numeric_evaluation_spark
+
+    sm.check_spark_pipeline(pipeline, where)
+    job.check_outputs({"--json": json_path})
+    raw = sm.with_row_index(job.read_spark_input())
+    protected, ids = sm.protect_identifiers_spark(raw, job.schema, job.base_dir)
+    _check_identifiers_unused(methods, ids["dropped"], where)
+    prepared = sm.typed_spark(protected, job.schema).persist()
+    result = None
+    try:
+        with sm.worker_errors():
+            result = sm.apply_pipeline_spark(prepared, pipeline, job.seed, where=where)
+            columns = [c for c in result.data.columns if c != sm.ROW]
+            touched = _touched_columns(result.records, columns)
+            changes, categories = column_changes_spark(prepared, result.data, touched)
+            evaluation = numeric_evaluation_spark(
+                prepared, result.data, touched, seed=0 if job.seed is None else job.seed
+            )
+            n = result.n
+        spec = job.output
+        json_target = Path(json_path) if json_path is not None else spec.json
+        summary: dict[str, Any] = {
+            "command": "mask",
+            "engine": "spark",
+            "input": _source_name(job.input["path"]),
+            "records_in": n,
+            "records_out": n,
+            "seed_given": job.seed is not None,
+            "job_methods": [{"method": m, "parameters": p} for m, p in methods],
+            "identifiers": ids,
+            "methods": result.records,
+            "strata": _strata_of(result.records),
+            "spark_master": job.spec.spark.master,
+            "randomness": {
+                "block_rows": sm.BLOCK_ROWS,
+                "rule": "block b of step i draws from SeedSequence(step seed i, "
+                f"spawn_key=(b,)); blocks of {sm.BLOCK_ROWS:,} records in input order, so "
+                "the same seed gives the same output on any partitioning",
+            },
+            "columns": changes,
+            "category_changes": categories,
+            "numeric_evaluation": evaluation,
+            "outputs": {"data": spec.path, "report": spec.report, "json": json_target},
+        }
+        report = mask_report(summary)
+        released = result.data.orderBy(sm.ROW).drop(sm.ROW)
+        if spec.neutralize_formulas:
+            released = sm.neutralize_formulas_spark(released)
+        written: dict[str, Path] = {}
+        with output_set() as outputs:  # one release: renamed into place together, or not at all
+            summary["run_id"] = outputs.run_id
+            html = report.render_html()
+            if spec.path is not None:
+                with sm.worker_errors():
+                    written["data"] = atomic_write_dir(
+                        spec.path, lambda tmp: write_spark(released, tmp, spec.delimiter)
+                    )
+            if spec.report is not None:
+                written["report"] = write_text(spec.report, html)
+            if json_target is not None:
+                written["json"] = write_json(json_target, summary)
+    finally:
+        if result is not None:
+            result.release()
+        prepared.unpersist()
+    return MaskJobResult(released, result.records, summary, report, written)

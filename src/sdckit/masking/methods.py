@@ -28,7 +28,8 @@ accepted too) and their classes:
                              (+ ``gamma``), ``optimal_univariate`` and ``individual_ranking``
                              (each column on its own), ``categorical`` (+ ``order``),
                              ``kanonymity`` (the columns are the quasi-identifiers), ``fuzzy``
-                             (+ ``m``, ``max_iter``, ``tol``)
+                             (+ ``m``, ``max_iter``, ``tol``); every method within ``strata``
+                             or blocks (``block_by`` + ``block_size``)
 ``rank_swapping``            :class:`RankSwapping` -- ``columns``, ``p_percent`` (a percentage
                              of n in (0, 100], default 5), ``variant`` (``standard`` |
                              ``p_buckets`` | ``p_distribution``)
@@ -266,7 +267,12 @@ class MaskingMethod(Spec):
 
     def check_data(self, data: pd.DataFrame, where: str) -> None:
         """Refuse, before any step runs, parameters that cannot fit ``data`` (``where`` names
-        the step in the message). Nothing to check unless a method says otherwise."""
+        the step in the message): :meth:`check_records` with its number of records."""
+        self.check_records(len(data), where)
+
+    def check_records(self, n: int, where: str) -> None:
+        """Refuse parameters that cannot fit ``n`` records (both engines call it before any
+        step runs). Nothing to check unless a method says otherwise."""
 
     def masked_columns(self) -> list[str]:
         """The columns this step masks, as its parameters name them."""
@@ -300,6 +306,18 @@ def _per_column(
         results.append(r)
         data = r.data
     return results
+
+
+def _result_columns(results: Sequence[MaskResult]) -> list[str]:
+    """The columns the results' parameters name as masked (``columns``, ``column`` or
+    ``quasi_identifiers``), in order."""
+    out: list[str] = []
+    for r in results:
+        for key in ("columns", "column", "quasi_identifiers"):
+            value = r.parameters.get(key)
+            if value is not None:
+                out += [value] if isinstance(value, str) else list(value)
+    return list(dict.fromkeys(out))
 
 
 # -- the methods -------------------------------------------------------------------------------
@@ -369,15 +387,17 @@ class MultiplicativeNoise(MaskingMethod):
 
 
 _MA_COMMON = ("columns", "k", "method")
+#: every variant can run within strata (or blocks along a sort key)
+_MA_STRATA = ("strata", "block_by", "block_size")
 #: microaggregation ``method`` -> the parameters it takes
 _MA_VARIANTS: dict[str, tuple[str, ...]] = {
-    "mdav": (*_MA_COMMON, "groups", "centroid", "standardize"),
-    "vmdav": (*_MA_COMMON, "groups", "centroid", "standardize", "gamma"),
-    "optimal_univariate": _MA_COMMON,
-    "individual_ranking": _MA_COMMON,
-    "categorical": (*_MA_COMMON, "order"),
-    "kanonymity": _MA_COMMON,
-    "fuzzy": (*_MA_COMMON, "m", "max_iter", "tol"),
+    "mdav": (*_MA_COMMON, "groups", "centroid", "standardize", *_MA_STRATA),
+    "vmdav": (*_MA_COMMON, "groups", "centroid", "standardize", "gamma", *_MA_STRATA),
+    "optimal_univariate": (*_MA_COMMON, *_MA_STRATA),
+    "individual_ranking": (*_MA_COMMON, *_MA_STRATA),
+    "categorical": (*_MA_COMMON, "order", *_MA_STRATA),
+    "kanonymity": (*_MA_COMMON, *_MA_STRATA),
+    "fuzzy": (*_MA_COMMON, "m", "max_iter", "tol", *_MA_STRATA),
 }
 
 
@@ -413,6 +433,23 @@ class Microaggregation(MaskingMethod):
         fuzzy: fuzzy c-means iterations at most (>= 1).
     tol : float, default 1e-6
         fuzzy: convergence threshold on the centre moves (> 0).
+    strata : list of str, optional
+        Microaggregate within the strata: the groups of records with equal values of these
+        columns (sdcMicro's ``strata_variables``); every stratum needs at least ``k`` records
+        (a smaller one is a DataError naming it). Needed on the Spark engine, where every
+        stratum is aggregated on one executor.
+    block_by, block_size : list of str, int, optional
+        Instead of ``strata``: strata of ``block_size`` consecutive records along the sort key
+        ``block_by`` (ascending, missing last, ties in row order; the last block takes the
+        remainder, so blocks hold ``block_size`` to ``2 block_size - 1`` records). Give both;
+        ``block_size >= k``.
+
+    With strata (or blocks) each stratum is aggregated on its own, exactly as the method
+    aggregates a whole file (:func:`sdckit.masking.microaggregation.strata_labels`); ``fuzzy``
+    draws within a stratum from the seed
+    :func:`~sdckit.masking.microaggregation.stratum_seed` derives from the step seed and the
+    stratum. The details give the strata (number, smallest and largest) and the group sizes
+    over all strata.
 
     References
     ----------
@@ -445,6 +482,9 @@ class Microaggregation(MaskingMethod):
     m: Annotated[Number, Field(gt=1)] = 1.5
     max_iter: Count = 100
     tol: Positive = 1e-6
+    strata: ColumnList | None = None
+    block_by: ColumnList | None = None
+    block_size: Count | None = None
 
     @field_validator(
         "groups", "centroid", "standardize", "gamma", "order", "m", "max_iter", "tol", mode="before"
@@ -464,22 +504,100 @@ class Microaggregation(MaskingMethod):
     def _columns_or_groups(self) -> Self:
         if self.columns is None and self.groups is None:
             raise ValueError("columns is required (or, for mdav/vmdav, groups)")
+        if (self.block_by is None) != (self.block_size is None):
+            raise ValueError(
+                "give block_by and block_size together (blocks of block_size records along "
+                "the sort key block_by)"
+            )
+        if self.block_by is not None and self.strata is not None:
+            raise ValueError("give strata or block_by/block_size, not both")
+        if self.block_size is not None and self.block_size < self.k:
+            raise ValueError(
+                f"block_size={self.block_size} must be at least k={self.k} (every block is "
+                "microaggregated on its own)"
+            )
         return self
 
     def _active(self) -> tuple[str, ...]:
-        return _MA_VARIANTS[self.method]
+        """The variant's parameters; the strata ones only when given (a job file without
+        strata reads as before)."""
+        return tuple(
+            n
+            for n in _MA_VARIANTS[self.method]
+            if n not in _MA_STRATA or getattr(self, n) is not None
+        )
 
-    def check_data(self, data: pd.DataFrame, where: str) -> None:
+    @property
+    def stratified(self) -> bool:
+        """True when the step aggregates within strata or blocks."""
+        return self.strata is not None or self.block_by is not None
+
+    def strata_spec(self) -> dict[str, Any]:
+        """How the strata are formed, as the step's parameters say it: ``{"strata": [...]}``
+        or ``{"block_by": [...], "block_size": n}``; empty without strata."""
+        if self.strata is not None:
+            return {"strata": list(self.strata)}
+        if self.block_by is not None:
+            return {"block_by": list(self.block_by), "block_size": int(self.block_size or 0)}
+        return {}
+
+    def unstratified(self) -> Microaggregation:
+        """The same step without strata: what runs within each stratum."""
+        return self.with_params(strata=None, block_by=None, block_size=None)
+
+    def check_records(self, n: int, where: str) -> None:
         """k larger than the number of records is refused before any step runs."""
-        if self.k > len(data):
+        if self.k > n:
             raise ParameterError(
-                f"{where}.k: k={self.k} is larger than the {len(data)} rows of the data; "
+                f"{where}.k: k={self.k} is larger than the {n} rows of the data; "
                 "choose k <= the number of rows"
             )
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Aggregate (see :meth:`MaskingMethod.apply`; only ``fuzzy`` draws random numbers;
-        a generator given as ``rng`` gives it an integer seed drawn from it)."""
+        a generator given as ``rng`` gives it an integer seed drawn from it). With strata or
+        blocks: :meth:`apply_within_strata`."""
+        if self.stratified:
+            return self.apply_within_strata(data, rng)
+        return self._apply_whole(data, rng)
+
+    def apply_within_strata(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Aggregate every stratum on its own (:func:`~sdckit.masking.microaggregation.
+        strata_labels`) and merge the records (:func:`~sdckit.masking.microaggregation.
+        merge_stratum_details`). A loop over strata, not records."""
+        import pandas as pd
+
+        from sdckit.masking import microaggregation as ma
+        from sdckit.masking.base import MaskResult
+
+        labels, keys = ma.strata_labels(data, self.strata, self.block_by, self.block_size)
+        if isinstance(rng, np.random.Generator):
+            rng = int(rng.integers(2**63))
+        base = None if rng is None else int(rng)
+        inner = self.unstratified()
+        order = np.argsort(labels, kind="stable")
+        sizes = np.bincount(labels, minlength=len(keys))
+        bounds = np.concatenate(([0], np.cumsum(sizes)))
+        per_stratum: list[list[MaskResult]] = []
+        for s, key in enumerate(keys):
+            ma.check_stratum_size(int(sizes[s]), self.k, key, "microaggregation")
+            rows = order[bounds[s] : bounds[s + 1]]
+            per_stratum.append(inner._apply_whole(data.iloc[rows], ma.stratum_seed(base, key)))
+        combined = pd.concat([r[-1].data for r in per_stratum]).iloc[np.argsort(order)]
+        combined.index = data.index
+        out = data.copy()
+        for c in _result_columns(per_stratum[0]):
+            out[c] = combined[c]
+        summary = ma.strata_summary(self.strata_spec(), sizes.tolist(), keys)
+        results = []
+        for j, first in enumerate(per_stratum[0]):
+            params = {k: v for k, v in first.parameters.items() if k != "seed"}
+            params.update(self.strata_spec())
+            details = ma.merge_stratum_details([r[j].details for r in per_stratum], summary)
+            results.append(MaskResult(out, first.method, params, details))
+        return results
+
+    def _apply_whole(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         from sdckit.masking import microaggregation as ma
 
         cols, k = self.columns, self.k
@@ -1026,13 +1144,19 @@ def _check_changed(
     if not columns or len(after) != len(before):
         return
     if all(_same(before[c], after[c]) for c in columns):
-        raise DataError(
-            f"{where} changed none of the {len(before):,} values of "
-            f"{', '.join(map(repr, columns))}, so the release would be the original data: "
-            "the method cannot protect this input (a constant column, a single row, too "
-            "few records?). Choose another method, or set `allow_unchanged: true` on this "
-            "step if an unchanged release is what you want"
-        )
+        raise unchanged_error(where, len(before), columns)
+
+
+def unchanged_error(where: str, n: int, columns: Sequence[str]) -> DataError:
+    """The error of a perturbative step that changed none of the ``n`` values of its
+    ``columns`` (both engines raise it)."""
+    return DataError(
+        f"{where} changed none of the {n:,} values of "
+        f"{', '.join(map(repr, columns))}, so the release would be the original data: "
+        "the method cannot protect this input (a constant column, a single row, too "
+        "few records?). Choose another method, or set `allow_unchanged: true` on this "
+        "step if an unchanged release is what you want"
+    )
 
 
 class Pipeline(Spec):

@@ -23,6 +23,8 @@ lower row index is the nearer among equal distances and also wins a farthest-rec
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from numbers import Integral
 from typing import Any, Literal
@@ -815,3 +817,164 @@ def fuzzy_microaggregation(
             "source": "Torra (2017) J. Applied Logic 23; Bezdek (1981) fuzzy c-means",
         },
     )
+
+
+# --------------------------------------------------------------------------------------------
+# strata: microaggregation within groups of records (each fits one machine)
+# --------------------------------------------------------------------------------------------
+
+
+def stratum_key(columns: Sequence[str], values: Sequence[Any]) -> dict[str, str | None]:
+    """A stratum as published: ``{column: canonical text of the value}`` (None = missing;
+    ``3`` and ``3.0`` are both ``"3"``, so both engines name a stratum alike)."""
+    return {
+        c: (None if pd.isna(v) else str(as_text(pd.Series([v]))[0]))
+        for c, v in zip(columns, values, strict=True)
+    }
+
+
+def strata_labels(
+    data: pd.DataFrame,
+    strata: Sequence[str] | None = None,
+    block_by: Sequence[str] | None = None,
+    block_size: int | None = None,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """The stratum of every record (labels 0..s-1) and each stratum's published key.
+
+    ``strata``: the groups of equal values of these columns (a missing value is a value of its
+    own; strata in sorted order, as sdcMicro's ``strata_variables`` form them).
+    ``block_by``/``block_size``: the records sorted by these columns (ascending, missing
+    last, ties in row order) and cut into ``max(1, n // block_size)`` consecutive blocks of
+    ``block_size`` records, the last one taking the remainder (``block_size`` to
+    ``2 block_size - 1`` records; all records when ``n < block_size``); key ``{"block": b}``.
+    """
+    n = len(data)
+    if strata:
+        cols = check_columns(data, strata)
+        grouped = data.groupby(cols, dropna=False, sort=True)
+        labels = grouped.ngroup().to_numpy().astype(np.int64)
+        keys = [k if isinstance(k, tuple) else (k,) for k in grouped.size().index]
+        return labels, [stratum_key(cols, k) for k in keys]
+    if not block_by or block_size is None:
+        raise ParameterError("strata_labels: give strata, or block_by with block_size")
+    cols = check_columns(data, block_by)
+    pos = "__position__"
+    while pos in cols:
+        pos += "_"
+    frame = data[cols].copy()
+    frame.columns = range(len(cols))
+    frame[pos] = np.arange(n)
+    order = frame.sort_values(by=[*range(len(cols)), pos], na_position="last")[pos].to_numpy()
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    n_blocks = max(1, n // int(block_size))
+    labels = np.minimum(rank // int(block_size), n_blocks - 1)
+    return labels, [{"block": b} for b in range(n_blocks)]
+
+
+def stratum_seed(base: int | None, key: Mapping[str, Any]) -> int | None:
+    """The seed of one stratum: the child of ``SeedSequence(base)`` whose spawn key is the
+    stratum's key hashed (SHA-256), so a stratum's randomness depends on the step seed and on
+    the stratum only -- not on the other strata nor on which machine runs it. ``None`` (no
+    seed given) stays None (fresh entropy)."""
+    if base is None:
+        return None
+    digest = hashlib.sha256(json.dumps(dict(key), sort_keys=True).encode("utf-8")).digest()
+    child = np.random.SeedSequence(int(base), spawn_key=(int.from_bytes(digest[:16], "big"),))
+    return int(child.generate_state(1, dtype=np.uint64)[0])
+
+
+def strata_summary(
+    spec: Mapping[str, Any], sizes: Sequence[int], strata: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The published strata facts: how they were formed (``spec``: ``strata`` columns, given
+    as ``columns``, or ``block_by``/``block_size``), their number, and the smallest and
+    largest stratum (the key of the smallest too); ``strata`` are the keys in label order,
+    ``sizes`` their numbers of records."""
+    arr = np.asarray(sizes, dtype=np.int64)
+    small = int(np.argmin(arr))
+    return {
+        **{("columns" if k == "strata" else k): v for k, v in spec.items()},
+        "n_strata": int(len(arr)),
+        "min_stratum_size": int(arr.min()),
+        "max_stratum_size": int(arr.max()),
+        "smallest_stratum": dict(strata[small]),
+    }
+
+
+def check_stratum_size(size: int, k: int, key: Mapping[str, Any], method: str) -> None:
+    """DataError naming a stratum with fewer than ``k`` records: microaggregation within it
+    cannot form a group of ``k`` (merge it into another stratum, e.g. by recoding)."""
+    if size < k:
+        raise DataError(
+            f"{method}: stratum {dict(key)} has {size} record(s), fewer than k={k}; no group of "
+            f"{k} can be formed within it -- merge it with another stratum (recode the strata "
+            "column) or use larger blocks"
+        )
+
+
+def _merged_sizes(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    counts: dict[int, int] = {}
+    for p in parts:
+        for size, c in p["group_size_counts"].items():
+            counts[int(size)] = counts.get(int(size), 0) + int(c)
+    return {
+        "n_groups": int(sum(counts.values())),
+        "group_size_counts": {str(s): counts[s] for s in sorted(counts)},
+        "min_group_size": min(counts),
+        "max_group_size": max(counts),
+    }
+
+
+#: details of one stratum that do not add up over strata (reported for all strata by the mask
+#: summary's numeric evaluation instead)
+_PER_STRATUM_ONLY = ("group_sizes_in_value_order", "membership_summary", "information_loss")
+
+
+def merge_stratum_details(
+    details: Sequence[Mapping[str, Any]], strata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The details of one microaggregation step run stratum by stratum, from the details of
+    every stratum (same method and parameters): group counts and size histograms added up,
+    smallest and largest group over all strata, ``strata`` (:func:`strata_summary`) added.
+
+    Information loss is not additive over strata (each stratum standardizes on its own): it is
+    left out here and reported over all records by the mask summary's numeric evaluation.
+    ``n_equivalence_classes`` (kanonymity) counts the classes of every stratum (two strata
+    may release the same combination); ``min_equivalence_class_size`` is the smallest class
+    of any stratum, a lower bound for the classes of the whole file.
+    """
+    first = details[0]
+    out: dict[str, Any] = {"strata": dict(strata)}
+    for key, value in first.items():
+        if key in _PER_STRATUM_ONLY:
+            continue
+        if key == "groups" and isinstance(value, list):
+            out["groups"] = [
+                {"columns": g["columns"], **_merged_sizes([d["groups"][i] for d in details])}
+                for i, g in enumerate(value)
+            ]
+        elif key in ("group_size_counts", "min_group_size", "max_group_size"):
+            out.update({k: v for k, v in _merged_sizes(details).items() if k != "n_groups"})
+        elif key in ("n_groups", "n_clusters", "sse", "n_equivalence_classes"):
+            out[key] = sum(d[key] for d in details)
+        elif key == "initial_partition":
+            out[key] = _merged_sizes([d[key] for d in details])
+        elif key == "drawn_cluster_size_counts":
+            out[key] = _merged_sizes([{"group_size_counts": d[key]} for d in details])[
+                "group_size_counts"
+            ]
+        elif key == "min_equivalence_class_size":
+            out[key] = min(d[key] for d in details)
+        elif key == "iterations":
+            out[key] = max(d[key] for d in details)
+        elif key == "converged":
+            out[key] = all(d[key] for d in details)
+        else:  # descriptions (source, tie rule, distance, attribute types): the same everywhere
+            out[key] = value
+    if "information_loss" in first or any("information_loss" in g for g in first.get("groups", [])):
+        out["information_loss"] = (
+            "not additive over strata; see the numeric evaluation (IL = 100 SSE/SST over all "
+            "records)"
+        )
+    return out

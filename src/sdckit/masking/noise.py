@@ -82,6 +82,10 @@ def additive_noise(
     alpha: float = 0.1,
     method: str = "uncorrelated",
     seed: int | np.random.Generator | None = None,
+    *,
+    column_sd: Sequence[float] | None = None,
+    covariance: Any = None,
+    column_mean: Sequence[float] | None = None,
 ) -> MaskResult:
     """Mask numeric columns by adding Gaussian noise (Brand 2002; Kim 1986).
 
@@ -102,6 +106,11 @@ def additive_noise(
       (``alpha * S`` is published as ``noise_covariance``).
 
     Missing values stay missing. Returns a :class:`MaskResult` (input unchanged).
+
+    ``column_sd`` (per column, ddof=1), ``covariance`` (the sample covariance matrix over the
+    complete rows) and ``column_mean`` (per column, over its non-missing values) replace the
+    statistics the method otherwise computes from ``data``: the Spark engine masks one block of
+    rows at a time with the statistics of the whole data (:mod:`sdckit.spark.mask`).
     """
     cols = check_columns(data, columns)
     a = _check_alpha(alpha)
@@ -114,21 +123,30 @@ def additive_noise(
     rng = np.random.default_rng(seed)
     params = {"columns": cols, "alpha": a, "method": method}
     if method == "uncorrelated":
-        sd = np.nanstd(x, axis=0, ddof=1) if n > 1 else np.zeros(p)
+        if column_sd is not None:
+            sd = np.asarray(column_sd, dtype=np.float64).reshape(p)
+        else:
+            sd = np.nanstd(x, axis=0, ddof=1) if n > 1 else np.zeros(p)
         sd = np.nan_to_num(sd)
         noise_sd = np.sqrt(a) * sd
         masked = x + rng.standard_normal((n, p)) * noise_sd
         details: dict[str, Any] = {"noise_sd": dict(zip(cols, noise_sd.tolist(), strict=True))}
         return MaskResult(_write_back(data, cols, masked), "additive_noise", params, details)
 
-    cov = _complete_covariance(x, cols)
+    if covariance is not None:
+        cov = np.asarray(covariance, dtype=np.float64).reshape(p, p)
+    else:
+        cov = _complete_covariance(x, cols)
     noise_cov = a * cov
     z = x + _mvn_noise(rng, n, noise_cov)
     details = {"noise_covariance": noise_cov.tolist()}
     if method == "correlated":
         return MaskResult(_write_back(data, cols, z), "additive_noise", params, details)
 
-    mean = np.nanmean(x, axis=0)
+    if column_mean is not None:
+        mean = np.asarray(column_mean, dtype=np.float64).reshape(p)
+    else:
+        mean = np.nanmean(x, axis=0)
     c = 1.0 / np.sqrt(1.0 + a)
     d = (1.0 - c) * mean
     g = c * z + d

@@ -22,6 +22,7 @@ evasive answer bias", JASA 60, 63-69) is PRAM of a binary attribute with
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -237,6 +238,160 @@ def _apply_matrix(codes: np.ndarray, P: np.ndarray, rng: np.random.Generator) ->
     return out
 
 
+@dataclass(frozen=True)
+class PramPlan:
+    """The transition matrix of one column and what it applies to (see :func:`pram_plan`).
+
+    ``matrix[a, b]`` = Pr(released ``values[b]`` | true ``values[a]``); ``texts`` are the
+    canonical texts of ``values`` (:func:`~sdckit.core.encoding.as_text`); ``counts`` the
+    observed count of every category (row); ``remap[u]`` the row of the ``u``-th sorted
+    distinct value of the data.
+    """
+
+    column: str
+    matrix: np.ndarray
+    values: list[Any]
+    texts: np.ndarray
+    construction: str
+    counts: np.ndarray
+    remap: np.ndarray
+
+    def codes(self, s: pd.Series) -> np.ndarray:
+        """Row of ``matrix`` of every value of ``s`` (``-1`` = missing), matched by canonical
+        text; a value that is no category of the plan is a DataError naming it."""
+        text = as_text(s)
+        missing = s.isna().to_numpy()
+        codes = pd.Index(self.texts).get_indexer(text).astype(np.int64)
+        codes[missing] = -1
+        unknown = (codes < 0) & ~missing
+        if unknown.any():
+            raise DataError(
+                f"pram: column {self.column!r} has the value(s) "
+                f"{preview(pd.unique(text[unknown]))} that are not among its categories"
+            )
+        return codes
+
+    def record(self, released_counts: np.ndarray, n_changed: int) -> dict[str, Any]:
+        """The published details of the column: categories, matrix, construction, counts."""
+        return {
+            "categories": [str(t) for t in self.texts],
+            "matrix": self.matrix.tolist(),
+            "construction": self.construction,
+            "original_counts": self.counts.astype(int).tolist(),
+            "released_counts": [int(v) for v in released_counts],
+            "n_changed": int(n_changed),
+        }
+
+
+def _plan(
+    column: str,
+    uniques: np.ndarray,
+    texts: np.ndarray,
+    counts: np.ndarray,
+    spec: Any,
+    p_diag: float,
+    invariant: bool,
+    a: float,
+    random_diagonal: bool,
+    rng: np.random.Generator,
+) -> PramPlan:
+    """The plan of one column from its sorted distinct values, their texts and counts."""
+    if spec is not None:
+        P, labels = _matrix_from_spec(spec, column)
+        lt = _label_texts(labels)
+        where = {t: i for i, t in enumerate(lt)}
+        missing = [u for u, t in zip(uniques, texts, strict=True) if t not in where]
+        if missing:
+            raise DataError(
+                f"pram: the transition matrix for column {column!r} has no row for the "
+                f"categor{'y' if len(missing) == 1 else 'ies'} {preview(missing)} found in "
+                "the data; add a row and a column for each"
+            )
+        remap = np.array([where[t] for t in texts], dtype=np.int64)
+        # output values: the data's own value where the category occurs, else the label
+        own = {t: u for u, t in zip(uniques, texts, strict=True)}
+        values = [own.get(t, lab) for t, lab in zip(lt, labels, strict=True)]
+        construction = "given"
+    else:
+        P = _default_matrix(len(uniques), p_diag, rng, random_diagonal)
+        lt, values = texts, list(uniques)
+        remap = np.arange(len(uniques), dtype=np.int64)
+        construction = (
+            "diagonal ~ U(p_diagonal, 1), rest spread evenly"
+            if random_diagonal
+            else "diagonal p_diagonal, rest spread evenly"
+        )
+    L = len(values)
+    freq = np.zeros(L)
+    if len(remap):
+        np.add.at(freq, remap, counts)
+    if invariant and L:
+        P = invariant_matrix(P, freq, a)
+        construction += f"; invariant alpha*PQ + (1-alpha)*I with alpha={a}"
+    return PramPlan(column, P, values, np.asarray(lt, dtype=object), construction, freq, remap)
+
+
+def pram_plan(
+    column: str,
+    values: pd.Series,
+    counts: Any = None,
+    p_diagonal: float = 0.8,
+    matrix: Any = None,
+    invariant: bool = False,
+    alpha: float = 0.5,
+    random_diagonal: bool = False,
+    seed: int | np.random.Generator | None = None,
+) -> PramPlan:
+    """The transition matrix :func:`pram` uses for one column, from its category counts.
+
+    ``values`` are the column's values, or its distinct values with ``counts`` (how often each
+    occurs; the Spark engine collects them with one group-by): the same plan either way.
+    ``matrix`` is this column's given matrix (or None for the default construction); the other
+    parameters are :func:`pram`'s. The random diagonal (``random_diagonal=True``) is drawn
+    from ``seed``. Apply the plan with :func:`pram_release`.
+    """
+    p_diag = _check_prob(p_diagonal, "p_diagonal", "pram")
+    a = _check_prob(alpha, "alpha", "pram", lo_open=False)
+    codes, uniques, texts = _factorize(values)
+    w = np.ones(len(codes)) if counts is None else np.asarray(counts, dtype=float)
+    ok = codes >= 0
+    freq = np.bincount(codes[ok], weights=w[ok], minlength=len(uniques))
+    return _plan(
+        column,
+        uniques,
+        texts,
+        freq,
+        matrix,
+        p_diag,
+        invariant,
+        a,
+        random_diagonal,
+        np.random.default_rng(seed),
+    )
+
+
+def pram_release(codes: np.ndarray, plan: PramPlan, rng: np.random.Generator) -> np.ndarray:
+    """Released rows of ``plan.matrix`` for true rows ``codes`` (``-1`` = missing stays
+    missing): one uniform draw per non-missing record, grouped by category."""
+    return _apply_matrix(codes, plan.matrix, rng) if len(plan.values) else codes
+
+
+def column_matrices(matrix: Any, columns: Sequence[str]) -> dict[str, Any]:
+    """:func:`pram`'s ``matrix`` per column: a dict ``{column: matrix}`` whose keys are all
+    masked columns is taken as such; any other matrix applies to every column; None gives
+    ``{}`` (every column gets the default construction)."""
+    if matrix is None:
+        return {}
+    if (
+        isinstance(matrix, Mapping)
+        and matrix
+        and all(k in columns for k in matrix)
+        and all(isinstance(v, (pd.DataFrame, Mapping)) for v in matrix.values())
+    ):
+        return dict(matrix)
+    return {c: matrix for c in columns}
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -250,6 +405,8 @@ def pram(
     alpha: float = 0.5,
     random_diagonal: bool = False,
     seed: int | np.random.Generator | None = None,
+    *,
+    plans: Mapping[str, PramPlan] | None = None,
 ) -> MaskResult:
     """Post-randomize categorical columns (Gouweleeuw et al. 1998; sdcMicro ``pram``).
 
@@ -269,68 +426,47 @@ def pram(
     frequencies equal the observed ones. Missing values are not post-randomized (as sdcMicro).
     The matrices used are published in ``details`` (with the category labels) so that users can
     correct their estimates with :func:`pram_estimate`.
+
+    ``plans`` (one :func:`pram_plan` per column, built from the category counts of the whole
+    data) replace the matrices built from ``data``: the Spark engine post-randomizes one block
+    of rows at a time with the matrices of all rows; a value outside a plan's categories is a
+    DataError.
     """
     cols = check_columns(data, columns)
     p_diag = _check_prob(p_diagonal, "p_diagonal", "pram")
     a = _check_prob(alpha, "alpha", "pram", lo_open=False)
     rng = np.random.default_rng(seed)
-    per_column: dict[str, Any] = {}
-    if matrix is not None:
-        if (
-            isinstance(matrix, Mapping)
-            and matrix
-            and all(k in cols for k in matrix)
-            and all(isinstance(v, (pd.DataFrame, Mapping)) for v in matrix.values())
-        ):
-            per_column = dict(matrix)
-        else:
-            per_column = {c: matrix for c in cols}
+    per_column = column_matrices(matrix, cols)
     out = data.copy()
     details: dict[str, Any] = {}
     for c in cols:
         s = data[c]
-        codes, uniques, texts = _factorize(s)
-        if c in per_column:
-            P, labels = _matrix_from_spec(per_column[c], c)
-            lt = _label_texts(labels)
-            where = {t: i for i, t in enumerate(lt)}
-            missing = [u for u, t in zip(uniques, texts, strict=True) if t not in where]
-            if missing:
-                raise DataError(
-                    f"pram: the transition matrix for column {c!r} has no row for the "
-                    f"categor{'y' if len(missing) == 1 else 'ies'} {preview(missing)} found in "
-                    "the data; add a row and a column for each"
-                )
-            remap = np.array([where[t] for t in texts], dtype=np.int64)
-            codes = np.where(codes < 0, -1, remap[np.maximum(codes, 0)] if len(remap) else -1)
-            # output values: the data's own value where the category occurs, else the label
-            own = {t: u for u, t in zip(uniques, texts, strict=True)}
-            values = [own.get(t, lab) for t, lab in zip(lt, labels, strict=True)]
-            construction = "given"
+        if plans is not None:  # the plan of the whole data (the Spark engine masks a block)
+            plan = plans[c]
+            codes = plan.codes(s)
         else:
-            P = _default_matrix(len(uniques), p_diag, rng, random_diagonal)
-            lt, values = texts, list(uniques)
-            construction = (
-                "diagonal ~ U(p_diagonal, 1), rest spread evenly"
-                if random_diagonal
-                else "diagonal p_diagonal, rest spread evenly"
+            codes, uniques, texts = _factorize(s)
+            counts = np.bincount(codes[codes >= 0], minlength=len(uniques)).astype(float)
+            plan = _plan(
+                c,
+                uniques,
+                texts,
+                counts,
+                per_column.get(c),
+                p_diag,
+                invariant,
+                a,
+                random_diagonal,
+                rng,
             )
-        L = len(values)
-        freq = np.bincount(codes[codes >= 0], minlength=L).astype(float)
-        if invariant and L:
-            P = invariant_matrix(P, freq, a)
-            construction += f"; invariant alpha*PQ + (1-alpha)*I with alpha={a}"
-        released = _apply_matrix(codes, P, rng) if L else codes
-        out[c] = _output_series(s, values, released)
-        rel_freq = np.bincount(released[released >= 0], minlength=L)
-        details[c] = {
-            "categories": [str(t) for t in lt],
-            "matrix": P.tolist(),
-            "construction": construction,
-            "original_counts": freq.astype(int).tolist(),
-            "released_counts": rel_freq.tolist(),
-            "n_changed": int(np.sum((released != codes) & (codes >= 0))),
-        }
+            if len(plan.remap):
+                codes = np.where(codes < 0, -1, plan.remap[np.maximum(codes, 0)])
+        released = pram_release(codes, plan, rng)
+        out[c] = _output_series(s, plan.values, released)
+        details[c] = plan.record(
+            np.bincount(released[released >= 0], minlength=len(plan.values)),
+            int(np.sum((released != codes) & (codes >= 0))),
+        )
     params = {
         "columns": cols,
         "p_diagonal": p_diag,

@@ -7,7 +7,7 @@ Hundepool et al. 2012, *Statistical Disclosure Control*, sec. 3.4; sdcMicro's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -139,6 +139,95 @@ def _show(v: Any) -> str:
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
+def given_breaks(breaks: Sequence[float] | None) -> np.ndarray:
+    """The ``breaks`` of method ``breaks`` as an array: at least two finite, strictly
+    increasing numbers (ParameterError otherwise)."""
+    if breaks is None:
+        raise ParameterError("global_recode: method='breaks' needs breaks, e.g. [0, 18, 65, 120]")
+    try:
+        b = np.asarray(breaks, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"global_recode: breaks {breaks!r} must be numbers") from None
+    if b.ndim != 1 or len(b) < 2 or not np.all(np.isfinite(b)) or np.any(np.diff(b) <= 0):
+        raise ParameterError(
+            f"global_recode: breaks {list(breaks)!r} must be at least two "
+            "finite, strictly increasing numbers"
+        )
+    return b
+
+
+def check_bins(method: str, bins: Any) -> int:
+    """``bins`` as an int; ParameterError unless it is a positive integer (methods other
+    than ``breaks`` need it)."""
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ParameterError(
+            f"global_recode: method={method!r} needs bins, a positive integer "
+            f"(got {bins!r}), e.g. bins=5"
+        )
+    return int(bins)
+
+
+def nonpositive_message(col: str, value: Any, row: int) -> str:
+    """The error for a value <= 0 (0-based ``row``) under ``log_equidistant`` recoding."""
+    return (
+        f"global_recode: method='log_equidistant' needs positive values "
+        f"but column {col!r} has {_show(value)} (row {row + 1}); use "
+        "equal_width or shift the values"
+    )
+
+
+def outside_message(col: str, value: Any, row: int, b: np.ndarray) -> str:
+    """The error for a value (0-based ``row``) outside the breaks ``b``."""
+    return (
+        f"global_recode: value {_show(value)} of column {col!r} (row {row + 1}) lies "
+        f"outside the breaks [{_fmt(b[0])}, {_fmt(b[-1])}]; widen the breaks"
+    )
+
+
+def interval_breaks(
+    method: str, bins: int, lo: float, hi: float, quantile: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """The breaks of ``equal_width``, ``equal_frequency`` or ``log_equidistant`` recoding.
+
+    ``lo``/``hi`` are the smallest and largest value, ``quantile(q)`` the column's quantiles
+    at the probabilities ``q`` (NumPy's default, linear interpolation between order
+    statistics: Hyndman & Fan 1996, definition 7) -- everything the breaks depend on, so the
+    Spark engine computes them from aggregates of the whole data. Computed inner breaks are
+    snapped to 12 significant digits (``exp(log(10)) = 10.000000000000002`` would put 10 into
+    the interval below); the ends stay exact.
+    """
+    if method == "equal_width":
+        b = np.linspace(lo, hi, bins + 1)
+    elif method == "equal_frequency":
+        b = np.unique(np.asarray(quantile(np.linspace(0.0, 1.0, bins + 1)), dtype=float))
+    else:
+        b = np.exp(np.linspace(np.log(lo), np.log(hi), bins + 1))
+        b[0], b[-1] = lo, hi  # exact ends despite exp(log(.)) rounding
+    if len(b) < 2:  # constant column
+        b = np.array([lo, hi])
+    inner = np.array([float(f"{v:.12g}") for v in b[1:-1]])
+    return np.concatenate(([b[0]], inner, [b[-1]]))
+
+
+def interval_names(b: np.ndarray, labels: Sequence[Any] | None) -> tuple[list[str], list[str]]:
+    """The interval texts of the breaks ``b`` (``[20, 30)``, ..., the last closed) and the
+    category names written (``labels`` when given: one per interval, distinct)."""
+    k = len(b) - 1
+    texts = [f"[{_fmt(b[i])}, {_fmt(b[i + 1])}{']' if i == k - 1 else ')'}" for i in range(k)]
+    if len(set(texts)) < k:  # breaks too close for 6 digits
+        texts = [f"[{b[i]:.15g}, {b[i + 1]:.15g}{']' if i == k - 1 else ')'}" for i in range(k)]
+    if labels is None:
+        return texts, texts
+    names = [str(v) for v in labels]
+    if len(names) != k:
+        raise ParameterError(
+            f"global_recode: {len(names)} labels for {k} intervals; give one label per interval"
+        )
+    if len(set(names)) != k:
+        raise DataError("global_recode: labels must be distinct")
+    return texts, names
+
+
 @accepts_series
 def global_recode(
     data: pd.DataFrame,
@@ -173,73 +262,22 @@ def global_recode(
     ok = ~np.isnan(x)
     vals = x[ok]
     if method == "breaks":
-        if breaks is None:
-            raise ParameterError(
-                "global_recode: method='breaks' needs breaks, e.g. [0, 18, 65, 120]"
-            )
-        try:
-            b = np.asarray(breaks, dtype=float)
-        except (TypeError, ValueError):
-            raise ParameterError(f"global_recode: breaks {breaks!r} must be numbers") from None
-        if b.ndim != 1 or len(b) < 2 or not np.all(np.isfinite(b)) or np.any(np.diff(b) <= 0):
-            raise ParameterError(
-                f"global_recode: breaks {list(breaks)!r} must be at least two "
-                "finite, strictly increasing numbers"
-            )
+        b = given_breaks(breaks)
     else:
-        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-            raise ParameterError(
-                f"global_recode: method={method!r} needs bins, a positive integer "
-                f"(got {bins!r}), e.g. bins=5"
-            )
+        n_bins = check_bins(method, bins)
         if not len(vals):
             raise DataError(f"global_recode: column {col!r} has no values to recode")
         lo, hi = float(vals.min()), float(vals.max())
-        if method == "equal_width":
-            b = np.linspace(lo, hi, bins + 1)
-        elif method == "equal_frequency":
-            b = np.unique(np.quantile(vals, np.linspace(0.0, 1.0, bins + 1)))
-        else:
-            if lo <= 0:
-                row = int(np.flatnonzero(ok & (x <= 0))[0])
-                raise DataError(
-                    f"global_recode: method='log_equidistant' needs positive values "
-                    f"but column {col!r} has {_show(data[col].iloc[row])} (row "
-                    f"{row + 1}); use "
-                    "equal_width or shift the values"
-                )
-            b = np.exp(np.linspace(np.log(lo), np.log(hi), bins + 1))
-            b[0], b[-1] = lo, hi  # exact ends despite exp(log(.)) rounding
-        if len(b) < 2:  # constant column
-            b = np.array([lo, hi])
-        # snap computed inner breaks to 12 significant digits (exp(log(10)) = 10.000000000000002
-        # would put 10 into the interval below); keep the exact ends
-        inner = np.array([float(f"{v:.12g}") for v in b[1:-1]])
-        b = np.concatenate(([b[0]], inner, [b[-1]]))
+        if method == "log_equidistant" and lo <= 0:
+            row = int(np.flatnonzero(ok & (x <= 0))[0])
+            raise DataError(nonpositive_message(col, data[col].iloc[row], row))
+        b = interval_breaks(method, n_bins, lo, hi, lambda q: np.quantile(vals, q))
     outside = ok & ((x < b[0]) | (x > b[-1]))
     if outside.any():
         row = int(np.flatnonzero(outside)[0])
-        raise DataError(
-            f"global_recode: value {_show(data[col].iloc[row])} of column {col!r} "
-            f"(row {row + 1}) lies "
-            f"outside the breaks [{_fmt(b[0])}, {_fmt(b[-1])}]; widen the breaks"
-        )
+        raise DataError(outside_message(col, data[col].iloc[row], row, b))
+    texts, names = interval_names(b, labels)
     k = len(b) - 1
-    texts = [f"[{_fmt(b[i])}, {_fmt(b[i + 1])}{']' if i == k - 1 else ')'}" for i in range(k)]
-    if len(set(texts)) < k:  # breaks too close for 6 digits
-        texts = [f"[{b[i]:.15g}, {b[i + 1]:.15g}{']' if i == k - 1 else ')'}" for i in range(k)]
-    if labels is not None:
-        labels = [str(v) for v in labels]
-        if len(labels) != k:
-            raise ParameterError(
-                f"global_recode: {len(labels)} labels for {k} intervals; give one "
-                "label per interval"
-            )
-        if len(set(labels)) != k:
-            raise DataError("global_recode: labels must be distinct")
-        names = labels
-    else:
-        names = texts
     codes = np.full(len(x), -1, dtype=np.int64)
     codes[ok] = np.clip(np.searchsorted(b, vals, side="right") - 1, 0, k - 1)
     out = data.copy()
@@ -248,26 +286,29 @@ def global_recode(
     )
     counts = np.bincount(codes[ok], minlength=k)
     details = {"breaks": b.tolist(), "intervals": texts, "labels": names, "counts": counts.tolist()}
-    params = {
-        "column": col,
-        "method": method,
-        "bins": None if bins is None else int(bins),
-        "breaks": None if breaks is None else [float(v) for v in breaks],
-        "labels": None if labels is None else list(labels),
-    }
+    params = recode_parameters(col, method, bins, breaks, labels)
     return MaskResult(out, "global_recode", params, details)
 
 
-@accepts_series
-def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]) -> MaskResult:
-    """Recode categories by a mapping (sdcMicro ``groupAndRename``).
+def recode_parameters(
+    column: str, method: str, bins: Any, breaks: Any, labels: Any
+) -> dict[str, Any]:
+    """The published parameters of :func:`global_recode` (either engine)."""
+    return {
+        "column": column,
+        "method": method,
+        "bins": None if bins is None else int(bins),
+        "breaks": None if breaks is None else [float(v) for v in breaks],
+        "labels": None if labels is None else [str(v) for v in labels],
+    }
 
-    ``mapping`` is either ``{old: new}`` or ``{new: [old, ...]}`` (when every value is a
-    list/tuple/set). Categories are matched by their canonical text (``1``, ``1.0`` and
-    ``"1"`` are the same category). Every category in the data must be mapped: unmapped ones
-    are an error that lists them. Missing values stay missing.
+
+def category_table(mapping: Mapping[Any, Any]) -> dict[str, Any]:
+    """A :func:`group_categories` mapping as ``{canonical text of old: new}``.
+
+    ``mapping`` is ``{old: new}`` or ``{new: [old, ...]}`` (when every value is a list, tuple
+    or set); a category mapped to two groups is a DataError.
     """
-    (col,) = check_columns(data, [column])
     if not isinstance(mapping, Mapping) or not mapping:
         raise DataError(
             "group_categories: mapping must be a non-empty dict {old: new} or {new: [old, ...]}"
@@ -284,18 +325,37 @@ def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]
                 f"group_categories: category {old!r} is mapped to both {table[t]!r} and {new!r}"
             )
         table[t] = new
+    return table
+
+
+def unmapped_message(col: str, unmapped: Sequence[str]) -> str:
+    """The error for categories of ``col`` that the mapping leaves out."""
+    return (
+        f"group_categories: categor{'y' if len(unmapped) == 1 else 'ies'} "
+        f"{preview(unmapped, 10)} of column {col!r} "
+        f"{'is' if len(unmapped) == 1 else 'are'} not in the mapping; map every "
+        "category (to itself to keep it)"
+    )
+
+
+@accepts_series
+def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]) -> MaskResult:
+    """Recode categories by a mapping (sdcMicro ``groupAndRename``).
+
+    ``mapping`` is either ``{old: new}`` or ``{new: [old, ...]}`` (when every value is a
+    list/tuple/set). Categories are matched by their canonical text (``1``, ``1.0`` and
+    ``"1"`` are the same category). Every category in the data must be mapped: unmapped ones
+    are an error that lists them. Missing values stay missing.
+    """
+    (col,) = check_columns(data, [column])
+    table = category_table(mapping)
     s = data[col]
     texts = as_text(s)
     missing = s.isna().to_numpy()
     uniq = pd.unique(texts[~missing])
     unmapped = [u for u in uniq if u not in table]
     if unmapped:
-        raise DataError(
-            f"group_categories: categor{'y' if len(unmapped) == 1 else 'ies'} "
-            f"{preview(unmapped, 10)} of column {col!r} "
-            f"{'is' if len(unmapped) == 1 else 'are'} not in the mapping; map every "
-            "category (to itself to keep it)"
-        )
+        raise DataError(unmapped_message(col, unmapped))
     new_vals = pd.Series(texts, index=data.index).map(table).astype(object)
     new_vals[missing] = None
     out = data.copy()
@@ -311,25 +371,11 @@ def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]
 # --------------------------------------------------------------------------- top/bottom coding
 
 
-@accepts_series
-def top_bottom_code(
-    data: pd.DataFrame,
-    column: str,
-    top: float | None = None,
-    bottom: float | None = None,
-    top_quantile: float | None = None,
-    bottom_quantile: float | None = None,
-    replace: str = "threshold",
-) -> MaskResult:
-    """Top and/or bottom coding of a numeric column (sdcMicro ``topBotCoding``).
-
-    Values strictly above the top threshold (``top``, or the ``top_quantile`` of the column)
-    and strictly below the bottom threshold are replaced: by the threshold itself
-    (``replace="threshold"``) or by the mean of the replaced tail values
-    (``replace="mean"``, which keeps the column total). ``details`` publish thresholds,
-    replacement values and counts. Missing values stay missing.
-    """
-    (col,) = check_columns(data, [column])
+def check_coding(
+    top: Any, bottom: Any, top_quantile: Any, bottom_quantile: Any, replace: str
+) -> None:
+    """ParameterError for a :func:`top_bottom_code` call that gives a threshold twice, none at
+    all, or an unknown ``replace``."""
     if replace not in ("threshold", "mean"):
         raise ParameterError(f"top_bottom_code: replace={replace!r} must be 'threshold' or 'mean'")
     if top is not None and top_quantile is not None:
@@ -340,8 +386,19 @@ def top_bottom_code(
         raise ParameterError(
             "top_bottom_code: give at least one of top, bottom, top_quantile, bottom_quantile"
         )
-    x = numeric_matrix(data, [col], "top_bottom_code")[:, 0]
-    ok = ~np.isnan(x)
+
+
+def coding_thresholds(
+    top: Any,
+    bottom: Any,
+    top_quantile: Any,
+    bottom_quantile: Any,
+    quantile: Callable[[float], float],
+) -> tuple[float | None, float | None]:
+    """The (top, bottom) thresholds of :func:`top_bottom_code`: the given numbers, or the
+    column's quantiles ``quantile(q)`` (NumPy's linear definition, Hyndman & Fan 1996 no. 7;
+    the Spark engine computes it from exact order statistics of the whole column). A bottom
+    threshold above the top one is a DataError."""
 
     def quant(q: float | None, name: str) -> float | None:
         if q is None:
@@ -352,9 +409,7 @@ def top_bottom_code(
             raise ParameterError(f"top_bottom_code: {name}={q!r} is not a number") from None
         if not 0 <= qv <= 1:
             raise ParameterError(f"top_bottom_code: {name}={q!r} must lie in [0, 1], e.g. 0.99")
-        if not ok.any():
-            raise DataError(f"top_bottom_code: column {col!r} has no values")
-        return float(np.quantile(x[ok], qv))
+        return quantile(qv)
 
     def number(v: float | None, name: str) -> float | None:
         if v is None:
@@ -377,6 +432,38 @@ def top_bottom_code(
         raise DataError(
             f"top_bottom_code: the bottom threshold {b:g} exceeds the top threshold {t:g}"
         )
+    return t, b
+
+
+@accepts_series
+def top_bottom_code(
+    data: pd.DataFrame,
+    column: str,
+    top: float | None = None,
+    bottom: float | None = None,
+    top_quantile: float | None = None,
+    bottom_quantile: float | None = None,
+    replace: str = "threshold",
+) -> MaskResult:
+    """Top and/or bottom coding of a numeric column (sdcMicro ``topBotCoding``).
+
+    Values strictly above the top threshold (``top``, or the ``top_quantile`` of the column)
+    and strictly below the bottom threshold are replaced: by the threshold itself
+    (``replace="threshold"``) or by the mean of the replaced tail values
+    (``replace="mean"``, which keeps the column total). ``details`` publish thresholds,
+    replacement values and counts. Missing values stay missing.
+    """
+    (col,) = check_columns(data, [column])
+    check_coding(top, bottom, top_quantile, bottom_quantile, replace)
+    x = numeric_matrix(data, [col], "top_bottom_code")[:, 0]
+    ok = ~np.isnan(x)
+
+    def quantile(q: float) -> float:
+        if not ok.any():
+            raise DataError(f"top_bottom_code: column {col!r} has no values")
+        return float(np.quantile(x[ok], q))
+
+    t, b = coding_thresholds(top, bottom, top_quantile, bottom_quantile, quantile)
     y = x.copy()
     details: dict[str, Any] = {}
     for side, thr in (("top", t), ("bottom", b)):
@@ -389,15 +476,23 @@ def top_bottom_code(
     out = data.copy()
     out[col] = integer_like(data[col], y)
 
+    params = coding_parameters(col, top, bottom, top_quantile, bottom_quantile, replace)
+    return MaskResult(out, "top_bottom_code", params, details)
+
+
+def coding_parameters(
+    column: str, top: Any, bottom: Any, top_quantile: Any, bottom_quantile: Any, replace: str
+) -> dict[str, Any]:
+    """The published parameters of :func:`top_bottom_code` (either engine)."""
+
     def opt(v: Any) -> float | None:
         return None if v is None else float(v)
 
-    params = {
-        "column": col,
+    return {
+        "column": column,
         "top": opt(top),
         "bottom": opt(bottom),
         "top_quantile": opt(top_quantile),
         "bottom_quantile": opt(bottom_quantile),
         "replace": replace,
     }
-    return MaskResult(out, "top_bottom_code", params, details)

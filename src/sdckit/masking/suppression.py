@@ -153,6 +153,31 @@ def wildcard_frequencies(data: pd.DataFrame, quasi_identifiers: Sequence[str] | 
     return _fk_codes(_key_codes(data, cols))
 
 
+def class_frequencies(
+    classes: pd.DataFrame, counts: Sequence[int] | np.ndarray, quasi_identifiers: Sequence[str]
+) -> np.ndarray:
+    """``f_k`` of every class of a frequency set when a missing value matches any value.
+
+    ``classes`` holds combinations of the ``quasi_identifiers`` (missing values allowed) and
+    ``counts`` how many records have each: the same ``f_k`` as :func:`wildcard_frequencies`
+    gives the records of a class, computed without the records (the Spark engine checks its
+    local suppression on the group-by of the keys).
+    """
+    cols = check_columns(classes, quasi_identifiers)
+    codes = _key_codes(classes, cols)
+    cnt = np.asarray(counts, dtype=np.int64)
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64)
+    inv, n_groups, first = _row_groups(codes)
+    total = np.bincount(inv, weights=cnt, minlength=n_groups).astype(np.int64)
+    u = codes[first]
+    na = u < 0
+    if not na.any():
+        return total[inv]
+    fk, _ = wildcard_counts(np.where(na, 0, u), total, na)
+    return np.asarray(fk, dtype=np.int64)[inv]
+
+
 def _key_codes(data: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
     codes = np.empty((len(data), len(cols)), dtype=np.int64)
     for j, c in enumerate(cols):

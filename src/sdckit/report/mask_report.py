@@ -46,20 +46,29 @@ def _detail_tables(details: Mapping[str, Any]) -> list[tuple[str, pd.DataFrame]]
 
 
 def mask_report(summary: dict[str, Any]) -> Any:
+    """The HTML report of a mask job from its JSON summary (either engine: a Spark job adds
+    the engine, how its randomness is seeded and the strata of its microaggregation steps)."""
     from sdckit.core.pseudonymize import PERSONAL_DATA_NOTICE
     from sdckit.report.writer import Report, Section
 
     rep = Report("sdckit mask", subtitle=f"Masking of {summary['input']}")
+    job_facts = {
+        "input": summary["input"],
+        "records in": summary["records_in"],
+        "records out": summary["records_out"],
+        "methods applied": len(summary["job_methods"]),
+        "seed given": summary["seed_given"],
+    }
+    if "engine" in summary:
+        job_facts["engine"] = summary["engine"]
+    if "spark_master" in summary:
+        job_facts["Spark master"] = summary["spark_master"]
+    if "randomness" in summary:
+        job_facts["randomness"] = summary["randomness"]["rule"]
     rep.add(
         Section(
             "Job",
-            facts={
-                "input": summary["input"],
-                "records in": summary["records_in"],
-                "records out": summary["records_out"],
-                "methods applied": len(summary["job_methods"]),
-                "seed given": summary["seed_given"],
-            },
+            facts=job_facts,
             text="Every method and its parameters are listed below: publishing them is the "
             "transparency principle (the protection must not rely on keeping the method "
             "secret). The random seeds themselves are not published.",
@@ -75,6 +84,15 @@ def mask_report(summary: dict[str, Any]) -> Any:
                     "pseudonymized (keyed HMAC-SHA256)": ids["pseudonymized"] or "none",
                 },
                 note=PERSONAL_DATA_NOTICE if ids["pseudonymized"] else None,
+            )
+        )
+    if summary.get("strata"):
+        rep.add(
+            Section(
+                "Strata",
+                table=[{k: _compact(v) for k, v in s.items()} for s in summary["strata"]],
+                text="Microaggregation ran within these strata, each stratum on its own (on "
+                "Spark: on one executor); every stratum holds at least k records.",
             )
         )
     for r in summary["methods"]:
@@ -110,6 +128,11 @@ def mask_report(summary: dict[str, Any]) -> Any:
                 "dbrl_intruder_records"
             ],
         }
+        if "dbrl_sample" in ev:
+            facts["record linkage sample"] = (
+                f"{ev['dbrl_sample']['records']:,} of {ev['dbrl_sample']['of']:,} records "
+                f"(seed {ev['dbrl_sample']['seed']}): {ev['dbrl_sample']['note']}"
+            )
         for name, label in (
             ("il1s", "IL1s (mean |x - x'| / (sqrt 2 sd))"),
             ("il_sse_sst", "IL = 100 SSE / SST on z-scores"),
