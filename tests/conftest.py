@@ -27,7 +27,14 @@ def spark():
     from sdckit.spark.session import spark_session
 
     try:
-        session = spark_session("local[2]", {"spark.driver.memory": "1g"})
+        # the JVM's quick compiler only: test jobs are short, full JIT costs more than it saves
+        session = spark_session(
+            "local[2]",
+            {
+                "spark.driver.memory": "1g",
+                "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+            },
+        )
     except ConfigError as exc:
         pytest.skip(str(exc))
     yield session

@@ -27,6 +27,7 @@ TYPED_PACKAGES = [
     "dp",
     "server",
     "tables",
+    "spark",
 ]
 
 

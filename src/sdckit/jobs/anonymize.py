@@ -104,11 +104,6 @@ def _run_on_spark(
             f"{job.key('output.path')} is missing: a Spark job writes its release as a folder "
             "of part files, e.g. `output: {path: released.parquet}`"
         )
-    if out.neutralize_formulas:
-        raise ConfigError(
-            f"{job.key('output.neutralize_formulas')}: not available on the Spark engine "
-            "(a spreadsheet opens no folder of part files); write Parquet, or use engine local"
-        )
     json_path = json_out or out.json
     sdf = job.read_spark_input()
     with output_set() as outputs:  # one release: renamed into place together, or not at all
@@ -119,6 +114,7 @@ def _run_on_spark(
                 job.models,
                 out.path,
                 delimiter=out.delimiter,
+                neutralize=out.neutralize_formulas,
                 suppression_limit=job.suppression_limit,
                 metric=job.metric,
                 algorithm=job.algorithm,

@@ -239,6 +239,7 @@ def anonymize_spark(
     output: str | Path,
     *,
     delimiter: str = ",",
+    neutralize: bool = False,
     suppression_limit: float = 0.0,
     metric: str | Mapping[str, Any] | None = None,
     algorithm: str = "optimal",
@@ -292,6 +293,10 @@ def anonymize_spark(
     budget = suppression_budget(limit, base.n_records)
     columns = [c for c in data.columns if c not in set(schema.identifying)]
     released = release_frame(data, columns, base, solution, counted)
+    if neutralize:  # CSV injection defence, as the local writer's neutralize=True
+        from sdckit.spark.mask import neutralize_formulas_spark
+
+        released = neutralize_formulas_spark(released)
     spark = data.sparkSession
     outcome: dict[str, Any] = {}
 
