@@ -149,18 +149,9 @@ def analyze(
     qi = column_list(quasi_identifiers)
     sensitive = column_list(sensitive)
     _chosen_measures(measures, suda)  # a bad name fails before the data is read
-    if not qi:
-        raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
-    if len(set(qi)) != len(qi):
-        raise DataError(f"a quasi-identifier is listed twice: {qi}")
+    check_quasi_identifiers(qi, list(data.columns))
     if len(data) == 0:
         raise DataError("the data has no records")
-    absent = [c for c in qi if c not in data.columns]
-    if absent:
-        raise DataError(
-            f"quasi-identifier column(s) {', '.join(map(repr, absent))} not found; "
-            f"available columns: {', '.join(map(str, data.columns))}"
-        )
     fs = frequency_set(
         data,
         qi,
@@ -393,6 +384,21 @@ OPTIONAL_MEASURES = ("distinction", "suda")
 #: Default budget of distinction/separation: QI combinations x classes visited (about 20 ns
 #: each, so some 40 s on this budget's edge); beyond it the measure is skipped unless asked.
 MAX_DISTINCTION_WORK = 2_000_000_000
+
+
+def check_quasi_identifiers(qi: Sequence[str], columns: Sequence[str]) -> None:
+    """DataError unless ``qi`` names at least one column, each once, all among ``columns``
+    (the checks every engine's analysis makes before reading the data)."""
+    if not qi:
+        raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
+    if len(set(qi)) != len(qi):
+        raise DataError(f"a quasi-identifier is listed twice: {list(qi)}")
+    absent = [c for c in qi if c not in columns]
+    if absent:
+        raise DataError(
+            f"quasi-identifier column(s) {', '.join(map(repr, absent))} not found; "
+            f"available columns: {', '.join(map(str, columns))}"
+        )
 
 
 def column_list(value: Sequence[str] | str | None) -> list[str]:

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sdckit.errors import DataError
-from sdckit.risk.analyze import RiskAnalysis, analyze_frequency_set, column_list
+from sdckit.risk.analyze import (
+    RiskAnalysis,
+    analyze_frequency_set,
+    check_quasi_identifiers,
+    column_list,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -75,16 +80,7 @@ def analyze_spark(
     t0 = time.perf_counter()
     qi = column_list(quasi_identifiers)
     sensitive = column_list(sensitive)
-    if not qi:
-        raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
-    if len(set(qi)) != len(qi):
-        raise DataError(f"a quasi-identifier is listed twice: {qi}")
-    absent = [c for c in qi if c not in data.columns]
-    if absent:
-        raise DataError(
-            f"quasi-identifier column(s) {', '.join(map(repr, absent))} not found; "
-            f"available columns: {', '.join(map(str, data.columns))}"
-        )
+    check_quasi_identifiers(qi, list(data.columns))
     if household is not None:
         raise DataError(
             "household risk needs each member's record, which the Spark engine does not "
