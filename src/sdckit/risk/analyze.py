@@ -386,14 +386,14 @@ OPTIONAL_MEASURES = ("distinction", "suda")
 MAX_DISTINCTION_WORK = 2_000_000_000
 
 
-def check_quasi_identifiers(qi: Sequence[str], columns: Sequence[str]) -> None:
-    """DataError unless ``qi`` names at least one column, each once, all among ``columns``
-    (the checks every engine's analysis makes before reading the data)."""
-    if not qi:
+def check_quasi_identifiers(quasi_identifiers: Sequence[str], columns: Sequence[str]) -> None:
+    """DataError unless ``quasi_identifiers`` names at least one column, each once, all among
+    ``columns`` (the checks every engine's analysis makes before reading the data)."""
+    if not quasi_identifiers:
         raise DataError("no quasi-identifiers given; name them with --qi A,B,C")
-    if len(set(qi)) != len(qi):
-        raise DataError(f"a quasi-identifier is listed twice: {list(qi)}")
-    absent = [c for c in qi if c not in columns]
+    if len(set(quasi_identifiers)) != len(quasi_identifiers):
+        raise DataError(f"a quasi-identifier is listed twice: {list(quasi_identifiers)}")
+    absent = [c for c in quasi_identifiers if c not in columns]
     if absent:
         raise DataError(
             f"quasi-identifier column(s) {', '.join(map(repr, absent))} not found; "
