@@ -79,14 +79,26 @@ def run_anonymize_job(
                 written[name] = write_table(
                     table, extra, out.delimiter, neutralize=out.neutralize_formulas
                 )
-        summary["outputs"] = {k: str(v) for k, v in written.items()}
-        if out.report is not None:
-            written["report"] = result.report(out.report)
-        if json_path is not None:
-            if out.report is not None:
-                summary["outputs"]["report"] = str(out.report)
-            written["json"] = write_json(json_path, summary)
+        _write_report_and_json(result, summary, written, out.report, json_path)
     return AnonymizeJobOutcome(result, summary, written)
+
+
+def _write_report_and_json(
+    result: Any,
+    summary: dict[str, Any],
+    written: dict[str, Path],
+    report: Path | None,
+    json_path: Path | None,
+) -> None:
+    """The report and the JSON of a job (inside its output set), the data files already in
+    ``written``; ``summary["outputs"]`` lists what was written (both engines)."""
+    summary["outputs"] = {k: str(v) for k, v in written.items()}
+    if report is not None:
+        written["report"] = result.report(report)
+    if json_path is not None:
+        if report is not None:
+            summary["outputs"]["report"] = str(report)
+        written["json"] = write_json(json_path, summary)
 
 
 def _run_on_spark(
@@ -129,10 +141,5 @@ def _run_on_spark(
         summary["spark_master"] = job.spec.spark.master
         summary["run_id"] = outputs.run_id
         written: dict[str, Path] = {"data": out.path}
-        summary["outputs"] = {"data": str(out.path)}
-        if out.report is not None:
-            written["report"] = result.report(out.report)
-            summary["outputs"]["report"] = str(out.report)
-        if json_path is not None:
-            written["json"] = write_json(json_path, summary)
+        _write_report_and_json(result, summary, written, out.report, json_path)
     return AnonymizeJobOutcome(result, summary, written)
