@@ -34,6 +34,11 @@ def _print(doc: dict) -> None:
         t.add_row("sdcMicro dRisk (<= 1 attribute outside)", _fmt(det["sdcmicro_drisk"]))
     if "sdcmicro_drisk_all_inside" in det:
         t.add_row("dRisk, every attribute inside", _fmt(det["sdcmicro_drisk_all_inside"]))
+    if "isolation" in doc:
+        iso = doc["isolation"]
+        label = f"(c={iso['c']:g}, t={iso['t']})-isolation"
+        t.add_row(f"{label}: isolated by own record", _fmt(iso["isolated_by_own"]))
+        t.add_row(f"{label}: isolated by any record", _fmt(iso["isolated_by_any"]))
     if "transparency_attack" in doc:
         ta = doc["transparency_attack"]
         t.add_row("transparency attack: certain matches", _fmt(ta["certain_matches"]))
@@ -137,6 +142,8 @@ def evaluate_command(
     encoding: str,
     seed: int,
     quiet: bool,
+    isolation_c: float = 2.0,
+    isolation_t: int = 5,
 ) -> dict:
     """Implementation of ``sdckit evaluate``: read both files, evaluate, then write outputs.
 
@@ -172,6 +179,8 @@ def evaluate_command(
         dbrl_weights=weights,
         hierarchies=hierarchies or None,
         seed=seed,
+        isolation_c=isolation_c,
+        isolation_t=isolation_t,
     )
     doc["original"] = str(original)
     doc["protected"] = str(protected)
@@ -289,6 +298,18 @@ def evaluate_cli(
     ] = None,
     encoding: Annotated[str, typer.Option(help="Text encoding of CSV input.")] = "utf-8",
     seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+    isolation_c: Annotated[
+        float,
+        typer.Option(
+            "--isolation-c",
+            help="(c,t)-isolation (Chawla et al. 2005): a released point isolates an original "
+            "record when the ball of radius c times their distance holds fewer than t "
+            "original records; c >= 1.",
+        ),
+    ] = 2.0,
+    isolation_t: Annotated[
+        int, typer.Option("--isolation-t", help="(c,t)-isolation threshold t >= 2.")
+    ] = 5,
     quiet: QuietOption = False,
 ) -> None:
     """Information loss and disclosure risk of a protected file against its original.
@@ -297,9 +318,9 @@ def evaluate_cli(
     (IL1s, propensity score U, bounded IL, the 2001 matrix measures and score_il; categorical
     measures for categorical columns) and disclosure risk (distance-based linkage with
     Euclidean and Mahalanobis distances, probabilistic linkage, interval disclosure,
-    sdcMicro's dRisk), and score = (score_il + 100 score_dr) / 2. Options add the
-    transparency attack, weighted DBRL, learned-distance linkage, use-specific utility and
-    generalization metrics.
+    sdcMicro's dRisk, (c,t)-isolation), and score = (score_il + 100 score_dr) / 2. Options
+    add the transparency attack, weighted DBRL, learned-distance linkage, use-specific
+    utility and generalization metrics.
 
     Example: sdckit evaluate --original census.csv --protected masked.csv
     --known-method rank_swapping --p-percent 5 --json ev.json --html ev.html
@@ -326,6 +347,8 @@ def evaluate_cli(
         encoding,
         seed,
         quiet,
+        isolation_c,
+        isolation_t,
     )
 
 

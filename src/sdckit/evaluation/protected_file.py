@@ -25,6 +25,9 @@ on (issue 5):
   the same attributes and their R-U score (:func:`sdckit.risk.matching.reidentification_scale`);
   ``use_specific`` (regression CI overlap, classifier accuracy) with a ``target``;
   ``worst_case_linkage`` (learned distances, Abril, Navarro-Arribas & Torra 2012) on request;
+  ``isolation`` ((c, t)-isolation of Chawla et al. 2005 on the numeric intruder attributes:
+  the shares of original records isolated by their own / by any released point;
+  :func:`sdckit.risk.isolation.isolation_risk`);
   ``generalization`` (the anonymization issue's metrics: loss, precision, discernibility, ...)
   when hierarchies are given.
 
@@ -230,6 +233,8 @@ def evaluate(
     metric: str | Mapping[str, Any] = "loss",
     seed: int = 0,
     max_full_pairs: int = MAX_FULL_PAIRS,
+    isolation_c: float = 2.0,
+    isolation_t: int = 5,
 ) -> dict[str, Any]:
     """Every applicable information-loss and disclosure-risk measure of a protected file.
 
@@ -260,6 +265,10 @@ def evaluate(
     ``dbrl_weights`` (numeric intruder attribute -> weight >= 0, every one of them),
     weighted-distance DBRL ``sqrt(sum_k w_k (z_k - z'_k)^2)``.
 
+    ``isolation_c`` (>= 1) and ``isolation_t`` (integer >= 2) are the parameters of the
+    (c, t)-isolation measure (``isolation``) on the numeric intruder attributes, z-scored as
+    for DBRL (:mod:`sdckit.risk.isolation`).
+
     ``hierarchies`` (column -> :class:`~sdckit.core.hierarchy.Hierarchy`) adds the
     generalization metrics of the anonymization issue (``generalization``: loss, precision,
     discernibility, AECS, non-uniform entropy, height; ``metric`` sets loss's aggregate and
@@ -273,6 +282,7 @@ def evaluate(
     columns in numeric measures, intruder columns absent from the protected file.
     """
     from sdckit.risk.interval_disclosure import interval_disclosure, sdcmicro_drisk
+    from sdckit.risk.isolation import check_isolation_parameters, isolation_risk
     from sdckit.risk.linkage import distance_linkage, score_disclosure_risk
     from sdckit.risk.probabilistic_linkage import probabilistic_linkage
     from sdckit.utility.numeric import (
@@ -284,6 +294,7 @@ def evaluate(
     from sdckit.utility.propensity import propensity_score_utility
 
     cols, q = _check_inputs(original, protected, columns, quasi_identifiers)
+    isolation_c, isolation_t = check_isolation_parameters(isolation_c, isolation_t)
     if known_method is not None:
         _check_known_method(known_method, p_percent, k)
     elif p_percent is not None or k is not None:
@@ -369,6 +380,7 @@ def evaluate(
     # ---------------- disclosure risk ----------------
     dr: dict[str, Any] = {"dbrl": None, "prl": None, "interval_disclosure": None}
     dr["score_dr"] = None
+    isolation: dict[str, Any] | None = None
     if q_num:
         link = distance_linkage(o, p, q_num, intruder_rows=rows, metric="euclidean")
         dr["dbrl"] = link.dbrl
@@ -400,6 +412,9 @@ def evaluate(
         details["sdcmicro_drisk"] = sdcmicro_drisk(o, p, q_num)
         details["sdcmicro_drisk_all_inside"] = sdcmicro_drisk(o, p, q_num, max_outside=0)
         details["sdcmicro_drisk_rule"] = DRISK_RULE
+        isolation = isolation_risk(
+            o, p, q_num, c=isolation_c, t=isolation_t, rows_correspond=True
+        ).to_dict()
     else:
         notes.append(
             "no numeric intruder attributes: distance-based linkage and interval disclosure "
@@ -466,6 +481,8 @@ def evaluate(
                 f"empty), so the protected file is not what {known_method} with "
                 f"{ta['parameter']} produces; check --known-method and its parameter"
             )
+    if isolation is not None:
+        doc["isolation"] = isolation
     if categorical_doc is not None:
         doc["categorical"] = categorical_doc
     if reidentification is not None:

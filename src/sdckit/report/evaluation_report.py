@@ -363,6 +363,31 @@ def evaluation_report(
                 figures=figs,
             )
         )
+    if "isolation" in doc:
+        iso = doc["isolation"]
+        rep.add(
+            Section(
+                f"(c, t)-isolation (c = {iso['c']:g}, t = {iso['t']})",
+                text=(
+                    "Chawla, Dwork, McSherry, Smith & Wee (2005): a released point q isolates an "
+                    "original record y when the ball around q of radius c ||q - y|| holds fewer "
+                    "than t original records. Computed on the numeric intruder attributes"
+                    + (" (z-scores of the original)." if iso["standardized"] else ".")
+                ),
+                facts={
+                    "original records isolated by their own released record (share)": na(
+                        iso["isolated_by_own"]
+                    ),
+                    "original records isolated by some released record (share)": iso[
+                        "isolated_by_any"
+                    ],
+                    "released records that isolate an original one (share)": iso[
+                        "isolating_released"
+                    ],
+                    "attributes": iso["columns"],
+                },
+            )
+        )
     if "transparency_attack" in doc:
         t = doc["transparency_attack"]
         rep.add(
