@@ -55,7 +55,7 @@ MODEL_NAMES = (
 #: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
 HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
 #: The sensitivity rules of :mod:`sdckit.tables.rules` a table job may name.
-RULE_NAMES = ("frequency", "dominance", "p_percent", "pq", "zero")
+RULE_NAMES = ("frequency", "dominance", "p_percent", "pq", "zero", "request")
 
 
 class JobPart(Spec):

@@ -15,6 +15,8 @@ the released cells, the HTML report and the JSON summary together (or nothing)::
       - frequency: {threshold: 3, safety_range: 30}
       - dominance: {n: 1, k: 85}
       - p_percent: {p: 20}
+      - request: {column: asked, codes: [R], percentages: [70], min_frequency: 3,
+                  safety_margin: 10}          # tau-Argus' request rule (microdata only)
     method: optimal                         # optimal | simple | hypercube | modular |
                                             # rounding | cta | cell_key | audit
     cost: value                             # value | frequency | unity | a column name
@@ -103,15 +105,51 @@ def _options(job: Job) -> dict[str, Any]:
     return opts
 
 
+def _read_cells(job: Job) -> pd.DataFrame:
+    """The job's table given cell by cell (``cells:``)."""
+    src = job.spec.cells
+    assert src is not None
+    return read_table(
+        job._path(src.path) if isinstance(src.path, str) else src.path,
+        delimiter=src.delimiter,
+        encoding=src.encoding,
+    )
+
+
+def _request_rule(job: Job, rules: list) -> tuple[int, Any] | None:
+    """The job's request rule and its position in ``rules:`` (None without one); ConfigError
+    for a second one (tau-Argus takes one per level, and sdckit has the records' level)."""
+    from sdckit.tables.rules import RequestRule
+
+    found = [(i, r) for i, r in enumerate(rules) if isinstance(r, RequestRule)]
+    if len(found) > 1:
+        raise ConfigError(
+            f"{job.key(f'rules[{found[1][0]}].request')}: a table takes one request rule; give "
+            "both request codes and their percentages in one entry"
+        )
+    return found[0] if found else None
+
+
 def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
     """The job's table, from its microdata (``input``) or its cells (``cells``); ``names``:
-    only these of the job's dimensions (one of linked ``tables:``).
+    only these of the job's dimensions (one of linked ``tables:``). A request rule's column
+    and codes go into the microdata's pass (ConfigError for a table given cell by cell or
+    ``engine: spark``).
 
     With ``engine: spark`` the microdata's pass (the per-leaf-cell sums, counts and largest
     contributions) runs on Spark (:func:`sdckit.spark.tables.spark_table`) and the table is
     rolled up on the driver, equal to the local engine's (sums up to the order of floating
     additions); a hierarchy builder reads the column's distinct values. A table given cell by
     cell (``cells:``) is small and is read on the driver with either engine."""
+    table, rules, _ = _build_table(job, opts, names)
+    return table, rules
+
+
+def _build_table(
+    job: Job, opts: dict[str, Any], names: list[str] | None = None
+) -> tuple[Any, list, pd.DataFrame | None]:
+    """:func:`build_table` and the cells file it read (None for microdata), which the audit
+    reads its statuses from (one read of the file)."""
     from sdckit.tables.table import Table
 
     spec = job.spec
@@ -128,12 +166,7 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
     sdf = None
     frame = None
     if spec.cells is not None:
-        src = spec.cells
-        frame = read_table(
-            job._path(src.path) if isinstance(src.path, str) else src.path,
-            delimiter=src.delimiter,
-            encoding=src.encoding,
-        )
+        frame = _read_cells(job)
         columns = list(frame.columns)
     elif job.engine == "spark":
         sdf = job.read_spark_input()
@@ -162,6 +195,30 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
         hierarchies = {name: hierarchies[name] for name in names}
     rules = build_rules(job)
     top_n = int(opts.get("top_n", max([2, *[r.top_needed() for r in rules]])))
+    request = _request_rule(job, rules)
+    if request is not None:
+        where = job.key(f"rules[{request[0]}].request")
+        if spec.cells is not None:
+            raise ConfigError(
+                f"{where}: the request rule reads which records asked for protection from the "
+                "microdata (`input:`); a table given cell by cell (`cells:`) does not say it"
+            )
+        if sdf is not None:
+            raise ConfigError(
+                f"{where}: the Spark engine does not compute the requesting contributions; "
+                "run this job with `engine: local`"
+            )
+        if request[1].column not in columns:
+            raise ConfigError(
+                f"{where}.column: column {request[1].column!r} is not in the input (columns: "
+                f"{', '.join(map(str, columns))}); name the column flagging the records that "
+                "asked for protection"
+            )
+        if spec.response is None:
+            raise ConfigError(
+                f"{where}: the request rule compares a contribution with the cell total; give "
+                "`response:` (a frequency table has no contributions)"
+            )
     if spec.cells is not None:
         assert frame is not None
         tops = opts.get("top") or [c for c in frame.columns if str(c).lower().startswith("top")]
@@ -201,12 +258,14 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
                 cost=custom_cost,
                 holding=spec.holding,
                 top_n=top_n,
+                request=request[1].column if request is not None else None,
+                request_codes=request[1].codes if request is not None else (),
             )
     if spec.cost == "frequency":
         table.cost = table.freq.astype(float)
     elif spec.cost == "unity":
         table.cost = np.ones(table.n_cells)
-    return table, rules
+    return table, rules, frame if spec.cells is not None else None
 
 
 def _hierarchy_values(hierarchy: Any, name: str, frame: pd.DataFrame | None, sdf: Any) -> pd.Series:
@@ -269,13 +328,13 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
     opts = _options(job)
     if job.spec.tables is not None:
         return _run_linked(job, opts, json_out)
-    table, rules = build_table(job, opts)
+    table, rules, cells = _build_table(job, opts)
     method = job.spec.method or "optimal"
     method_opts = _method_options(job, opts)
     if method == "cell_key":
         method_opts["cell_keys"] = _cell_keys(job, table, opts)
     if method == "audit":
-        protection = _audit(job, table, rules, opts)
+        protection = _audit(job, table, rules, opts, cells)
     else:
         protection = protect(
             table,
@@ -325,9 +384,10 @@ def _write(
     return TableJobOutcome(protection, summary, written)
 
 
-def _audit(job: Job, table: Any, rules: list, opts: dict[str, Any]):
+def _audit(job: Job, table: Any, rules: list, opts: dict[str, Any], frame: pd.DataFrame | None):
     """``method: audit``: the suppressions of a table protected by another tool, read from
-    the status column of the cells file (option ``status``, default ``status``; codes as
+    the status column of the cells file ``frame`` (the one the table was built from; option
+    ``status``, default ``status``; codes as
     :func:`sdckit.tables.audit.audit_cells` reads them, or the lists
     ``primary_statuses``/``secondary_statuses``/``published_statuses``), audited against the
     job's rules (or, without rules, the cells with a primary status)."""
@@ -338,13 +398,8 @@ def _audit(job: Job, table: Any, rules: list, opts: dict[str, Any]):
             f"{job.key('method')}: `audit` reads a protected table given cell by cell "
             "(`cells:` with a status column), not microdata"
         )
+    assert frame is not None
     column = str(opts.get("status", "status"))
-    src = job.spec.cells
-    frame = read_table(
-        job._path(src.path) if isinstance(src.path, str) else src.path,
-        delimiter=src.delimiter,
-        encoding=src.encoding,
-    )
     if column not in frame.columns:
         raise ConfigError(
             f"{job.key('options.status')}: the cells file has no column {column!r} "

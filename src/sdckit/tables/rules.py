@@ -18,6 +18,15 @@ holdings, when contributions of one holding are combined):
   ``X - x1 - x2 < p/q * x1``; ``UPL = p/q * x1 - (X - x1 - x2)``.
 * **zero**: cells with contributors but value 0 (tau-Argus "zero unsafe"), protection
   ``safety_range`` in value units.
+* **request** (tau-Argus' request rule, batch ``REQ(p1, p2, MinFreq, SafetyMargin)``): some
+  respondents asked for protection, flagged by one or two codes of a request column. With
+  ``r`` the largest contribution of a requesting record of the cell (tau-Argus only counts a
+  positive one) and ``c`` its code, the cell is unsafe when ``r > p_c/100 * X`` (the
+  percentage of ``c``; 0 switches that test off) or when it has a requesting record and
+  fewer than ``min_frequency`` records; protection ``safety_margin`` percent of the value.
+  Source: tau-Argus' C++ core (``sdcTools/libtauargus``: ``CTable::UnsafeCellPeep`` for the
+  tests, ``CDataCell::operator+=`` for ``r`` and ``c``, ``CTable::SetProtectionLevelCell``
+  for the margin) and its batch parser (``sdcTools/tauargus``, ``REQ``).
 
 The protection is symmetric (``LPL = UPL``) as in tau-Argus, with ``LPL`` at most the value
 when the cells cannot be negative; a cell flagged by several rules gets the largest levels.
@@ -33,7 +42,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from sdckit.core.spec import Integer, Number, Spec
 from sdckit.errors import DataError
@@ -46,12 +55,43 @@ __all__ = [
     "PQRule",
     "Primary",
     "RULES",
+    "RequestRule",
     "SensitivityRule",
     "ZeroRule",
     "primary_cells",
 ]
 
 Percent = Annotated[Number, Field(gt=0, le=100)]
+#: A percentage that may be 0 (that test switched off, as tau-Argus reads 0).
+PercentOrOff = Annotated[Number, Field(ge=0, le=100)]
+
+
+def _code_text(value: Any) -> Any:
+    """A request code as the canonical text of the data's values (``1`` and ``1.0`` -> ``"1"``,
+    as :func:`sdckit.core.encoding.as_text` writes the column)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, float):
+        return str(value)
+    return value
+
+
+def _code_list(value: Any) -> Any:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        return [_code_text(v) for v in value]
+    return value
+
+
+def _number_list(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [value]
+    return value
 
 
 class SensitivityRule(Spec):
@@ -194,9 +234,87 @@ class ZeroRule(SensitivityRule):
         return np.full(table.n_cells, float(self.safety_range))
 
 
+class RequestRule(SensitivityRule):
+    """tau-Argus' request rule: contributors who asked for protection (module docstring).
+
+    ``column`` flags the requesting records with one or two ``codes``; ``percentages[j]`` is
+    the share of the cell total (percent) the largest requesting contribution may reach when
+    its code is ``codes[j]`` (0: no such test for that code); ``min_frequency``: a cell with
+    a requesting record and fewer records is unsafe (0: no such test); ``safety_margin``:
+    the protection, percent of the cell's value. The table must be built with the column and
+    the codes (:meth:`Table.from_microdata` ``request=``, ``request_codes=``; a job does it).
+    """
+
+    spec_name: ClassVar[str] = "request"
+    spec_label: ClassVar[str] = "request rule"
+
+    column: Annotated[str, Field(min_length=1)]
+    codes: Annotated[
+        tuple[Annotated[str, Field(min_length=1)], ...],
+        BeforeValidator(_code_list),
+        Field(min_length=1, max_length=2),
+    ]
+    percentages: Annotated[tuple[PercentOrOff, ...], BeforeValidator(_number_list)]
+    min_frequency: Annotated[Integer, Field(ge=0)] = 0
+    safety_margin: Annotated[Number, Field(ge=0)] = 0.0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RequestRule:
+        if len(set(self.codes)) != len(self.codes):
+            raise ValueError(f"the request codes must differ, got {list(self.codes)}")
+        if len(self.percentages) != len(self.codes):
+            raise ValueError(
+                f"give one percentage per request code: {len(self.codes)} code(s) "
+                f"{list(self.codes)} but {len(self.percentages)} percentage(s)"
+            )
+        if self.min_frequency == 0 and not any(p > 0 for p in self.percentages):
+            raise ValueError("flags nothing: give a percentage above 0 or a min_frequency above 0")
+        return self
+
+    def _requested(self, table: Table) -> np.ndarray:
+        """The table's largest requesting contribution per cell and code (DataError when the
+        table was not built with this rule's column and codes)."""
+        if table.requested is None:
+            raise DataError(
+                f"the {self.spec_label} reads which records asked for protection (column "
+                f"{self.column!r}), but the table was built without it; build it from the "
+                f"microdata with request={self.column!r}, request_codes={list(self.codes)} "
+                "(a table given cell by cell does not say who asked)"
+            )
+        if table.request != self.column or tuple(table.request_codes) != self.codes:
+            raise DataError(
+                f"the {self.spec_label} is for column {self.column!r} with codes "
+                f"{list(self.codes)}, but the table was built with column {table.request!r} "
+                f"and codes {list(table.request_codes)}; build it with this rule's"
+            )
+        return table.requested
+
+    def unsafe(self, table: Table) -> np.ndarray:
+        """``r > p_c/100 X`` for the code(s) ``c`` of the largest requesting contribution
+        ``r > 0``, or ``records < min_frequency`` when there is such a contribution.
+
+        tau-Argus keeps one code, the first record's in data order among requesting
+        contributions equal to ``r``; here every code reaching ``r`` is tested, so the rule
+        does not depend on the order of the records (it can differ only on exact ties)."""
+        req = self._requested(table)
+        largest = req.max(axis=1)
+        asked = largest > 0
+        pct = np.asarray(self.percentages, dtype=float)
+        top_code = (req == largest[:, None]) & asked[:, None]
+        too_large = top_code & (pct > 0) & (req > pct / 100.0 * table.value[:, None])
+        few = asked & (table.freq < self.min_frequency)
+        return too_large.any(axis=1) | few
+
+    def protection(self, table: Table) -> np.ndarray:
+        """``safety_margin`` percent of the cell's value (tau-Argus'
+        ``PeepSafetyRangePercCell``)."""
+        return np.abs(table.value) * self.safety_margin / 100.0
+
+
 #: Job-file name -> rule class.
 RULES: dict[str, type[SensitivityRule]] = {
-    c.spec_name: c for c in (FrequencyRule, DominanceRule, PPercentRule, PQRule, ZeroRule)
+    c.spec_name: c
+    for c in (FrequencyRule, DominanceRule, PPercentRule, PQRule, ZeroRule, RequestRule)
 }
 
 

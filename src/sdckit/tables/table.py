@@ -4,8 +4,10 @@ A :class:`Table` holds one cell for every combination of codes of its dimensions
 sub-totals included): the cell's value (the response summed, or the count of records for a
 frequency table), its frequency (records), its number of contributors (records, or holdings
 when contributions of one holding are combined first, as tau-Argus does), its largest
-contributions (for the dominance and p% rules) and its cost. Cells are numbered in row-major
-order over the dimensions' nodes (:meth:`Table.cell_index`).
+contributions (for the dominance and p% rules), its cost and, when some contributors asked
+for protection (tau-Argus' request variable), the largest contribution of a requesting record
+per request code (for the request rule). Cells are numbered in row-major order over the
+dimensions' nodes (:meth:`Table.cell_index`).
 
 The table's additivity -- every node's cell equals the sum of its children's cells, for
 every combination of the other dimensions' codes -- is the linear system ``A x = 0`` of
@@ -38,7 +40,14 @@ from sdckit.tables.dimension import TOTAL, Dimension
 if TYPE_CHECKING:
     from scipy import sparse
 
-__all__ = ["LeafAggregates", "Table", "leaf_aggregates", "roll_up", "table_dimensions"]
+__all__ = [
+    "LeafAggregates",
+    "Table",
+    "leaf_aggregates",
+    "requested_contributions",
+    "roll_up",
+    "table_dimensions",
+]
 
 #: Relative tolerance of the additivity check of a given table.
 ADDITIVITY_TOLERANCE = 1e-9
@@ -58,7 +67,9 @@ class Table:
     """A table over ``dimensions`` (see the module docstring).
 
     ``top`` holds, per cell, its largest contributions in descending order (zero-padded;
-    ``top.shape[1]`` of them); ``cost`` the cost of suppressing each cell.
+    ``top.shape[1]`` of them); ``cost`` the cost of suppressing each cell. With a ``request``
+    column, ``requested[:, j]`` is the largest rule value of a record of the cell whose
+    request code is ``request_codes[j]`` (0 when there is none, or none positive).
     """
 
     dimensions: list[Dimension]
@@ -70,6 +81,9 @@ class Table:
     response: str | None = None
     holding: str | None = None
     negative_contributions: bool = False
+    requested: np.ndarray | None = None
+    request: str | None = None
+    request_codes: tuple[str, ...] = ()
     _constraints: sparse.csr_matrix | None = field(default=None, repr=False)
 
     # -- shape -------------------------------------------------------------------------------
@@ -168,6 +182,8 @@ class Table:
         cost: str | None = None,
         holding: str | None = None,
         top_n: int = 2,
+        request: str | None = None,
+        request_codes: Sequence[str] = (),
     ) -> Table:
         """The table of ``data`` spanned by ``dimensions`` (name -> hierarchy or None).
 
@@ -175,14 +191,24 @@ class Table:
         ``shadow``: the column the sensitivity rules read (default the response); ``cost``:
         a column summed as the cells' suppression cost (default: the value); ``holding``: a
         column whose units' contributions are combined before the rules (tau-Argus holdings);
-        ``top_n``: how many largest contributions to keep per cell.
+        ``top_n``: how many largest contributions to keep per cell; ``request``: the column
+        flagging the records that asked for protection, with the codes ``request_codes`` (one
+        or two, as tau-Argus' request variable) -- needed by the request rule.
 
         Two steps: :func:`leaf_aggregates` (the one pass over the records) and
         :meth:`from_leaf_aggregates` (the roll-up to every cell); the Spark engine computes
         the first step on a cluster (:func:`sdckit.spark.tables.spark_leaf_aggregates`).
         """
         agg = leaf_aggregates(
-            data, dimensions, response, shadow=shadow, cost=cost, holding=holding, top_n=top_n
+            data,
+            dimensions,
+            response,
+            shadow=shadow,
+            cost=cost,
+            holding=holding,
+            top_n=top_n,
+            request=request,
+            request_codes=request_codes,
         )
         return cls.from_leaf_aggregates(agg)
 
@@ -228,6 +254,11 @@ class Table:
             m_cell, m_val = rc, agg.contribution[rr]
             contributors = out["freq"].astype(np.int64)
         top = _top_by_cell(m_cell, m_val, n_cells, agg.top_n)
+        requested = None
+        if agg.requested is not None:
+            # a cell's largest requesting contribution is its leaf cells' largest one
+            requested = np.zeros((n_cells, agg.requested.shape[1]))
+            np.maximum.at(requested, up_cells, agg.requested[up_rows])
         freq = out["freq"].astype(np.int64)
         table_value = out["value"]
         cost_cells = out.get("cost", np.abs(table_value))
@@ -241,6 +272,9 @@ class Table:
             response=agg.response,
             holding=agg.holding,
             negative_contributions=agg.negative_contributions,
+            requested=requested,
+            request=agg.request,
+            request_codes=agg.request_codes,
         )
 
     @classmethod
@@ -356,7 +390,9 @@ class LeafAggregates:
     fewer records) or, with a ``holding`` column, one entry per (leaf cell, holding): the
     holding's summed rule values there, ``contribution_holding`` an integer code per holding
     (any coding that tells holdings apart). ``negative_contributions``: whether any rule
-    value is below zero.
+    value is below zero. ``requested`` (with a ``request`` column and its ``request_codes``):
+    per leaf cell and request code, the largest positive rule value of a record with that
+    code (0 when there is none), always of single records, holdings or not.
     """
 
     dimensions: list[Dimension]
@@ -371,6 +407,9 @@ class LeafAggregates:
     top_n: int
     response: str | None = None
     holding: str | None = None
+    requested: np.ndarray | None = None
+    request: str | None = None
+    request_codes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.cells)
@@ -383,6 +422,8 @@ class LeafAggregates:
             self.contribution_holding is not None and len(self.contribution_holding) != m
         ):
             wrong.append("contribution")
+        if self.requested is not None and self.requested.shape != (n, len(self.request_codes)):
+            wrong.append("requested")
         if wrong:
             raise DataError(
                 f"leaf aggregates: {', '.join(wrong)} do not match the {n} leaf cells "
@@ -391,6 +432,11 @@ class LeafAggregates:
         if (self.holding is None) != (self.contribution_holding is None):
             raise DataError(
                 "leaf aggregates: give the holding column's name together with the per-holding "
+                "contributions (or neither)"
+            )
+        if (self.request is None) != (self.requested is None):
+            raise DataError(
+                "leaf aggregates: give the request column's name together with the requesting "
                 "contributions (or neither)"
             )
 
@@ -404,13 +450,16 @@ def leaf_aggregates(
     cost: str | None = None,
     holding: str | None = None,
     top_n: int = 2,
+    request: str | None = None,
+    request_codes: Sequence[str] = (),
 ) -> LeafAggregates:
     """The per-leaf-cell aggregates of ``data`` (parameters as :meth:`Table.from_microdata`):
     the one pass over the records, proportional to their number.
 
     DataError for an empty data set, a missing column, a value no dimension's hierarchy
-    knows or a response/shadow/cost value that is not a finite number (naming the column,
-    the row and the value).
+    knows, a response/shadow/cost value that is not a finite number (naming the column,
+    the row and the value), or a request column without response or without any record
+    carrying one of the request codes.
     """
     dims = table_dimensions(
         list(data.columns),
@@ -420,7 +469,7 @@ def leaf_aggregates(
     n = len(data)
     if n == 0:
         raise DataError("the data has no records; there is no table to build")
-    check_columns(list(data.columns), [response, shadow, cost, holding])
+    check_columns(list(data.columns), [response, shadow, cost, holding, request])
     leaf_nodes = [d.leaves_for(data[d.name], d.name) for d in dims]
     shape = tuple(len(d) for d in dims)
     leaf_cell = np.ravel_multi_index(tuple(leaf_nodes), shape)
@@ -433,6 +482,16 @@ def leaf_aggregates(
     value_sum = np.bincount(inv, weights=value)
     freq = np.bincount(inv).astype(np.int64)
     cost_sum = np.bincount(inv, weights=cost_values) if cost_values is not None else None
+    requested = None
+    if request is not None:
+        if response is None:
+            raise DataError(
+                f"request column {request!r}: the request rule compares a contribution with the "
+                "cell total, and a frequency table has no contributions; give a response"
+            )
+        requested = requested_contributions(
+            data[request], request, request_codes, rule_values, inv, len(cells)
+        )
     c_hold: np.ndarray | None = None
     contrib: np.ndarray
     if holding is not None:
@@ -464,7 +523,46 @@ def leaf_aggregates(
         top_n=top_n,
         response=response,
         holding=holding,
+        requested=requested,
+        request=request,
+        request_codes=tuple(str(c) for c in request_codes) if request is not None else (),
     )
+
+
+def requested_contributions(
+    flags: pd.Series,
+    column: str,
+    codes: Sequence[str],
+    values: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """``(n_groups, len(codes))``: per group (``group[i]`` the group of record ``i``) and
+    request code, the largest positive value of ``values`` among the records whose ``flags``
+    (canonical text) equal the code; 0 where there is none.
+
+    This is what tau-Argus keeps per cell for its request rule (``CDataCell::PeepCell``, the
+    largest contribution of a requesting record, starting from 0 so that only positive ones
+    count), kept per code so that the rule can apply each code's percentage. DataError when
+    no code is given, a code repeats, or no record carries any of the codes (naming the
+    column's values, so a mistyped code is seen)."""
+    codes = [str(c) for c in codes]
+    if not codes or len(set(codes)) != len(codes):
+        raise DataError(
+            f"request column {column!r}: give one or two distinct request codes, got {codes}"
+        )
+    text = np.asarray(as_text(flags), dtype=object)
+    which = pd.Index(codes).get_indexer(pd.Index(text))
+    if not (which >= 0).any():
+        seen = sorted(pd.unique(text).tolist(), key=_sort_key)
+        raise DataError(
+            f"request column {column!r} holds none of the request codes {codes} (its values: "
+            f"{preview(seen)}); give the codes that mark the records asking for protection"
+        )
+    out = np.zeros((n_groups, len(codes)))
+    asked = which >= 0
+    np.maximum.at(out, (group[asked], which[asked]), np.maximum(values[asked], 0.0))
+    return out
 
 
 # -- helpers ---------------------------------------------------------------------------------
