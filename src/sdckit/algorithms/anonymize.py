@@ -75,6 +75,7 @@ JSON_KEYS = (
     "elapsed_seconds",
     "risk_before",
     "risk_after",
+    "attack_coverage",
 )
 
 
@@ -100,6 +101,7 @@ class AnonymizationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (keys exactly :data:`JSON_KEYS`)."""
+        from sdckit.models.attacks import attack_coverage
         from sdckit.report.writer import to_jsonable
 
         return to_jsonable(
@@ -115,6 +117,8 @@ class AnonymizationResult:
                 "elapsed_seconds": self.elapsed_seconds,
                 "risk_before": self.risk_before,
                 "risk_after": self.risk_after,
+                # which attacks the job's models defend against (Fung et al. 2010, Table II)
+                "attack_coverage": attack_coverage(self.models),
             }
         )
 

@@ -61,6 +61,14 @@ def _print_risk(summary: dict) -> None:
                 else ""
             ),
         )
+    coverage = summary.get("attack_coverage")
+    if coverage:
+        from sdckit.models.attacks import ATTACK_LABELS
+
+        t.add_row(
+            "attacks no measured model covers",
+            ", ".join(ATTACK_LABELS[a] for a in coverage["uncovered"]) or "none",
+        )
     out.print(t)
     for k, why in summary.get("skipped", {}).items():
         out.print(f"[yellow]skipped {k}:[/] {escape(why)}", highlight=False)
@@ -159,6 +167,10 @@ def analyze_command(
     summary = dict(result.summary)
     summary["input"] = str(input)
     summary["engine"] = engine
+    from sdckit.models.attacks import attack_coverage
+    from sdckit.risk.analyze import measured_models
+
+    summary["attack_coverage"] = attack_coverage(measured_models(summary))
     # Everything is computed and rendered before the first file is written, so a failure
     # leaves nothing behind (each write is itself atomic).
     with output_set():  # one release: renamed into place together, or not at all

@@ -47,6 +47,12 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Callable[[int, int], Non
         yield update
 
 
+def _attack_names(attacks: list[str]) -> str:
+    from sdckit.models.attacks import ATTACK_LABELS
+
+    return ", ".join(ATTACK_LABELS[a] for a in attacks) or "none"
+
+
 def print_summary(summary: dict[str, Any]) -> None:
     """The job's outcome as a table (transformation, suppression, metrics, risk)."""
     t = Table(title="Anonymization", show_header=True)
@@ -58,6 +64,9 @@ def print_summary(summary: dict[str, Any]) -> None:
     t.add_row("suppressed records", f"{summary['suppressed_records']:,}")
     t.add_row("models satisfied", "; ".join(summary["models_satisfied"]))
     t.add_row("verified", "yes" if summary["verified"] else "NO")
+    coverage = summary.get("attack_coverage")
+    if coverage:
+        t.add_row("attacks not covered by the models", _attack_names(coverage["uncovered"]))
     for k, v in summary["metrics"].items():
         if v is not None:
             t.add_row(f"metric: {k}", f"{v:.6g}" if isinstance(v, float) else f"{v:,}")

@@ -115,6 +115,15 @@ def anonymization_report(result: AnonymizationResult) -> Report:
             table=pd.DataFrame({"model": result.models_satisfied, "satisfied": "yes"}),
         )
     )
+    if result.models:
+        from sdckit.models.attacks import attack_coverage
+        from sdckit.report.attack_coverage import attack_coverage_section
+
+        report.add(
+            attack_coverage_section(
+                attack_coverage(result.models), intro="The privacy models of this job."
+            )
+        )
     if result.risk_before and result.risk_after:
         b, a = result.risk_before, result.risk_after
         rows = []

@@ -260,4 +260,17 @@ def risk_report(
     report = Report("sdckit risk analysis", subtitle=source or None)
     for s in risk_sections(summary, record_risk, risk_weights=risk_weights):
         report.add(s)
+    if summary.get("attack_coverage"):
+        from sdckit.report.attack_coverage import attack_coverage_section
+
+        report.add(
+            attack_coverage_section(
+                summary["attack_coverage"],
+                intro=(
+                    "The privacy models whose quantity this analysis reports (class sizes: "
+                    "k-anonymity; average prosecutor risk; sample uniques; with a population "
+                    "table k-map; with sensitive attributes l-diversity)."
+                ),
+            )
+        )
     return report

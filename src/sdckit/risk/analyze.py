@@ -386,6 +386,20 @@ OPTIONAL_MEASURES = ("distinction", "suda")
 MAX_DISTINCTION_WORK = 2_000_000_000
 
 
+def measured_models(summary: Mapping[str, Any]) -> list[str]:
+    """The job-file names of the privacy models whose quantity an analysis ``summary``
+    reports: ``k_anonymity`` (class sizes), ``average_risk`` (average prosecutor risk) and
+    ``sample_uniqueness`` (sample uniques) always, ``k_map`` with a population table
+    (``population_records``), ``l_diversity`` with sensitive attributes (``sensitive``).
+    For :func:`sdckit.models.attacks.attack_coverage`."""
+    names = ["k_anonymity", "average_risk", "sample_uniqueness"]
+    if summary.get("population_records") is not None:
+        names.append("k_map")
+    if summary.get("sensitive"):
+        names.append("l_diversity")
+    return names
+
+
 def check_quasi_identifiers(quasi_identifiers: Sequence[str], columns: Sequence[str]) -> None:
     """DataError unless ``quasi_identifiers`` names at least one column, each once, all among
     ``columns`` (the checks every engine's analysis makes before reading the data)."""
