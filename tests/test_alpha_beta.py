@@ -7,9 +7,11 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from sdckit.errors import DataError, ParameterError
-from sdckit.synthesis.alpha_beta import AlphaBeta
+from sdckit.synthesis.alpha_beta import AlphaBeta, dgamma_privacy
 
 
 def _instance(seed: int = 0, rows: int = 3000) -> pd.DataFrame:
@@ -118,3 +120,129 @@ def test_alpha_plus_beta_below_one_and_domain_checks():
         AlphaBeta(0.5, 0.1, domain={"a": [1, 2]}).fit(data)
     with pytest.raises(ParameterError, match="domain"):
         AlphaBeta(0.5, 0.1, domain={"zz": [1]}).fit(data)
+
+
+# --------------------------------------------------------------------------------------------
+# (d, gamma)-privacy (Rastogi, Suciu & Hong 2007, Definition 2.2)
+# --------------------------------------------------------------------------------------------
+def test_dgamma_hand_values_private() -> None:
+    # alpha = 0.4, beta = 0.1, d = 0.01, gamma = 0.05
+    # (a) largest posterior = 0.01 * 0.5 / (0.01 * 0.5 + 0.99 * 0.1) = 0.005 / 0.104
+    #     = 0.0480769... <= 0.05
+    # (b) smallest ratio = (1 - 0.5) / (1 - 0.1) = 0.5555... >= d / gamma = 0.2
+    # least gamma = max(0.0480769, 0.01 * 0.9 / 0.5 = 0.018) = 0.0480769
+    r = dgamma_privacy(0.4, 0.1, 0.01, 0.05)
+    assert r["dgamma_private"] is True
+    assert r["positive_disclosure"]["largest_posterior"] == pytest.approx(0.005 / 0.104)
+    assert r["negative_disclosure"]["smallest_posterior_over_prior"] == pytest.approx(5 / 9)
+    assert r["negative_disclosure"]["bound"] == pytest.approx(0.2)
+    assert r["smallest_gamma"] == pytest.approx(0.005 / 0.104)
+    # gamma = 0.04 < 0.0480769: positive disclosure fails, (b) still holds (5/9 >= 0.25)
+    r = dgamma_privacy(0.4, 0.1, 0.01, 0.04)
+    assert r["dgamma_private"] is False
+    assert r["positive_disclosure"]["holds"] is False and r["negative_disclosure"]["holds"]
+
+
+def test_dgamma_negative_disclosure() -> None:
+    # alpha = 0.85, beta = 0.1, d = 0.1, gamma = 0.9
+    # (a) 0.1 * 0.95 / (0.095 + 0.9 * 0.1) = 0.095 / 0.185 = 0.5135 <= 0.9: holds
+    # (b) (1 - 0.95) / (1 - 0.1) = 0.0556 < d / gamma = 0.1111: a tuple missing from the
+    #     view is almost surely not in the instance -> fails; no gamma < 1 works, since
+    #     d (1 - beta) / (1 - alpha - beta) = 0.1 * 0.9 / 0.05 = 1.8 >= 1
+    r = dgamma_privacy(0.85, 0.1, 0.1, 0.9)
+    assert r["positive_disclosure"]["largest_posterior"] == pytest.approx(0.095 / 0.185)
+    assert r["positive_disclosure"]["holds"] is True
+    assert r["negative_disclosure"]["smallest_posterior_over_prior"] == pytest.approx(0.05 / 0.9)
+    assert r["negative_disclosure"]["holds"] is False
+    assert r["dgamma_private"] is False and r["smallest_gamma"] is None
+
+
+def test_dgamma_boundary_holds() -> None:
+    # alpha = 0.25, beta = 0.5, d = 0.1, gamma = 0.2: (b) (1 - 0.75) / (1 - 0.5) = 0.5 equals
+    # d / gamma = 0.5 (the bound holds with equality); (a) 0.075 / (0.075 + 0.45) = 1/7 <= 0.2
+    r = dgamma_privacy(0.25, 0.5, 0.1, 0.2)
+    assert r["dgamma_private"] is True
+    assert r["smallest_gamma"] == pytest.approx(0.2)  # max(1/7, 0.1 * 0.5 / 0.25)
+    assert dgamma_privacy(0.25, 0.5, 0.1, 0.19)["dgamma_private"] is False
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    a=st.floats(0.01, 0.9),
+    b=st.floats(0.01, 0.9),
+    d=st.floats(0.001, 0.5),
+    g=st.floats(0.01, 0.99),
+)
+def test_dgamma_matches_bayes_over_priors(a, b, d, g) -> None:
+    """The verdict equals Definition 2.2 checked by Bayes' rule over a grid of priors p <= d."""
+    assume(a + b < 0.99 and d < g)
+    pos = d * (a + b) / (d * (a + b) + (1 - d) * b)
+    neg = (1 - a - b) / (1 - b)
+    assume(abs(pos - g) > 1e-6 and abs(neg - d / g) > 1e-6)  # away from the boundary
+    p = np.concatenate([np.geomspace(1e-9, d, 200), [d]])
+    in_view = p * (a + b) / (p * (a + b) + (1 - p) * b)  # posterior, t in V
+    not_in_view = p * (1 - a - b) / (p * (1 - a - b) + (1 - p) * (1 - b))  # t not in V
+    ok = bool(
+        (in_view <= g).all()
+        and (not_in_view <= g).all()
+        and (in_view / p >= d / g).all()
+        and (not_in_view / p >= d / g - 1e-7).all()
+    )
+    assert dgamma_privacy(a, b, d, g)["dgamma_private"] is ok
+
+
+def test_dgamma_parameters_and_synthesize_json() -> None:
+    with pytest.raises(ParameterError, match="d < gamma"):
+        dgamma_privacy(0.4, 0.1, 0.3, 0.2)
+    with pytest.raises(ParameterError, match="'gamma' needs 'd'"):
+        AlphaBeta(0.4, 0.1, gamma=0.5)
+    with pytest.raises(ParameterError, match="gamma"):
+        AlphaBeta(0.4, 0.1, d=0.01, gamma=1.5)
+    import sdckit
+
+    data = _instance(rows=400)
+    res = sdckit.synthesize(
+        data, method="alpha_beta", seed=2, alpha=0.4, beta=0.1, d=0.01, gamma=0.05, evaluate=False
+    )
+    g = res.to_dict()["details"]["guarantee"]
+    assert g["dgamma"]["dgamma_private"] is True
+    assert g["dgamma"]["positive_disclosure"]["largest_posterior"] == pytest.approx(0.005 / 0.104)
+    # the domain (values seen in the data: at most 20 x 4 x 50) and the instance size give the
+    # uniform prior n / m and the paper's k = d m / n
+    n = res.synthesizer.details["instance_tuples"]
+    m = res.synthesizer.details["domain_tuples"]
+    assert m == math.prod(res.synthesizer.details["domain_sizes"].values()) <= 4000
+    assert g["uniform_prior"] == pytest.approx(n / m)
+    assert g["k"] == pytest.approx(0.01 * m / n)
+
+
+def test_synthesize_command_json_and_html(tmp_path) -> None:
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    _instance(rows=300).to_csv(tmp_path / "in.csv", index=False)
+    job = {
+        "input": {"path": "in.csv"},
+        "method": "alpha_beta",
+        "seed": 1,
+        "options": {"alpha": 0.85, "beta": 0.1, "d": 0.1, "gamma": 0.9, "holdout": 0},
+        "output": {"path": "out.csv", "report": "s.html", "json": "s.json"},
+    }
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    res = CliRunner().invoke(app, ["synthesize", "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert res.exit_code == 0, res.output
+    dg = json.loads((tmp_path / "s.json").read_text())["details"]["guarantee"]["dgamma"]
+    # hand values of test_dgamma_negative_disclosure
+    assert dg["dgamma_private"] is False and dg["negative_disclosure"]["holds"] is False
+    page = (tmp_path / "s.html").read_text()
+    assert "(d, gamma)-privacy (d = 0.1, gamma = 0.9)" in page and "fails" in page
+    (tmp_path / "s.json").unlink()
+    job["options"]["gamma"] = 0.05  # below d
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    res = CliRunner().invoke(app, ["synthesize", "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert res.exit_code == 2 and "d < gamma" in res.output
+    assert not (tmp_path / "s.json").exists()

@@ -86,6 +86,28 @@ def synthesis_report(
                 "below list how the budget was split.",
             )
         )
+    dgamma = ((summary.get("details") or {}).get("guarantee") or {}).get("dgamma")
+    if dgamma:
+        pos, neg = dgamma["positive_disclosure"], dgamma["negative_disclosure"]
+        rep.add(
+            Section(
+                f"(d, gamma)-privacy (d = {dgamma['d']:g}, gamma = {dgamma['gamma']:g})",
+                text="Rastogi, Suciu & Hong (2007), Definition 2.2: against an adversary whose "
+                "prior for any tuple is at most d, the posterior stays at most gamma (a) and "
+                "drops by at most the factor d / gamma (b).",
+                facts={
+                    "(d, gamma)-private": "yes" if dgamma["dgamma_private"] else "NO",
+                    f"(a) largest posterior <= {pos['bound']:g}": (
+                        f"{pos['largest_posterior']:.6g} ({'holds' if pos['holds'] else 'fails'})"
+                    ),
+                    f"(b) smallest posterior / prior >= {neg['bound']:.6g}": (
+                        f"{neg['smallest_posterior_over_prior']:.6g} "
+                        f"({'holds' if neg['holds'] else 'fails'})"
+                    ),
+                    "smallest gamma for this d": dgamma["smallest_gamma"],
+                },
+            )
+        )
     u, r = summary["utility"], summary["risk"]
     rows = [
         ("pMSE (propensity score mean squared error)", u.get("pmse"), "0 = indistinguishable"),

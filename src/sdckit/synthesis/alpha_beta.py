@@ -9,17 +9,39 @@ sets). The published view ``V`` contains
 * each tuple of ``I`` independently with probability ``alpha + beta``;
 * each tuple of ``D \\ I`` independently with probability ``beta``.
 
-Privacy ((d, gamma)-privacy, Rastogi et al. 2007, Definition 2.2): against a d-bounded
-adversary (prior ``P[t in I] <= d`` for every tuple it is not certain of) the posterior
-``P[t in I | V] <= gamma``. By Bayes' rule, a tuple ``t`` seen in ``V`` has posterior
-``p (alpha + beta) / (p (alpha + beta) + (1 - p) beta)``, increasing in the prior ``p``, so the
-worst case is ``p = d`` and the algorithm is (d, gamma)-private exactly when
+Privacy ((d, gamma)-privacy, Rastogi et al. 2007, Definitions 2.1-2.2): a d-bounded,
+tuple-independent adversary has prior ``p = P[t in I] <= d`` for every tuple it is not
+certain of; the release is (d, gamma)-private (``d < gamma``) when for every such tuple and
+every view ``V``
 
-    beta / (alpha + beta) >= d (1 - gamma) / (gamma (1 - d))
+    (a) P[t in I | V] <= gamma               (no positive disclosure), and
+    (b) P[t in I | V] / P[t in I] >= d / gamma   (no negative disclosure).
 
-(the condition of the paper's privacy theorem for the alpha-beta algorithm); a tuple *not*
-in ``V`` only lowers the posterior. :attr:`AlphaBeta.details` records, for a given ``d``, the
-smallest ``gamma`` this gives: ``gamma = d (alpha + beta) / (d (alpha + beta) + (1 - d) beta)``.
+The view includes each tuple independently, so the posterior of ``t`` depends only on
+whether ``t`` is in ``V`` (Bayes' rule):
+
+* ``t`` in ``V``: ``p (alpha + beta) / (p (alpha + beta) + (1 - p) beta)``, increasing in
+  ``p``: (a) holds for every ``p <= d`` iff it holds at ``p = d``, i.e. iff
+
+      beta / (alpha + beta) >= d (1 - gamma) / (gamma (1 - d))
+
+  (the paper's privacy condition on beta for the alpha-beta algorithm); its ratio to the
+  prior is >= 1 > d / gamma, so (b) holds;
+* ``t`` not in ``V``: ``p (1 - alpha - beta) / (p (1 - alpha - beta) + (1 - p) (1 - beta))``
+  lowers the belief, so (a) holds; its ratio to the prior decreases to
+  ``(1 - alpha - beta) / (1 - beta)`` as ``p -> 0``, so (b) holds for every ``p <= d`` iff
+
+      (1 - alpha - beta) / (1 - beta) >= d / gamma
+
+  (the paper bounds ``alpha + beta`` for this; ``alpha + beta <= 1 - d / gamma`` implies it,
+  since ``(1 - alpha - beta) / (1 - beta) >= 1 - alpha - beta``).
+
+:func:`dgamma_privacy` checks both for stated ``d`` and ``gamma``; :attr:`AlphaBeta.details`
+records the smallest ``gamma`` the algorithm guarantees for a given ``d``:
+``max(d (alpha + beta) / (d (alpha + beta) + (1 - d) beta), d (1 - beta) / (1 - alpha - beta))``
+and, with the domain size ``m = |D|`` and the instance size ``n = |I|``, the prior ``n / m``
+of an adversary who knows only how many tuples are true and the paper's ``k = d m / n``
+(the prior bound as a multiple of ``n / m``; useful releases need ``k`` small, Section 3).
 As a randomized response on the membership bit of every domain tuple the view is also
 ``epsilon``-indistinguishable for instances differing in one tuple (Dwork et al. 2006) with
 ``epsilon = max(ln((alpha + beta) / beta), ln((1 - beta) / (1 - alpha - beta)))``.
@@ -50,7 +72,7 @@ import pandas as pd
 from sdckit.errors import DataError, ParameterError
 from sdckit.synthesis.base import Synthesizer
 
-__all__ = ["AlphaBeta"]
+__all__ = ["AlphaBeta", "dgamma_privacy"]
 
 #: Domains up to this many tuples are enumerated to draw the fake tuples.
 _ENUMERATE = 1 << 22
@@ -69,6 +91,60 @@ def _probability(value: Any, name: str, *, open_low: bool = True) -> float:
     return v
 
 
+#: Relative slack of the (d, gamma) comparisons (a condition met with equality holds).
+_SLACK = 1e-12
+
+
+def dgamma_privacy(alpha: float, beta: float, d: float, gamma: float) -> dict[str, Any]:
+    """Whether the (alpha, beta)-algorithm is (d, gamma)-private (Rastogi, Suciu & Hong 2007,
+    Definition 2.2 and the alpha-beta privacy condition; derivation in the module docstring).
+
+    ``0 < alpha``, ``0 < beta``, ``alpha + beta < 1``, ``0 < d < gamma < 1``. Returns
+    ``dgamma_private`` (both conditions), ``positive_disclosure`` (the largest posterior,
+    ``d (alpha + beta) / (d (alpha + beta) + (1 - d) beta)``, against ``gamma``: condition
+    (a)), ``negative_disclosure`` (the smallest posterior-to-prior ratio,
+    ``(1 - alpha - beta) / (1 - beta)``, against ``d / gamma``: condition (b)) and
+    ``smallest_gamma`` (the least gamma both allow for this ``d``; None when no gamma < 1
+    does, i.e. ``d (1 - beta) / (1 - alpha - beta) >= 1``). Raises
+    :class:`ParameterError` for values out of range.
+    """
+    a = _probability(alpha, "alpha")
+    b = _probability(beta, "beta")
+    if a + b >= 1:
+        raise ParameterError(f"alpha_beta: alpha + beta must be < 1, got {a:g} + {b:g}")
+    dd = _probability(d, "d")
+    g = _probability(gamma, "gamma")
+    if not dd < g:
+        raise ParameterError(
+            f"alpha_beta: (d, gamma)-privacy needs d < gamma (a posterior bound below the "
+            f"prior bound cannot hold), got d={dd:g}, gamma={g:g}"
+        )
+    posterior = dd * (a + b) / (dd * (a + b) + (1 - dd) * b)
+    ratio = (1 - a - b) / (1 - b)
+    smallest = max(posterior, dd * (1 - b) / (1 - a - b))
+    upper_ok = posterior <= g * (1 + _SLACK)
+    lower_ok = ratio >= (dd / g) * (1 - _SLACK)
+    return {
+        "d": dd,
+        "gamma": g,
+        "dgamma_private": bool(upper_ok and lower_ok),
+        "positive_disclosure": {
+            "condition": "beta / (alpha + beta) >= d (1 - gamma) / (gamma (1 - d))",
+            "largest_posterior": posterior,
+            "bound": g,
+            "holds": bool(upper_ok),
+        },
+        "negative_disclosure": {
+            "condition": "(1 - alpha - beta) / (1 - beta) >= d / gamma",
+            "smallest_posterior_over_prior": ratio,
+            "bound": dd / g,
+            "holds": bool(lower_ok),
+        },
+        "smallest_gamma": smallest if smallest < 1 else None,
+        "source": "Rastogi, Suciu & Hong 2007, Definition 2.2; alpha-beta privacy condition",
+    }
+
+
 class AlphaBeta(Synthesizer):
     """The (alpha, beta)-algorithm of Rastogi, Suciu & Hong (2007) (module docstring).
 
@@ -82,6 +158,9 @@ class AlphaBeta(Synthesizer):
         take the values seen in the data (recorded in :attr:`details`).
     d : float, optional
         The adversary's prior bound for the (d, gamma)-privacy statement in :attr:`details`.
+    gamma : float, optional
+        The posterior bound to check with ``d`` (:func:`dgamma_privacy`): ``details``
+        then say whether the release is (d, gamma)-private (``d`` is required with it).
 
     ``fit`` records the distinct tuples (the instance ``I``); ``sample`` publishes one view
     (``n`` is ignored: the algorithm's output size is random).
@@ -96,6 +175,7 @@ class AlphaBeta(Synthesizer):
         *,
         domain: Mapping[str, Sequence[Any]] | None = None,
         d: float | None = None,
+        gamma: float | None = None,
     ) -> None:
         super().__init__()
         self.alpha = _probability(alpha, "alpha")
@@ -111,27 +191,48 @@ class AlphaBeta(Synthesizer):
             )
         self.domain_given = dict(domain) if domain is not None else {}
         self.d = None if d is None else _probability(d, "d")
+        self.gamma = None if gamma is None else _probability(gamma, "gamma")
+        if self.gamma is not None:
+            if self.d is None:
+                raise ParameterError(
+                    "alpha_beta: parameter 'gamma' needs 'd', the adversary's prior bound "
+                    "(e.g. options: {alpha: 0.5, beta: 0.01, d: 0.05, gamma: 0.5})"
+                )
+            dgamma_privacy(self.alpha, self.beta, self.d, self.gamma)  # validates d < gamma
         self._values: list[np.ndarray] = []
         self._radix: np.ndarray | None = None
         self._instance: np.ndarray | None = None  # sorted distinct codes of the instance
         self._size = 0
 
     # -- the guarantee -------------------------------------------------------------------
-    def guarantee(self, d: float | None = None) -> dict[str, Any]:
-        """The privacy statements (module docstring): the (d, gamma) condition, the smallest
-        gamma for ``d`` (default: the ``d`` given to the constructor) and the epsilon of the
+    def guarantee(self, d: float | None = None, gamma: float | None = None) -> dict[str, Any]:
+        """The privacy statements (module docstring): the (d, gamma) conditions, the smallest
+        gamma for ``d`` (default: the ``d`` given to the constructor), with ``gamma`` (default:
+        the constructor's) the verdict of :func:`dgamma_privacy` (``dgamma``), after ``fit``
+        the uniform prior ``n / m`` and the paper's ``k = d m / n``, and the epsilon of the
         membership randomized response."""
         a, b = self.alpha, self.beta
         out: dict[str, Any] = {
             "condition": "(d, gamma)-private iff beta / (alpha + beta) >= "
-            "d (1 - gamma) / (gamma (1 - d))  (Rastogi, Suciu & Hong 2007, Section 4)",
+            "d (1 - gamma) / (gamma (1 - d)) and (1 - alpha - beta) / (1 - beta) >= d / gamma "
+            "(Rastogi, Suciu & Hong 2007, Definition 2.2, Section 4)",
             "beta_over_alpha_plus_beta": b / (a + b),
             "epsilon": max(math.log((a + b) / b), math.log((1 - b) / (1 - a - b))),
         }
         d = self.d if d is None else _probability(d, "d")
+        gamma = self.gamma if gamma is None else _probability(gamma, "gamma")
+        if self._size and self._instance is not None:
+            out["uniform_prior"] = len(self._instance) / self._size
         if d is not None:
             out["d"] = d
-            out["gamma"] = d * (a + b) / (d * (a + b) + (1 - d) * b)
+            least = max(d * (a + b) / (d * (a + b) + (1 - d) * b), d * (1 - b) / (1 - a - b))
+            out["gamma"] = least if least < 1 else None
+            if "uniform_prior" in out:
+                out["k"] = d / out["uniform_prior"]
+            if gamma is not None:
+                out["dgamma"] = dgamma_privacy(a, b, d, gamma)
+        elif gamma is not None:
+            raise ParameterError("alpha_beta: checking gamma needs the prior bound d")
         return out
 
     # -- fit / sample --------------------------------------------------------------------
