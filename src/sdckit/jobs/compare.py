@@ -409,13 +409,13 @@ def expand_grid(
             base = entry.get("label")
             if base is not None and not isinstance(base, str):
                 raise ConfigError(f"{where}.label: must be a text, got {base!r}")
-            for c, steps in enumerate(combos):
-                label = (base if len(combos) == 1 else f"{base} #{c + 1}") if base else None
+            for i, combo in enumerate(combos):
+                label = (base if len(combos) == 1 else f"{base} #{i + 1}") if base else None
                 shown = [
                     _shown(n, next(iter(st.values())))
-                    for st, (n, _) in zip(steps_spec, steps, strict=True)
+                    for st, (n, _) in zip(steps_spec, combo, strict=True)
                 ]
-                configs.append(Configuration(label or _label(steps, shown), tuple(steps), where))
+                configs.append(Configuration(label or _label(combo, shown), tuple(combo), where))
         else:
             body = {k: v for k, v in entry.items() if k != "label"}
             if len(body) != 1:
@@ -429,22 +429,25 @@ def expand_grid(
             if base is not None and not isinstance(base, str):
                 raise ConfigError(f"{where}.label: must be a text, got {base!r}")
             shown = [_shown(name, params)]
-            for steps in expanded:
-                label = _label([steps], shown)
+            for one in expanded:
+                label = _label([one], shown)
                 if base:
                     label = base if len(expanded) == 1 else f"{base}: {label}"
-                configs.append(Configuration(label, (steps,), where))
-    for c in configs:  # every masking configuration's steps (ParameterError naming the key)
-        if c.methods:
-            Pipeline.from_entries(c.methods, where=f"{c.source} ({c.label}): methods")
-    seen: dict[str, str] = {}
-    for c in configs:
-        if c.label in seen:
-            raise ConfigError(
-                f"{c.source}: configuration {c.label!r} also comes from {seen[c.label]}; "
-                "remove the duplicate or give the entries distinct `label:`s"
+                configs.append(Configuration(label, (one,), where))
+    for config in configs:  # every masking configuration's steps (ParameterError naming the key)
+        if config.methods:
+            Pipeline.from_entries(
+                config.methods, where=f"{config.source} ({config.label}): methods"
             )
-        seen[c.label] = c.source
+    seen: dict[str, str] = {}
+    for config in configs:
+        if config.label in seen:
+            raise ConfigError(
+                f"{config.source}: configuration {config.label!r} also comes from "
+                f"{seen[config.label]}; remove the duplicate or give the entries distinct "
+                "`label:`s"
+            )
+        seen[config.label] = config.source
     return configs
 
 

@@ -39,8 +39,9 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import yaml
@@ -51,6 +52,9 @@ from sdckit.core.schema import Attribute, Schema
 from sdckit.core.spec import did_you_mean
 from sdckit.errors import ConfigError, ParameterError, SdcInputError, short_repr
 from sdckit.jobs.spec import HIERARCHY_BUILDERS, MODEL_NAMES, JobSpec
+
+if TYPE_CHECKING:
+    from sdckit.models.base import PrivacyModel
 
 __all__ = ["Job", "OutputSpec", "job_from_dict", "load_job", "build_model", "MODEL_NAMES"]
 
@@ -205,7 +209,7 @@ class Job:
             if path is not None:
                 outputs.pop(own.get(flag, ""), None)
                 outputs[flag] = path
-        given = self.input_files()
+        given: dict[str, str | Path | None] = dict(self.input_files())
         given.update({k: v for k, v in (inputs or {}).items() if v is not None})
         folders: tuple[str, ...] = ()
         if self.engine == "spark":  # the release is a folder of part files
@@ -371,7 +375,7 @@ class Job:
             hierarchy = None
             if spec.hierarchy is not None:
                 hierarchy = self._hierarchy(
-                    spec.hierarchy, lambda name=name: values_of(name), name, f"{where}.hierarchy"
+                    spec.hierarchy, partial(values_of, name), name, f"{where}.hierarchy"
                 )
             pseudonymize = None
             if spec.pseudonymize is not None:
@@ -417,7 +421,7 @@ class Job:
 
 
 # -- privacy models ----------------------------------------------------------------------------
-def model_classes() -> dict[str, type]:
+def model_classes() -> dict[str, type[PrivacyModel]]:
     """Job-file name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`)."""
     from sdckit import models as m
 

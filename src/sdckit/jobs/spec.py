@@ -104,6 +104,7 @@ def _linked_tables(value: Any) -> Any:
     example = (
         "`tables: [[region, gender], [region, age]]` or `tables: {by_gender: [region, gender]}`"
     )
+    items: list[tuple[str | None, Any]]
     if isinstance(value, Mapping):
         items = [(str(k), v) for k, v in value.items()]
     elif isinstance(value, list):
@@ -168,7 +169,9 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
         path: str | None = None
         cells: str | None = None
         report: str | None = None
-        json: str | None = None
+        # the job-file key is `json`; as a field it replaces BaseModel's deprecated json()
+        # method, which mypy reports as an incompatible override (the only one here)
+        json: str | None = None  # type: ignore[assignment]
         delimiter: str | None = None
         neutralize_formulas: StrictBool = False
 
