@@ -198,3 +198,25 @@ def test_anonymize_json_and_html(tmp_path: Path) -> None:
     page = (tmp_path / "r.html").read_text()
     assert "Attacks the privacy models defend against" in page
     assert "Not covered by any of these models: table linkage." in page
+
+
+def test_readme_table_agrees() -> None:
+    """The README's compact table lists every job model under the attacks of its row."""
+    import re
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    section = text.split("## Privacy models and the attacks they defend against", 1)[1]
+    codes = {"RL": RL, "AL": AL, "TL": TL, "PA": PA}
+    listed: dict[str, set[str]] = {}
+    for line in section.split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 2 or not re.fullmatch(r"[A-Z]{2}( \+ [A-Z]{2})*", cells[0]):
+            continue
+        attacks = {codes[c] for c in cells[0].split(" + ")}
+        for name in re.findall(r"`([a-z_]+)`", cells[1]):
+            if name in ATTACK_TABLE:
+                listed[name] = attacks
+    assert set(MODEL_NAMES) <= set(listed)
+    for name, attacks in listed.items():
+        assert set(ATTACK_TABLE[name].attacks) == attacks, name
