@@ -206,6 +206,17 @@ def test_marginal_dp_through_the_api_states_its_budget(bn: pd.DataFrame) -> None
         sdckit.synthesize(bn, "cart", epsilon=1.0)
 
 
+def test_safepub_needs_epsilon_and_a_synthesizer_names_its_variant() -> None:
+    from sdckit.synthesis.api import make_synthesizer
+    from sdckit.synthesis.sequential import Sequential
+
+    # rho passes the budget check of marginal_dp, but safepub spends epsilon
+    with pytest.raises(ParameterError, match="safepub needs epsilon"):
+        make_synthesizer("safepub", delta=1e-5, rho=0.5)
+    assert make_synthesizer("parametric").name == "parametric"
+    assert make_synthesizer("cart").name == Sequential.name == "cart"
+
+
 def _job(tmp_path, df: pd.DataFrame, **keys) -> object:
     df.to_csv(tmp_path / "data.csv", index=False)
     doc = {

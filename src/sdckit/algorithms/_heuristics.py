@@ -41,14 +41,26 @@ from sdckit.core.io import to_numeric
 from sdckit.core.release import SUPPRESSED
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, NoSolutionError
+from sdckit.models.alpha_k import AlphaKAnonymity
 from sdckit.models.base import ModelResult, PrivacyModel, check_reachable
+from sdckit.models.beta_likeness import BetaLikeness
 from sdckit.models.check import _validate
+from sdckit.models.delta_disclosure import DeltaDisclosure
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.models.ldiversity import LDiversity
 from sdckit.models.tcloseness import TCloseness
 
 #: Models whose verdict on a class depends on that class alone (checkable per partition).
-PARTITION_MODELS = (KAnonymity, LDiversity, TCloseness)
+#: Confidence bounding is not among them: a template on a subset of the QIs groups records
+#: of several partitions.
+PARTITION_MODELS = (
+    KAnonymity,
+    LDiversity,
+    TCloseness,
+    AlphaKAnonymity,
+    BetaLikeness,
+    DeltaDisclosure,
+)
 
 Progress = Callable[[int, int], None] | None
 
@@ -142,7 +154,8 @@ def require_partition_models(prep: Prepared) -> None:
         if not isinstance(m, PARTITION_MODELS) or m.is_global:
             raise ConfigError(
                 f"{prep.algorithm}: model {m.name} cannot be checked partition by partition; "
-                "this algorithm supports k-anonymity, l-diversity and t-closeness (use "
+                "this algorithm supports k-anonymity, l-diversity, t-closeness, "
+                "(alpha,k)-anonymity, beta-likeness and delta-disclosure privacy (use "
                 "algorithm 'optimal', 'datafly' or 'tds' for other models)"
             )
 

@@ -435,6 +435,10 @@ def model_classes() -> dict[str, type[PrivacyModel]]:
         m.AverageRiskThreshold,
         m.SampleUniquenessThreshold,
         m.DifferentialPrivacy,
+        m.AlphaKAnonymity,
+        m.ConfidenceBounding,
+        m.BetaLikeness,
+        m.DeltaDisclosure,
     ]
     return {name: c for c in classes for name in (c.spec_name, *c.spec_aliases)}
 

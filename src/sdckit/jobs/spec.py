@@ -51,6 +51,10 @@ MODEL_NAMES = (
     "average_risk",
     "sample_uniqueness",
     "differential_privacy",
+    "alpha_k_anonymity",
+    "confidence_bounding",
+    "beta_likeness",
+    "delta_disclosure",
 )
 #: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
 HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")

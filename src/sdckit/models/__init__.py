@@ -1,7 +1,11 @@
 """Privacy models as predicates over a frequency set (see :mod:`sdckit.models.base`)."""
 
+from sdckit.models.alpha_k import AlphaKAnonymity
 from sdckit.models.base import ModelResult, PrivacyModel
+from sdckit.models.beta_likeness import BetaLikeness
 from sdckit.models.check import CheckResult, check
+from sdckit.models.confidence_bounding import ConfidenceBounding, PrivacyTemplate
+from sdckit.models.delta_disclosure import DeltaDisclosure
 from sdckit.models.differential_privacy import DifferentialPrivacy
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.models.ldiversity import LDiversity
@@ -11,6 +15,11 @@ from sdckit.models.risk_thresholds import AverageRiskThreshold, SampleUniqueness
 from sdckit.models.tcloseness import TCloseness
 
 __all__ = [
+    "AlphaKAnonymity",
+    "BetaLikeness",
+    "ConfidenceBounding",
+    "DeltaDisclosure",
+    "PrivacyTemplate",
     "DifferentialPrivacy",
     "AverageRiskThreshold",
     "CheckResult",

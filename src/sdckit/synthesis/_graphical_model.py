@@ -249,7 +249,7 @@ class FittedForest:
             counts = np.bincount(grouped, minlength=k_p)
             starts = np.cumsum(counts) - counts
             rank = np.arange(n) - starts[grouped]
-            offsets = rng.random(k_p)
+            offsets = rng.random(int(k_p))
             points = grouped + (offsets[grouped] + rank) / counts[grouped]
             values = np.searchsorted(flat, points, side="right") - grouped * k_c
             codes[order, c] = np.clip(values, 0, k_c - 1)
@@ -286,18 +286,18 @@ def _initial_potentials(
             estimate[(kind, key)] = (q + floor / q.size) / (1.0 + floor)
     theta_node = []
     for i, k in enumerate(forest.sizes):
-        q = estimate.get(("node", i))
-        if forest.parent[i] >= 0 or q is None:
+        node_q = estimate.get(("node", i))
+        if forest.parent[i] >= 0 or node_q is None:
             theta_node.append(np.zeros(k))
         else:
-            theta_node.append(np.log(q))
+            theta_node.append(np.log(node_q))
     theta_edge = {}
     for p, c in forest.edges:
-        q = estimate.get(("edge", c))
-        if q is None:
+        edge_q = estimate.get(("edge", c))
+        if edge_q is None:
             theta_edge[c] = np.zeros((forest.sizes[p], forest.sizes[c]))
         else:
-            theta_edge[c] = np.log(q) - np.log(q.sum(axis=1, keepdims=True))
+            theta_edge[c] = np.log(edge_q) - np.log(edge_q.sum(axis=1, keepdims=True))
     return theta_node, theta_edge
 
 

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -166,7 +166,7 @@ class AlphaBeta(Synthesizer):
     (``n`` is ignored: the algorithm's output size is random).
     """
 
-    name: ClassVar[str] = "alpha_beta"
+    name = "alpha_beta"
 
     def __init__(
         self,

@@ -190,6 +190,8 @@ def make_synthesizer(
 
             return MarginalDP(epsilon, 1e-6 if delta is None else delta, **parameters)
         if method == "safepub":
+            if epsilon is None:
+                raise ParameterError("synthesize: safepub needs epsilon, e.g. epsilon: 1.0")
             if delta is None:
                 raise ParameterError("synthesize: safepub needs delta, e.g. delta: 1.0e-5")
             return SafePubRelease(epsilon, delta, schema=schema, **parameters)

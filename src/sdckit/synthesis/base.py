@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -100,7 +100,8 @@ class Synthesizer(ABC):
     :attr:`privacy` (``{"epsilon", "delta", "rho"}`` for a DP method, spent in :meth:`fit`).
     """
 
-    name: ClassVar[str] = "synthesizer"
+    #: the job file's ``method:``; an instance may name its variant (``cart``/``parametric``)
+    name: str = "synthesizer"
 
     def __init__(self) -> None:
         self._original: pd.DataFrame | None = None

@@ -28,7 +28,6 @@ perturbs the matched moments by at most the rounding.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -67,7 +66,7 @@ class Hybrid(Synthesizer):
     one record per original record, in the original order (``sample`` makes exactly
     ``n_original`` records)."""
 
-    name: ClassVar[str] = "hybrid"
+    name = "hybrid"
 
     def __init__(
         self, k: int = 3, *, columns: Sequence[str] | None = None, categorical: str = "permute"

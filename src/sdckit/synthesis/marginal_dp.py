@@ -601,8 +601,8 @@ class MarginalDP(Synthesizer):
             )
             sigma_two = release.parameters["sigma"]
             shape = (small_sizes[a], small_sizes[b])
-            values = np.asarray(release.value, dtype=np.float64).reshape(shape)
-            measurements.append(Measurement((a, b), values, np.full(shape, sigma_two)))
+            two_way = np.asarray(release.value, dtype=np.float64).reshape(shape)
+            measurements.append(Measurement((a, b), two_way, np.full(shape, sigma_two)))
         total = estimate_total(measurements)
 
         model = fit_forest(

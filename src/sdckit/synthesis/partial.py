@@ -17,7 +17,7 @@ order given. Inference from several copies uses Reiter's (2003) rule
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -48,7 +48,7 @@ class Partial(Synthesizer):
     ``min_leaf``, ``smoothing``: as :class:`~sdckit.synthesis.sequential.Sequential`.
     """
 
-    name: ClassVar[str] = "partial"
+    name = "partial"
 
     def __init__(
         self,

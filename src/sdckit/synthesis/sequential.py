@@ -40,7 +40,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -218,7 +218,7 @@ class Sequential(Synthesizer):
         Force a column's kind (default: by dtype, :func:`~sdckit.synthesis.base.column_kinds`).
     """
 
-    name: ClassVar[str] = "cart"
+    name = "cart"
 
     def __init__(
         self,
