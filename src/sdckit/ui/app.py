@@ -1,0 +1,902 @@
+"""The web app of ``sdckit ui``: a FastAPI application rendering server-side pages (Jinja2
+templates, htmx for the parts that change) over the same engine and job files as the CLI.
+
+Steps (one page each): **Data** (open a file, preview, column types), **Classify** (roles,
+hierarchies, the risk each quasi-identifier adds), **Risk** (the ``analyze`` report), **Protect**
+(anonymize / mask / synthesize / table jobs, run in a worker process with progress and
+cancel), **Run** (outcome, solution space, before/after distributions, downloads including the
+job file that reproduces the run) and **Compare** (R-U map of a project's runs, by the
+``compare`` job). Bad input anywhere gives the command line's message and the server goes on.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.datastructures import FormData, UploadFile
+
+from sdckit.errors import ConfigError, SdcInputError
+from sdckit.ui import analysis
+from sdckit.ui.figures import (
+    class_size_figure,
+    ru_map_figure,
+    solution_space_figure,
+    threshold_figure,
+)
+from sdckit.ui.projects import ROLES, TYPES, Project, ProjectStore, preview
+from sdckit.ui.runs import KINDS, RunManager, read_status, write_job
+
+__all__ = ["create_app"]
+
+#: Cookie that carries the access token when the app listens beyond this machine.
+TOKEN_COOKIE = "sdckit_ui_token"
+#: The files of a run a user may download.
+RUN_FILES = ("job.yaml", "release.csv", "cells.csv", "report.html", "report.json")
+#: Upload size limit (bytes).
+MAX_UPLOAD = 2 * 1024**3
+
+
+def _templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("sdckit.ui", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["tojson_attr"] = lambda value: json.dumps(value, default=str)
+    env.filters["num"] = _num
+    return env
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.{digits}g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value)
+
+
+def _plotly_js() -> Path | None:
+    try:
+        import plotly
+    except ImportError:
+        return None
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return path if path.is_file() else None
+
+
+class UI:
+    """The app's state: where projects live, the run manager and the data cache."""
+
+    def __init__(self, data_dir: Path, token: str | None, max_workers: int) -> None:
+        self.store = ProjectStore(data_dir)
+        self.runs = RunManager(max_workers)
+        self.cache = analysis.DataCache()
+        self.env = _templates()
+        self.token = token
+
+    def page(
+        self, name: str, request: Request, http_status: int = 200, **context: Any
+    ) -> HTMLResponse:
+        """Render a template (``base.html`` pages and partials alike)."""
+        html = self.env.get_template(name).render(
+            request=request, roles=ROLES, types=TYPES, kinds=KINDS, **context
+        )
+        return HTMLResponse(html, status_code=http_status)
+
+    def data(self, project: Project):
+        """The project's data (cached)."""
+        return self.cache.read(project.data_path, project.input.get("delimiter"))
+
+
+def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: int = 2) -> FastAPI:
+    """The web app over the projects in ``data_dir``. With ``token``, every request must
+    carry it (``?token=`` once, then a cookie): required when listening beyond 127.0.0.1."""
+    ui = UI(Path(data_dir), token, max_workers)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        ui.runs.shutdown()  # the server stops: so do its workers
+
+    app = FastAPI(
+        title="sdckit ui", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan
+    )
+    app.state.ui = ui
+    app.mount("/static", StaticFiles(packages=[("sdckit.ui", "static")]), name="static")
+
+    @app.middleware("http")
+    async def _guard(request: Request, call_next):
+        if ui.token is None:
+            return await call_next(request)
+        given = request.query_params.get("token")
+        if given is not None and hmac.compare_digest(given, ui.token):
+            response = RedirectResponse(request.url.path, status_code=303)
+            response.set_cookie(TOKEN_COOKIE, ui.token, httponly=True, samesite="strict")
+            return response
+        cookie = request.cookies.get(TOKEN_COOKIE, "")
+        if not hmac.compare_digest(cookie, ui.token):
+            return HTMLResponse(
+                "<h1>sdckit ui</h1><p>Open the address printed by <code>sdckit ui</code> "
+                "(it carries the access token).</p>",
+                status_code=401,
+            )
+        return await call_next(request)
+
+    @app.exception_handler(SdcInputError)
+    async def _input_error(request: Request, exc: SdcInputError):
+        if request.headers.get("HX-Request"):
+            response = ui.page("_error.html", request, http_status=400, message=str(exc))
+            response.headers["HX-Retarget"] = "#messages"
+            response.headers["HX-Reswap"] = "innerHTML"
+            return response
+        return ui.page(
+            "error.html",
+            request,
+            http_status=400,
+            message=str(exc),
+            back=request.headers.get("referer", "/"),
+        )
+
+    @app.exception_handler(Exception)
+    async def _internal_error(request: Request, exc: Exception):
+        import traceback
+
+        text = "".join(traceback.format_exception(exc))
+        return ui.page(
+            "error.html",
+            request,
+            http_status=500,
+            message=f"internal error: {type(exc).__name__}: {exc}",
+            detail=text,
+            back="/",
+        )
+
+    # -- static assets ----------------------------------------------------------------------
+    @app.get("/assets/plotly.min.js")
+    def plotly_js() -> Response:
+        path = _plotly_js()
+        if path is None:
+            return Response(
+                "/* plotly is not installed: pip install -e '.[ui]' */",
+                media_type="text/javascript",
+            )
+        return FileResponse(
+            path, media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
+        )
+
+    # -- projects -----------------------------------------------------------------------------
+    @app.get("/", response_class=HTMLResponse)
+    def index(request: Request):
+        return ui.page("index.html", request, projects=list(ui.store))
+
+    @app.post("/projects/upload")
+    async def upload(request: Request):
+        form = await request.form()
+        file = form.get("file")
+        if not isinstance(file, UploadFile) or not file.filename:
+            raise ConfigError("choose a CSV or Parquet file to upload")
+        suffix = Path(file.filename).suffix.lower()
+        if suffix not in (".csv", ".txt", ".tsv", ".parquet", ".pq"):
+            raise ConfigError(
+                f"{file.filename!r} is not a CSV or Parquet file (its name ends in "
+                f"{suffix or 'nothing'}); upload a .csv or .parquet file"
+            )
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / f"upload{suffix}"
+            with target.open("wb") as handle:
+                size = 0
+                while chunk := await file.read(1 << 20):
+                    size += len(chunk)
+                    if size > MAX_UPLOAD:
+                        raise ConfigError("the file is larger than 2 GB; give its server-side path")
+                    handle.write(chunk)
+            project = ui.store.create(
+                _text(form, "name") or Path(file.filename).stem,
+                target,
+                delimiter=_text(form, "delimiter") or None,
+            )
+        return RedirectResponse(f"/p/{project.id}/data", status_code=303)
+
+    @app.post("/projects/path")
+    async def from_path(request: Request):
+        form = await request.form()
+        raw = _text(form, "path")
+        if not raw:
+            raise ConfigError("give the path of a CSV or Parquet file on the server")
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{raw!r} is not a file on the server; check the path")
+        project = ui.store.create(
+            _text(form, "name") or path.stem,
+            path.resolve(),
+            delimiter=_text(form, "delimiter") or None,
+            copy=False,
+        )
+        return RedirectResponse(f"/p/{project.id}/data", status_code=303)
+
+    @app.post("/projects/demo")
+    def demo():
+        from sdckit.datasets import load_adult
+
+        adult = load_adult()
+        project = ui.store.create("Adult demo", adult.path, delimiter=";")
+        project.hierarchy_folder.mkdir(exist_ok=True)
+        for column, source in adult.hierarchy_paths.items():
+            target = project.hierarchy_folder / f"{column}.csv"
+            shutil.copyfile(source, target)
+            project.attributes[column]["hierarchy"] = str(target)
+        ui.store.save(project)
+        return RedirectResponse(f"/p/{project.id}/data", status_code=303)
+
+    # -- step 1: data ---------------------------------------------------------------------------
+    @app.get("/p/{pid}/data", response_class=HTMLResponse)
+    def data_page(request: Request, pid: str):
+        project = ui.store.get(pid)
+        t0 = time.perf_counter()
+        head = preview(project)
+        return ui.page(
+            "data.html",
+            request,
+            project=project,
+            step="data",
+            head=head,
+            elapsed=time.perf_counter() - t0,
+        )
+
+    @app.post("/p/{pid}/types")
+    async def set_types(request: Request, pid: str):
+        project = ui.store.get(pid)
+        form = await request.form()
+        for column in project.columns:
+            value = _text(form, f"type:{column}")
+            if value:
+                if value not in TYPES:
+                    raise ConfigError(f"type of {column!r} must be one of {', '.join(TYPES)}")
+                project.attributes.setdefault(column, {})["type"] = value
+        ui.store.save(project)
+        return RedirectResponse(f"/p/{pid}/classify", status_code=303)
+
+    # -- step 2: classify ----------------------------------------------------------------------
+    @app.get("/p/{pid}/classify", response_class=HTMLResponse)
+    def classify_page(request: Request, pid: str):
+        project = ui.store.get(pid)
+        return ui.page(
+            "classify.html",
+            request,
+            project=project,
+            step="classify",
+            levels=_hierarchy_levels(project),
+        )
+
+    @app.post("/p/{pid}/role/{column}", response_class=HTMLResponse)
+    async def set_role(request: Request, pid: str, column: str):
+        project = ui.store.get(pid)
+        form = await request.form()
+        role = _text(form, "role")
+        if column not in project.columns:
+            raise ConfigError(f"column {column!r} is not in the data")
+        if role not in ROLES:
+            raise ConfigError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        project.attributes.setdefault(column, {})["role"] = role
+        ui.store.save(project)
+        response = ui.page(
+            "_classify_table.html", request, project=project, levels=_hierarchy_levels(project)
+        )
+        response.headers["HX-Trigger"] = "roles-changed"
+        return response
+
+    @app.get("/p/{pid}/classify/risk", response_class=HTMLResponse)
+    def classify_risk(request: Request, pid: str):
+        project = ui.store.get(pid)
+        qis = project.columns_with_role("quasi_identifying")
+        t0 = time.perf_counter()
+        contributions = analysis.qi_contributions(ui.data(project), qis)
+        return ui.page(
+            "_qi_risk.html",
+            request,
+            project=project,
+            risk=contributions,
+            elapsed=time.perf_counter() - t0,
+        )
+
+    @app.post("/p/{pid}/hierarchy/{column}", response_class=HTMLResponse)
+    async def set_hierarchy(request: Request, pid: str, column: str):
+        project = ui.store.get(pid)
+        if column not in project.columns:
+            raise ConfigError(f"column {column!r} is not in the data")
+        form = await request.form()
+        spec: str | dict[str, Any] | None
+        file = form.get("file")
+        builder = _text(form, "builder")
+        if isinstance(file, UploadFile) and file.filename:
+            project.hierarchy_folder.mkdir(exist_ok=True)
+            name = Path(file.filename).name  # messages name the user's file
+            with tempfile.TemporaryDirectory(dir=project.hierarchy_folder) as tmp:
+                staged = Path(tmp) / name
+                staged.write_bytes(await file.read())
+                _validate_hierarchy(project, ui, column, str(staged), name)
+                target = project.hierarchy_folder / f"{column}.csv"
+                staged.replace(target)
+            spec = str(target)
+        elif builder == "none":
+            spec = None
+        elif builder:
+            params = _builder_params(form, builder)
+            spec = {builder: params}
+            _validate_hierarchy(project, ui, column, spec, f"the {builder} builder")
+        else:
+            raise ConfigError("choose an ARX hierarchy file to import or a builder")
+        project.attributes.setdefault(column, {})["hierarchy"] = spec
+        ui.store.save(project)
+        return ui.page(
+            "_classify_table.html", request, project=project, levels=_hierarchy_levels(project)
+        )
+
+    @app.get("/p/{pid}/hierarchy/{column}", response_class=HTMLResponse)
+    def hierarchy_preview(request: Request, pid: str, column: str):
+        project = ui.store.get(pid)
+        hierarchy = _hierarchy_of(project, ui, column)
+        if hierarchy is None:
+            raise ConfigError(f"{column!r} has no hierarchy yet")
+        rows = [list(map(str, r)) for r in hierarchy.table[:25]]
+        return ui.page(
+            "_hierarchy.html",
+            request,
+            column=column,
+            rows=rows,
+            n_levels=hierarchy.height,
+            n_leaves=len(hierarchy),
+        )
+
+    # -- step 3: risk ---------------------------------------------------------------------------
+    @app.get("/p/{pid}/risk", response_class=HTMLResponse)
+    def risk_page(request: Request, pid: str, threshold: float = 0.2):
+        project = ui.store.get(pid)
+        qis = project.columns_with_role("quasi_identifying")
+        if not qis:
+            return ui.page("risk.html", request, project=project, step="risk", analysis=None)
+        result = _risk(ui, project, threshold)
+        fs = result.frequency_set
+        sizes = fs.counts
+        distinct, per = _size_histogram(sizes)
+        figures = {
+            "sizes": class_size_figure(distinct, per),
+            "threshold": threshold_figure(result.class_risk, sizes),
+        }
+        return ui.page(
+            "risk.html",
+            request,
+            project=project,
+            step="risk",
+            analysis=result.summary,
+            figures=figures,
+            threshold=threshold,
+        )
+
+    @app.get("/p/{pid}/risk/records", response_class=HTMLResponse)
+    def risk_records(
+        request: Request,
+        pid: str,
+        sort: str = "risk",
+        order: str = "desc",
+        min_risk: float = 0.0,
+        search: str = "",
+        page: int = 1,
+    ):
+        project = ui.store.get(pid)
+        result = _risk(ui, project, 0.2)
+        table = analysis.record_risk_table(
+            ui.data(project)[project.columns],
+            result.record_risk,
+            sort=sort,
+            descending=order != "asc",
+            min_risk=min_risk,
+            search=search,
+            page=page,
+        )
+        return ui.page(
+            "_records.html",
+            request,
+            project=project,
+            table=table,
+            sort=sort,
+            order=order,
+            min_risk=min_risk,
+            search=search,
+        )
+
+    # -- step 4: protect ------------------------------------------------------------------------
+    @app.get("/p/{pid}/protect", response_class=HTMLResponse)
+    def protect_page(request: Request, pid: str, kind: str = "anonymize"):
+        project = ui.store.get(pid)
+        from sdckit.masking.methods import method_names
+        from sdckit.synthesis.api import METHODS as SYNTH
+        from sdckit.utility.generalization import METRICS
+
+        return ui.page(
+            "protect.html",
+            request,
+            project=project,
+            step="protect",
+            kind=kind,
+            metrics=METRICS,
+            mask_methods=method_names(),
+            synth_methods=list(SYNTH),
+            yaml_text=_job_yaml(project, kind),
+            algorithms=_algorithms(),
+        )
+
+    @app.post("/p/{pid}/runs")
+    async def start_run(request: Request, pid: str):
+        project = ui.store.get(pid)
+        form = await request.form()
+        kind = _text(form, "kind") or "anonymize"
+        if kind not in KINDS:
+            raise ConfigError(f"kind must be one of {', '.join(KINDS)}")
+        doc = _job_document(project, kind, form)
+        run_id = _start(ui, project, kind, doc, _text(form, "label"))
+        return RedirectResponse(f"/p/{pid}/runs/{run_id}", status_code=303)
+
+    @app.get("/p/{pid}/runs", response_class=HTMLResponse)
+    def runs_page(request: Request, pid: str):
+        project = ui.store.get(pid)
+        return ui.page("runs.html", request, project=project, step="runs", runs=_run_rows(project))
+
+    @app.get("/p/{pid}/runs/{rid}", response_class=HTMLResponse)
+    def run_page(request: Request, pid: str, rid: str):
+        project = ui.store.get(pid)
+        folder = _run_folder(project, rid)
+        status = read_status(folder)
+        meta = _read_json(folder / "meta.json") or {}
+        return ui.page(
+            "run.html",
+            request,
+            project=project,
+            step="runs",
+            rid=rid,
+            status=status,
+            meta=meta,
+            files=_files(folder),
+            figures=_run_figures(folder, status),
+            job_text=(folder / "job.yaml").read_text(encoding="utf-8"),
+            columns=project.columns,
+            nodes=_best_nodes(folder),
+        )
+
+    @app.get("/p/{pid}/runs/{rid}/status", response_class=HTMLResponse)
+    def run_status(request: Request, pid: str, rid: str):
+        project = ui.store.get(pid)
+        folder = _run_folder(project, rid)
+        status = read_status(folder)
+        response = ui.page("_run_status.html", request, project=project, rid=rid, status=status)
+        if status.get("state") in ("done", "failed", "cancelled"):
+            response.headers["HX-Refresh"] = "true"  # the finished page has the outcome
+        return response
+
+    @app.post("/p/{pid}/runs/{rid}/cancel")
+    def cancel_run(pid: str, rid: str):
+        project = ui.store.get(pid)
+        ui.runs.cancel(_run_folder(project, rid))
+        return RedirectResponse(f"/p/{pid}/runs/{rid}", status_code=303)
+
+    @app.get("/p/{pid}/runs/{rid}/files/{name}")
+    def run_file(pid: str, rid: str, name: str):
+        project = ui.store.get(pid)
+        folder = _run_folder(project, rid)
+        if name not in RUN_FILES or not (folder / name).is_file():
+            raise ConfigError(f"run {rid} has no file {name!r}")
+        media = {"html": "text/html", "json": "application/json", "yaml": "text/yaml"}
+        return FileResponse(
+            folder / name,
+            media_type=media.get(name.rsplit(".", 1)[1], "text/csv"),
+            filename=None if name.endswith(".html") else name,
+        )
+
+    @app.get("/p/{pid}/runs/{rid}/node", response_class=HTMLResponse)
+    def run_node(request: Request, pid: str, rid: str, levels: str):
+        from sdckit.jobs.config import load_job
+
+        project = ui.store.get(pid)
+        folder = _run_folder(project, rid)
+        try:
+            chosen = [int(v) for v in levels.split(",")]
+        except ValueError:
+            raise ConfigError(
+                f"levels must be integers separated by commas, got {levels!r}"
+            ) from None
+        job = load_job(folder / "job.yaml")
+        result, head = analysis.node_release(job, ui.data(project), chosen)
+        space = _read_json(folder / "solution_space.json") or {}
+        node = next((n for n in space.get("nodes", []) if n["levels"] == chosen), None)
+        return ui.page(
+            "_node.html",
+            request,
+            levels=chosen,
+            check=result.to_dict(),
+            node=node,
+            head=head,
+            qis=list(job.schema.quasi_identifiers),
+        )
+
+    @app.get("/p/{pid}/runs/{rid}/distribution", response_class=HTMLResponse)
+    def run_distribution(request: Request, pid: str, rid: str, column: str):
+        project = ui.store.get(pid)
+        folder = _run_folder(project, rid)
+        release = folder / "release.csv"
+        if not release.is_file():
+            raise ConfigError("this run has no released data to compare")
+        from sdckit.core.io import read_table
+
+        released = read_table(release, project.input.get("delimiter"))
+        figure = analysis.distribution(ui.data(project), released, column)
+        return ui.page("_figure.html", request, figure=figure)
+
+    # -- step 5: compare ------------------------------------------------------------------------
+    @app.get("/p/{pid}/compare", response_class=HTMLResponse)
+    def compare_page(request: Request, pid: str):
+        project = ui.store.get(pid)
+        rows = [
+            r
+            for r in _run_rows(project)
+            if r["state"] == "done" and r["kind"] in ("anonymize", "mask")
+        ]
+        return ui.page("compare.html", request, project=project, step="compare", runs=rows)
+
+    @app.post("/p/{pid}/compare")
+    async def start_compare(request: Request, pid: str):
+        project = ui.store.get(pid)
+        form = await request.form()
+        chosen = [str(v) for v in form.getlist("run")]
+        if len(chosen) < 2:
+            raise ConfigError("tick at least two finished runs to compare")
+        doc = project.job_base()
+        grid = []
+        labels: dict[str, int] = {}
+        for rid in chosen:
+            folder = _run_folder(project, rid)
+            meta = _read_json(folder / "meta.json") or {}
+            if not (folder / "release.csv").is_file():
+                raise ConfigError(f"run {rid} has no release to compare")
+            label = str(meta.get("label") or rid)
+            labels[label] = labels.get(label, 0) + 1
+            if labels[label] > 1:  # the same settings run twice: tell them apart
+                label = f"{label} (run {rid})"
+            entry: dict[str, Any] = {"path": str(folder / "release.csv"), "label": label}
+            if project.input.get("delimiter"):
+                entry["delimiter"] = project.input["delimiter"]
+            grid.append({"protected": entry})
+        doc["grid"] = grid
+        # generalized labels ('35-39', '*') are categories: every quasi-identifier is compared
+        # as a category, on the re-identification scale (matching risk, entropy loss)
+        doc["options"] = {
+            "scale": "reidentification",
+            "categorical": project.columns_with_role("quasi_identifying"),
+        }
+        run_id = _start(ui, project, "compare", doc, _text(form, "label") or "comparison")
+        return RedirectResponse(f"/p/{pid}/runs/{run_id}", status_code=303)
+
+    return app
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _text(form: FormData, key: str) -> str:
+    value = form.get(key)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _algorithms() -> list[str]:
+    from sdckit.algorithms.anonymize import ALGORITHMS
+
+    return list(ALGORITHMS)
+
+
+def _hierarchy_of(project: Project, ui: UI, column: str):
+    from sdckit.jobs.config import job_from_dict
+
+    spec = project.attributes.get(column, {}).get("hierarchy")
+    if spec is None:
+        return None
+    job = job_from_dict(
+        {"input": project.input, "attributes": {column: {"hierarchy": spec}}},
+        project.folder,
+        source="the classification",
+    )
+    return job._hierarchy(spec, ui.data(project)[column], column, f"attributes.{column}.hierarchy")
+
+
+def _validate_hierarchy(project: Project, ui: UI, column: str, spec: Any, what: str) -> None:
+    """Build the hierarchy and check that it covers every value of the column (the check the
+    job runner does), so that a bad hierarchy is refused when imported, not at run time."""
+    from sdckit.jobs.config import job_from_dict
+
+    job = job_from_dict(
+        {"input": project.input, "attributes": {column: {"hierarchy": spec}}},
+        project.folder,
+        source=what,
+    )
+    values = ui.data(project)[column]
+    hierarchy = job._hierarchy(spec, values, column, f"attributes.{column}.hierarchy")
+    hierarchy.leaf_index(values.astype(str).to_numpy(), column=column)
+
+
+def _hierarchy_levels(project: Project) -> dict[str, str]:
+    """A short description of each column's hierarchy for the classification table."""
+    out = {}
+    for column in project.columns:
+        spec = project.attributes.get(column, {}).get("hierarchy")
+        if spec is None:
+            continue
+        if isinstance(spec, str):
+            out[column] = f"ARX file {Path(spec).name}"
+        else:
+            ((name, params),) = spec.items()
+            out[column] = f"{name} builder {json.dumps(params)}"
+    return out
+
+
+def _builder_params(form: FormData, builder: str) -> dict[str, Any]:
+    """A builder's parameters from the form (``params`` as YAML/JSON mapping text)."""
+    text = _text(form, "params")
+    if not text:
+        return {}
+    try:
+        params = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"the {builder} builder's parameters are not valid YAML: {exc}") from None
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ConfigError(
+            f"the {builder} builder's parameters must be a mapping, e.g. `widths: [10, 20]`"
+        )
+    return params
+
+
+def _size_histogram(sizes) -> tuple[Any, Any]:
+    import numpy as np
+
+    distinct, per = np.unique(np.asarray(sizes), return_counts=True)
+    return distinct, per
+
+
+def _risk(ui: UI, project: Project, threshold: float):
+    """The ``analyze`` result of the project's classification (cached per classification)."""
+    from sdckit.risk.analyze import analyze
+
+    qis = project.columns_with_role("quasi_identifying")
+    if not qis:
+        raise ConfigError("mark at least one column as quasi-identifying on the Classify page")
+    sensitive = project.columns_with_role("sensitive")
+    key = json.dumps([str(project.data_path), qis, sensitive, threshold])
+    cached = getattr(ui, "_risk_cache", None)
+    if cached and cached[0] == key and cached[1] is ui.data(project):
+        return cached[2]
+    data = ui.data(project)
+    result = analyze(data, qis, sensitive, threshold=threshold)
+    ui._risk_cache = (key, data, result)  # type: ignore[attr-defined]
+    return result
+
+
+def _job_yaml(project: Project, kind: str) -> str:
+    """A starting job file for ``kind`` from the classification (edited on the page)."""
+    doc = project.job_base()
+    qis = project.columns_with_role("quasi_identifying")
+    sensitive = project.columns_with_role("sensitive")
+    if kind == "anonymize":
+        models: list[dict[str, Any]] = [{"k_anonymity": {"k": 5}}]
+        if sensitive:
+            models.append(
+                {"l_diversity": {"attribute": sensitive[0], "l": 2, "variant": "distinct"}}
+            )
+        doc.update(
+            models=models, suppression_limit=0.05, metric={"name": "loss"}, algorithm="optimal"
+        )
+    elif kind == "mask":
+        doc["methods"] = [{"local_suppression": {"columns": qis, "k": 3}}] if qis else []
+        doc["seed"] = 1
+    elif kind == "synthesize":
+        doc.update(method="cart", seed=1)
+    elif kind == "table":
+        doc = {
+            "input": project.input,
+            "dimensions": {c: {} for c in qis[:2]},
+            "rules": [{"frequency": {"threshold": 3}}],
+            "method": "optimal",
+        }
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def _job_document(project: Project, kind: str, form: FormData) -> dict[str, Any]:
+    """The job a Protect form describes: the edited job file (``job_yaml``) when given, else
+    the form's fields over the project's classification."""
+    text = _text(form, "job_yaml")
+    if text:
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"the job file is not valid YAML: {exc}") from None
+        if not isinstance(doc, dict):
+            raise ConfigError("the job file must be a mapping of keys (input, attributes, ...)")
+        doc.setdefault("input", project.input)
+        if kind != "table":
+            doc.setdefault("attributes", project.job_base()["attributes"])
+        return doc
+    if kind != "anonymize":
+        raise ConfigError(f"a {kind} run is described by its job file; fill in the job file box")
+    doc = project.job_base()
+    models: list[dict[str, Any]] = []
+    k = _text(form, "k")
+    if k:
+        models.append({"k_anonymity": {"k": _int(k, "k")}})
+    l_value = _text(form, "l")
+    if l_value:
+        models.append(
+            {
+                "l_diversity": {
+                    "attribute": _text(form, "l_attribute"),
+                    "l": _number(l_value, "l"),
+                    "variant": _text(form, "l_variant") or "distinct",
+                }
+            }
+        )
+    t_value = _text(form, "t")
+    if t_value:
+        models.append(
+            {
+                "t_closeness": {
+                    "attribute": _text(form, "t_attribute"),
+                    "t": _number(t_value, "t"),
+                    "distance": _text(form, "t_distance") or "equal",
+                }
+            }
+        )
+    if not models:
+        raise ConfigError("choose at least one privacy model (k, l or t)")
+    doc["models"] = models
+    doc["suppression_limit"] = _number(_text(form, "suppression") or "0", "suppression") / 100
+    doc["algorithm"] = _text(form, "algorithm") or "optimal"
+    if doc["algorithm"] == "optimal":
+        doc["metric"] = {"name": _text(form, "metric") or "loss"}
+    doc["seed"] = 1
+    return doc
+
+
+def _int(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {text!r}") from None
+
+
+def _number(text: str, name: str) -> float | int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {text!r}") from None
+    return int(value) if value.is_integer() and "." not in text else value
+
+
+def _start(ui: UI, project: Project, kind: str, doc: dict[str, Any], label: str) -> str:
+    """Validate ``doc`` as the command line would, write the run's folder and queue it."""
+    from sdckit.jobs.config import job_from_dict
+
+    run_id = ui.runs.new_id()
+    folder = project.runs_folder / run_id
+    folder.mkdir(parents=True)
+    try:
+        write_job(folder, doc, kind)
+        job_from_dict(
+            yaml.safe_load((folder / "job.yaml").read_text(encoding="utf-8")),
+            folder,
+            source="job.yaml",
+        )
+        if kind == "anonymize" and not doc.get("models"):
+            raise ConfigError("job.yaml: models is missing: name at least one privacy model")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    (folder / "meta.json").write_text(
+        json.dumps(
+            {"kind": kind, "label": label or _default_label(kind, doc), "created": time.time()}
+        )
+    )
+    ui.runs.submit(folder, kind)
+    return run_id
+
+
+def _default_label(kind: str, doc: dict[str, Any]) -> str:
+    if kind == "anonymize":
+        parts = [
+            f"{name} {params}" for entry in doc.get("models", []) for name, params in entry.items()
+        ]
+        models = ", ".join(p.replace("'", "") for p in parts)
+        share = 100 * doc.get("suppression_limit", 0)
+        return f"{doc.get('algorithm', 'optimal')}: {models}; {share:g}%"
+    if kind == "mask":
+        return "mask: " + " + ".join(name for entry in doc.get("methods", []) for name in entry)
+    if kind == "synthesize":
+        return f"synthesize: {doc.get('method', 'cart')}"
+    return kind
+
+
+def _run_folder(project: Project, rid: str) -> Path:
+    folder = project.runs_folder / rid
+    if "/" in rid or rid.startswith(".") or not (folder / "job.yaml").is_file():
+        raise ConfigError(f"project {project.name!r} has no run {rid!r}")
+    return folder
+
+
+def _files(folder: Path) -> list[str]:
+    return [n for n in RUN_FILES if (folder / n).is_file()]
+
+
+def _run_rows(project: Project) -> list[dict[str, Any]]:
+    rows = []
+    for rid in project.run_ids():
+        folder = project.runs_folder / rid
+        status = read_status(folder)
+        meta = _read_json(folder / "meta.json") or {}
+        rows.append(
+            {
+                "id": rid,
+                "kind": meta.get("kind", status.get("kind", "?")),
+                "label": meta.get("label", rid),
+                "state": status.get("state"),
+                "seconds": status.get("elapsed_seconds"),
+                "message": status.get("message"),
+            }
+        )
+    return rows
+
+
+def _run_figures(folder: Path, status: dict[str, Any]) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    space = _read_json(folder / "solution_space.json")
+    if space and space.get("nodes"):
+        figures["space"] = solution_space_figure(space)
+    summary = status.get("summary") or {}
+    if status.get("kind") == "compare" and summary.get("ranking"):
+        rows = [
+            {
+                "label": r.get("label"),
+                "il": r.get("information_loss"),
+                "dr": r.get("disclosure_risk"),
+            }
+            for r in summary["ranking"]
+        ]
+        figures["ru"] = ru_map_figure(rows)
+    return figures
+
+
+def _best_nodes(folder: Path, limit: int = 12) -> list[dict[str, Any]]:
+    space = _read_json(folder / "solution_space.json")
+    if not space:
+        return []
+    ok = [n for n in space["nodes"] if n["satisfied"] and n["metric"] is not None]
+    ok.sort(key=lambda n: (n["metric"], n["levels"]))
+    return ok[:limit]

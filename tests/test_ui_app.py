@@ -1,0 +1,166 @@
+"""The web app's pieces without a browser: type inference, the risk each quasi-identifier adds
+(hand-computed), the record table, runs executed by the worker function, the access token and
+bad input through HTTP (FastAPI's test client)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("python_multipart")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from sdckit.ui.analysis import qi_contributions, record_risk_table  # noqa: E402
+from sdckit.ui.app import create_app  # noqa: E402
+from sdckit.ui.projects import ProjectStore, infer_type  # noqa: E402
+from sdckit.ui.runs import execute_run, read_status, write_job  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["1", "22", "-3", ""], "integer"),
+        (["1.5", "2", "3e2"], "decimal"),
+        (["2024-01-31", "1999-12-01"], "date"),
+        (["a", "1"], "nominal"),
+        (["", ""], "nominal"),
+    ],
+)
+def test_infer_type(values, expected):
+    assert infer_type(pd.Series(values, dtype=object)) == expected
+
+
+def test_qi_contributions_hand_computed():
+    # rows (a, b): (1,x) (1,x) (2,x) (2,y): classes {1x: 2, 2x: 1, 2y: 1} -> 2 uniques.
+    # Without a: b = x,x,x,y -> 1 unique, so a adds 2 - 1 = 1. Without b: a = 1,1,2,2 -> 0
+    # uniques, so b adds 2. distinction(a) = 2 values / 4 records = 0.5; separation(a) =
+    # 1 - (2*1 + 2*1) / (4*3) = 2/3.
+    data = pd.DataFrame({"a": ["1", "1", "2", "2"], "b": ["x", "x", "x", "y"]})
+    out = qi_contributions(data, ["a", "b"])
+    assert (out["classes"], out["sample_uniques"], out["records_below_5"]) == (3, 2, 4)
+    per = {r["attribute"]: r for r in out["per_attribute"]}
+    assert per["a"]["uniques_added"] == 1 and per["b"]["uniques_added"] == 2
+    assert per["a"]["distinction"] == pytest.approx(0.5)
+    assert per["a"]["separation"] == pytest.approx(2 / 3)
+    assert per["b"]["distinct"] == 2
+
+
+def test_record_risk_table_filters_sorts_and_pages():
+    data = pd.DataFrame({"x": ["a", "b", "c", "d", "e"]})
+    risk = np.array([0.5, 1.0, 0.2, 1.0, 0.1])
+    page = record_risk_table(data, risk, min_risk=0.5, page_size=2)
+    assert page["total"] == 3 and page["pages"] == 2
+    assert [r[0] for r in page["rows"]] == [2, 4]  # risk 1.0 first, ties by row
+    last = record_risk_table(data, risk, min_risk=0.5, page_size=2, page=2)
+    assert [r[0] for r in last["rows"]] == [1]
+    found = record_risk_table(data, risk, search="C", sort="x", descending=False)
+    assert found["total"] == 1 and found["rows"][0][2] == "c"
+
+
+def _tiny_project(tmp_path: Path):
+    csv = tmp_path / "tiny.csv"
+    rows = ["age,sex,disease"] + [f"{20 + i % 4},{'MF'[i % 2]},{'abc'[i % 3]}" for i in range(24)]
+    csv.write_text("\n".join(rows) + "\n")
+    store = ProjectStore(tmp_path / "ui")
+    project = store.create("tiny", csv)
+    project.attributes["age"].update(
+        role="quasi_identifying", hierarchy={"interval": {"widths": [2, 4]}}
+    )
+    project.attributes["sex"].update(role="quasi_identifying", hierarchy={"masking": {}})
+    store.save(project)
+    return store, project
+
+
+def test_a_run_writes_its_job_file_and_outcome(tmp_path):
+    store, project = _tiny_project(tmp_path)
+    folder = project.runs_folder / "r1"
+    folder.mkdir(parents=True)
+    doc = project.job_base() | {"models": [{"k_anonymity": {"k": 6}}], "suppression_limit": 0}
+    write_job(folder, doc, "anonymize")
+    text = (folder / "job.yaml").read_text()
+    assert "path: release.csv" in text and "sdckit anonymize --config job.yaml" in text
+    execute_run(str(folder), "anonymize")
+    status = read_status(folder)
+    assert status["state"] == "done", status
+    assert status["summary"]["verified"] is True
+    space = json.loads((folder / "solution_space.json").read_text())
+    assert space["chosen"] == list(status["summary"]["transformation"].values())
+    released = pd.read_csv(folder / "release.csv", dtype=str)
+    assert released.groupby(["age", "sex"]).size().min() >= 6
+
+
+def test_a_failing_run_keeps_the_command_line_message(tmp_path):
+    store, project = _tiny_project(tmp_path)
+    folder = project.runs_folder / "r2"
+    folder.mkdir(parents=True)
+    write_job(folder, project.job_base() | {"models": [{"k_anonymity": {"k": 1000}}]}, "anonymize")
+    execute_run(str(folder), "anonymize")
+    status = read_status(folder)
+    assert status["state"] == "failed" and status["input_error"] is True
+    assert "larger than the number of records (24)" in status["message"]
+    assert not (folder / "release.csv").exists()
+
+
+def test_the_token_guards_every_page(tmp_path):
+    client = TestClient(create_app(tmp_path, token="s3cret"))
+    assert client.get("/").status_code == 401
+    assert client.get("/static/app.js").status_code == 401
+    first = client.get("/?token=wrong", follow_redirects=False)
+    assert first.status_code == 401
+    entered = client.get("/?token=s3cret", follow_redirects=False)
+    assert entered.status_code == 303 and "sdckit_ui_token" in entered.headers["set-cookie"]
+    assert client.get("/").status_code == 200
+
+
+def test_bad_input_over_http_gives_clear_messages(tmp_path):
+    client = TestClient(create_app(tmp_path))
+    r = client.post("/projects/upload", files={"file": ("photo.png", b"\x89PNG....", "image/png")})
+    assert r.status_code == 400 and "is not a CSV or Parquet file" in r.text
+    r = client.post("/projects/upload", files={"file": ("empty.csv", b"", "text/csv")})
+    assert r.status_code == 400 and "is empty" in r.text
+    r = client.post("/projects/path", data={"path": str(tmp_path / "nope.csv")})
+    assert r.status_code == 400 and "is not a file on the server" in r.text
+    assert not any((tmp_path / "projects").iterdir())  # no half-made project left
+    r = client.get("/p/unknown-123/data")
+    assert r.status_code == 400 and "there is no project" in r.text
+    # htmx requests get the message in the page's message area
+    r = client.get("/p/unknown-123/classify/risk", headers={"HX-Request": "true"})
+    assert r.status_code == 400 and r.headers["HX-Retarget"] == "#messages"
+
+
+def test_classification_and_roles_over_http(tmp_path):
+    csv = tmp_path / "d.csv"
+    csv.write_text("a;b\n1;x\n1;x\n2;x\n2;y\n")
+    client = TestClient(create_app(tmp_path / "ui"))
+    r = client.post("/projects/path", data={"path": str(csv)}, follow_redirects=False)
+    assert r.status_code == 303
+    pid = r.headers["location"].split("/")[2]
+    for column in ("a", "b"):
+        assert (
+            client.post(f"/p/{pid}/role/{column}", data={"role": "quasi_identifying"}).status_code
+            == 200
+        )
+    page = client.get(f"/p/{pid}/classify/risk").text
+    assert 'id="sample-uniques">2 (50.0%)' in page
+    bad = client.post(f"/p/{pid}/role/a", data={"role": "secret"})
+    assert bad.status_code == 400 and "role must be one of" in bad.text
+    built = client.post(
+        f"/p/{pid}/hierarchy/a", data={"builder": "interval", "params": "widths: [2]"}
+    )
+    assert built.status_code == 200 and "interval builder" in built.text
+
+
+def test_ui_refuses_other_interfaces_without_allow_remote():
+    from typer.testing import CliRunner
+
+    from sdckit.cli import build_app
+
+    result = CliRunner().invoke(build_app("ui"), ["ui", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "--allow-remote" in result.output

@@ -1,0 +1,130 @@
+"""Helpers of the web app's browser tests: a ``sdckit ui`` server process and Chromium.
+
+The server is the real command (``python -m sdckit.cli ui``) on a free port with a temporary
+projects folder; the browser is Debian's Chromium driven by Playwright (Playwright's own
+browser download cannot work offline: ``executable_path=/usr/bin/chromium``). Screenshots of
+each step go to ``$SDCKIT_UI_SCREENSHOTS`` (default ``build/ui-screenshots``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("SDCKIT_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = Path(os.environ.get("SDCKIT_UI_SCREENSHOTS", ROOT / "build" / "ui-screenshots"))
+#: Chromium's flags on a machine without a screen or network (background services off).
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def require_browser() -> None:
+    """Skip (or fail, under ``SDCKIT_REQUIRE_BROWSER=1`` as in CI) without the ui extra,
+    Playwright or Chromium."""
+    missing = []
+    for module in ("fastapi", "uvicorn", "python_multipart", "plotly", "playwright"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        missing.append(f"Chromium ({CHROMIUM}; apt-get install chromium)")
+    if missing:
+        reason = f"browser tests need: {', '.join(missing)} (pip install -e '.[ui,test]')"
+        if os.environ.get("SDCKIT_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class UIServer:
+    """``sdckit ui`` in a child process."""
+
+    def __init__(self, data_dir: Path, *extra: str) -> None:
+        self.data_dir = data_dir / "projects"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data_dir.parent / f"ui-server-{self.port}.log"
+        self._log = self.log.open("w")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "sdckit.cli",
+                "ui",
+                "--port",
+                str(self.port),
+                "--data",
+                str(data_dir),
+                *extra,
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"sdckit ui exited: {self.log.read_text()}")
+            try:
+                urllib.request.urlopen(self.url + "/", timeout=2).read()
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"sdckit ui did not answer in 60 s: {self.log.read_text()}")
+
+    def alive(self) -> bool:
+        """The server process runs and answers."""
+        if self.process.poll() is not None:
+            return False
+        try:
+            return urllib.request.urlopen(self.url + "/", timeout=5).status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then kill)."""
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self._log.close()
+
+
+def screenshot(page, name: str) -> Path:
+    """Save a full-page screenshot of the current step."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def wait_for_run(page, timeout_ms: int = 240_000) -> str:
+    """Wait on a run page until the run has ended (the page reloads with its outcome); the
+    final state."""
+    page.wait_for_selector("#run-final", state="attached", timeout=timeout_ms)
+    return str(page.get_attribute("#run-final", "data-state"))
