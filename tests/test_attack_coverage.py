@@ -18,7 +18,7 @@ from sdckit.cli import app
 from sdckit.datasets import data_dir
 from sdckit.errors import ParameterError
 from sdckit.jobs.spec import MODEL_NAMES
-from sdckit.models import KAnonymity, LDiversity
+from sdckit.models import KAnonymity, LDiversity, LKCPrivacy
 from sdckit.models.attacks import ATTACK_TABLE, ATTACKS, attack_coverage
 from sdckit.models.base import PrivacyModel
 
@@ -129,6 +129,9 @@ def test_models_describe_mappings_and_duplicates() -> None:
     k5 = KAnonymity(5)
     cov = attack_coverage([k5, k5.describe(), LDiversity("occupation", 2), "k_anonymity"])
     assert [m["model"] for m in cov["models"]] == ["k_anonymity", "l_diversity"]
+    lkc = LKCPrivacy(L=2, K=3, C=0.5)
+    assert lkc.describe()["model"] == "lkc_privacy"  # described under its older name
+    assert attack_coverage([lkc.describe()])["models"][0]["model"] == "lkc"
 
 
 @pytest.mark.parametrize(("model", "fragment"), [("k_anonimity", "k_anonymity"), (3, "not a")])

@@ -146,9 +146,14 @@ ATTACK_TABLE: dict[str, ModelAttacks] = {
 }
 
 
+#: Names under which ``describe()`` reports a model when they differ from its ``spec_name``.
+_DESCRIBED_AS = {"lkc_privacy": "lkc"}
+
+
 def model_key(model: Any) -> str:
     """The table key of ``model``: a key itself, a :class:`~sdckit.models.base.PrivacyModel`
-    (its ``spec_name``) or a ``describe()`` mapping (its ``"model"``)."""
+    (its ``spec_name``) or a ``describe()`` mapping (its ``"model"``; LKC-privacy describes
+    itself as ``lkc_privacy``)."""
     if isinstance(model, str):
         key = model
     elif isinstance(model, Mapping) and isinstance(model.get("model"), str):
@@ -160,6 +165,7 @@ def model_key(model: Any) -> str:
             f"attack coverage: {model!r} is not a privacy model (give a model, its describe() "
             "mapping or its job-file name such as 'k_anonymity')"
         )
+    key = _DESCRIBED_AS.get(key, key)
     if key not in ATTACK_TABLE:
         from sdckit.core.spec import did_you_mean
 
