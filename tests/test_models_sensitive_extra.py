@@ -280,6 +280,21 @@ def test_job_names_agree_and_entries_round_trip():
     assert AlphaKAnonymity("s", 0.5, 3, values=[2.0]).values == ["2"]  # matched as text
 
 
+def test_analyze_reports_beta_and_delta(tmp_path: Path) -> None:
+    # the worked table: largest relative gain 11/9 (B's hiv, C's cold), largest
+    # |log2 ratio| log2((2/3) / 0.3) = log2(20/9)
+    TABLE.to_csv(tmp_path / "t.csv", index=False)
+    res = CliRunner().invoke(
+        app,
+        ["analyze", str(tmp_path / "t.csv"), "--qi", "zip", "--sensitive", "disease"]
+        + ["--json", str(tmp_path / "a.json"), "--quiet"],
+    )
+    assert res.exit_code == 0, res.output
+    facts = json.loads((tmp_path / "a.json").read_text())["sensitive"]["disease"]
+    assert facts["max_relative_gain"] == pytest.approx(11 / 9, rel=1e-12)
+    assert facts["max_log2_ratio"] == pytest.approx(math.log2(20 / 9), rel=1e-12)
+
+
 # -- job files end to end ------------------------------------------------------------------
 QIS = ["sex", "age", "race", "education"]
 

@@ -61,6 +61,11 @@ def _print_risk(summary: dict) -> None:
                 else ""
             ),
         )
+        if "max_relative_gain" in v:
+            t.add_row(
+                f"{a}: beta-likeness / delta-disclosure",
+                f"{v['max_relative_gain']:.4f} / {v['max_log2_ratio']:.4f}",
+            )
     coverage = summary.get("attack_coverage")
     if coverage:
         from sdckit.models.attacks import ATTACK_LABELS
@@ -264,7 +269,8 @@ def analyze_cli(
     """Measure the re-identification risk of a data set.
 
     Always: prosecutor/journalist/marketer risk, sample uniques, class sizes (and population,
-    individual and household risk with their options; l-diversity of --sensitive attributes).
+    individual and household risk with their options; l-diversity, beta-likeness and
+    delta-disclosure levels of --sensitive attributes).
     Per QI subset, when affordable or asked with --measures: distinction/separation, SUDA2.
     """
     run_guarded(

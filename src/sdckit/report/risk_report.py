@@ -230,7 +230,11 @@ def risk_sections(
                     "Distinct l: the fewest distinct values of the attribute in any class; "
                     "entropy l: exp of the lowest class entropy (Machanavajjhala et al. 2007). "
                     "A class holding one value only discloses it to anyone who can place a "
-                    "person in the class (the homogeneity attack), however large the class."
+                    "person in the class (the homogeneity attack), however large the class. "
+                    "max_relative_gain: the largest (p - q) / q of a value's share p in a class "
+                    "against its share q in the data (the smallest beta of beta-likeness, Cao & "
+                    "Karras 2012); max_log2_ratio: the largest |log2(p / q)| (delta-disclosure "
+                    "privacy, Brickell & Shmatikov 2008, holds for every larger delta)."
                 ),
                 table=[{"attribute": a, **v} for a, v in summary["sensitive"].items()],
             )

@@ -305,7 +305,7 @@ def analyze_frequency_set(
                 ind.risk[fs.row_class()], household_codes
             ).to_dict()
     if sensitive:
-        summary["sensitive"] = {a: _diversity(fs, a) for a in sensitive}
+        summary["sensitive"] = {a: {**_diversity(fs, a), **_disclosure(fs, a)} for a in sensitive}
     skipped: dict[str, str] = {}
     forced = measures is not None
     if "distinction" in chosen:
@@ -455,6 +455,28 @@ def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
         "entropy_l": float(np.exp(entropy.min())) if len(entropy) else 0.0,
         "homogeneous_classes": int(homogeneous.sum()),
         "homogeneous_records": int(sizes[homogeneous].sum()),
+    }
+
+
+def _disclosure(fs: FrequencySet, attribute: str) -> dict[str, float]:
+    """How far the classes' distributions of ``attribute`` stray from the whole data's:
+    ``max_relative_gain``, the largest ``(p_s - q_s) / q_s`` of a value in a class (the
+    smallest beta of basic beta-likeness the classes satisfy, Cao & Karras 2012), and
+    ``max_log2_ratio``, the largest ``|log2(p_s / q_s)|`` of a value present in a class
+    (delta-disclosure privacy, Brickell & Shmatikov 2008, as ARX checks it, holds for every
+    delta above it); ``q`` is the distribution over all analysed records."""
+    from sdckit.models.beta_likeness import BetaLikeness
+    from sdckit.models.delta_disclosure import DeltaDisclosure
+
+    if fs.n_classes == 0:
+        return {"max_relative_gain": 0.0, "max_log2_ratio": 0.0}
+    beta = BetaLikeness(attribute, 1.0)
+    beta.prepare(fs)
+    delta = DeltaDisclosure(attribute, 1.0)
+    delta.prepare(fs)
+    return {
+        "max_relative_gain": float(beta.gains(fs).max()),
+        "max_log2_ratio": float(delta.log_ratios(fs).max()),
     }
 
 
