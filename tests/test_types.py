@@ -30,6 +30,7 @@ TYPED_PACKAGES = [
     "spark",
     "jobs",
     "synthesis",
+    "ui",
 ]
 
 
