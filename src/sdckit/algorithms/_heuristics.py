@@ -46,9 +46,14 @@ from sdckit.models.base import ModelResult, PrivacyModel, check_reachable
 from sdckit.models.beta_likeness import BetaLikeness
 from sdckit.models.check import _validate
 from sdckit.models.delta_disclosure import DeltaDisclosure
+from sdckit.models.epsilon_m_anonymity import EpsilonMAnonymity
 from sdckit.models.kanonymity import KAnonymity
+from sdckit.models.ke_anonymity import KEAnonymity
 from sdckit.models.ldiversity import LDiversity
+from sdckit.models.multir import MultiRKAnonymity
+from sdckit.models.personalized import PersonalizedPrivacy
 from sdckit.models.tcloseness import TCloseness
+from sdckit.models.xy_privacy import XYPrivacy
 
 #: Models whose verdict on a class depends on that class alone (checkable per partition).
 #: Confidence bounding is not among them: a template on a subset of the QIs groups records
@@ -60,6 +65,11 @@ PARTITION_MODELS = (
     AlphaKAnonymity,
     BetaLikeness,
     DeltaDisclosure,
+    KEAnonymity,
+    EpsilonMAnonymity,
+    PersonalizedPrivacy,
+    MultiRKAnonymity,
+    XYPrivacy,
 )
 
 Progress = Callable[[int, int], None] | None
@@ -155,7 +165,9 @@ def require_partition_models(prep: Prepared) -> None:
             raise ConfigError(
                 f"{prep.algorithm}: model {m.name} cannot be checked partition by partition; "
                 "this algorithm supports k-anonymity, l-diversity, t-closeness, "
-                "(alpha,k)-anonymity, beta-likeness and delta-disclosure privacy (use "
+                "(alpha,k)-anonymity, beta-likeness, delta-disclosure privacy, (k,e)- and "
+                "(epsilon,m)-anonymity, personalized privacy, MultiR k-anonymity and "
+                "(X,Y)-privacy (use "
                 "algorithm 'optimal', 'datafly' or 'tds' for other models)"
             )
 

@@ -61,6 +61,12 @@ def _print_risk(summary: dict) -> None:
                 else ""
             ),
         )
+        t.add_row(
+            f"{a}: largest value share"
+            + (" / smallest range" if v.get("min_range") is not None else ""),
+            f"{v['max_confidence']:.4f}"
+            + (f" / {v['min_range']:g}" if v.get("min_range") is not None else ""),
+        )
         if "max_relative_gain" in v:
             t.add_row(
                 f"{a}: beta-likeness / delta-disclosure",

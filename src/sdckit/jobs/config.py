@@ -435,6 +435,11 @@ def model_classes() -> dict[str, type[PrivacyModel]]:
         m.AverageRiskThreshold,
         m.SampleUniquenessThreshold,
         m.DifferentialPrivacy,
+        m.KEAnonymity,
+        m.EpsilonMAnonymity,
+        m.PersonalizedPrivacy,
+        m.MultiRKAnonymity,
+        m.XYPrivacy,
         m.AlphaKAnonymity,
         m.ConfidenceBounding,
         m.BetaLikeness,
@@ -448,15 +453,16 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
 
     The entry is the model's serialization (:meth:`~sdckit.core.spec.Spec.to_entry`) except
     for the data it names by path: a population table (``population: pop.csv``) is read
-    and a t-closeness hierarchy (a path, a builder spec, or the attribute's own hierarchy)
-    is built before the model is validated.
+    and the hierarchy of hierarchical t-closeness or personalized privacy (a path, a builder
+    spec, or the attribute's own hierarchy) is built before the model is validated.
     """
     params = dict(params)
     if "population" in params and isinstance(params["population"], str):
         path = job._path(params["population"])
         delimiter = job.spec.input.delimiter if job.spec.input is not None else None
         params["population"] = read_table(path, delimiter=delimiter)
-    if name == "t_closeness" and params.get("distance") == "hierarchical":
+    hierarchical = name == "t_closeness" and params.get("distance") == "hierarchical"
+    if hierarchical or name == "personalized_privacy":
         h = params.get("hierarchy")
         attr = params.get("attribute")
         if isinstance(h, (str, Mapping)):

@@ -390,13 +390,18 @@ def measured_models(summary: Mapping[str, Any]) -> list[str]:
     """The job-file names of the privacy models whose quantity an analysis ``summary``
     reports: ``k_anonymity`` (class sizes), ``average_risk`` (average prosecutor risk) and
     ``sample_uniqueness`` (sample uniques) always, ``k_map`` with a population table
-    (``population_records``), ``l_diversity`` with sensitive attributes (``sensitive``).
+    (``population_records``), ``l_diversity`` and ``xy_privacy`` (the largest value share:
+    (X,Y)-linkability with ``Y`` the attribute) with sensitive attributes (``sensitive``), and
+    ``ke_anonymity`` when one of them is numeric (``min_range``).
     For :func:`sdckit.models.attacks.attack_coverage`."""
     names = ["k_anonymity", "average_risk", "sample_uniqueness"]
     if summary.get("population_records") is not None:
         names.append("k_map")
-    if summary.get("sensitive"):
-        names.append("l_diversity")
+    sensitive = summary.get("sensitive") or {}
+    if sensitive:
+        names += ["l_diversity", "xy_privacy"]
+    if any(v.get("min_range") is not None for v in sensitive.values()):
+        names.append("ke_anonymity")
     return names
 
 
@@ -441,7 +446,14 @@ def _chosen_measures(measures: Sequence[str] | str | None, suda: bool) -> set[st
 def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
     """How diverse ``attribute`` is inside the classes: distinct l (the smallest number of
     distinct values in a class), entropy l (``exp`` of the smallest class entropy,
-    Machanavajjhala et al. 2007) and the classes / records whose class holds one value only."""
+    Machanavajjhala et al. 2007), the classes / records whose class holds one value only, the
+    largest share of one value in a class (``max_confidence``: the smallest ``h`` of
+    (X,Y)-linkability with ``Y`` the attribute, Wang & Fung 2006) and, for a numeric attribute,
+    the smallest range ``max - min`` in a class (``min_range``: the largest ``e`` of
+    (k,e)-anonymity, Zhang et al. 2007; ``None`` for a non-numeric attribute)."""
+    from sdckit.models.ke_anonymity import KEAnonymity
+    from sdckit.models.xy_privacy import XYPrivacy
+
     hist = fs.histogram(attribute).tocsr()
     distinct = np.diff(hist.indptr)
     sizes = np.asarray(hist.sum(axis=1)).ravel()
@@ -449,12 +461,20 @@ def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
     row = np.repeat(np.arange(hist.shape[0]), distinct)
     entropy = np.bincount(row, weights=-p * np.log(p), minlength=hist.shape[0])
     homogeneous = distinct == 1
+    top = XYPrivacy(y=attribute, h=1).anonymity_and_confidence(fs)[1]
+    try:
+        spread = KEAnonymity(attribute=attribute, k=1, e=0).distinct_and_range(fs)[1]
+        min_range: float | None = float(spread.min()) if len(spread) else 0.0
+    except DataError:  # not numeric
+        min_range = None
     return {
         "distinct_values": int(hist.shape[1]),
         "distinct_l": int(distinct.min()) if len(distinct) else 0,
         "entropy_l": float(np.exp(entropy.min())) if len(entropy) else 0.0,
         "homogeneous_classes": int(homogeneous.sum()),
         "homogeneous_records": int(sizes[homogeneous].sum()),
+        "max_confidence": float(np.max(top / np.maximum(sizes, 1))) if len(sizes) else 0.0,
+        "min_range": min_range,
     }
 
 

@@ -91,6 +91,7 @@ class UI:
         self.cache = analysis.DataCache()
         self.env = _templates()
         self.token = token
+        self.risk_cache: tuple[str, Any, Any] | None = None  # (classification, data, analysis)
 
     def page(
         self, name: str, request: Request, http_status: int = 200, **context: Any
@@ -693,12 +694,12 @@ def _risk(ui: UI, project: Project, threshold: float):
         raise ConfigError("mark at least one column as quasi-identifying on the Classify page")
     sensitive = project.columns_with_role("sensitive")
     key = json.dumps([str(project.data_path), qis, sensitive, threshold])
-    cached = getattr(ui, "_risk_cache", None)
-    if cached and cached[0] == key and cached[1] is ui.data(project):
-        return cached[2]
     data = ui.data(project)
+    cached = ui.risk_cache
+    if cached is not None and cached[0] == key and cached[1] is data:
+        return cached[2]
     result = analyze(data, qis, sensitive, threshold=threshold)
-    ui._risk_cache = (key, data, result)  # type: ignore[attr-defined]
+    ui.risk_cache = (key, data, result)
     return result
 
 

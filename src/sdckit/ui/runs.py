@@ -201,8 +201,14 @@ def _terminated(signum: int, frame: object) -> None:
 
 def execute_run(folder_name: str, kind: str) -> None:
     """Run the job of a run folder (in a worker process) and record how it ended."""
-    signal.signal(signal.SIGTERM, _terminated)
-    folder = Path(folder_name)
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        _execute(Path(folder_name), kind)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _execute(folder: Path, kind: str) -> None:
     started = time.time()
     _write_status(folder, state="running", kind=kind, started_at=started)
     last = [0.0]
@@ -214,6 +220,7 @@ def execute_run(folder_name: str, kind: str) -> None:
             write_text(folder / "progress.json", json.dumps({"done": done, "total": total}))
 
     from sdckit.errors import SdcInputError
+    from sdckit.report.writer import to_jsonable
 
     try:
         summary, extras = _run_job(folder / "job.yaml", kind, progress)
@@ -241,8 +248,6 @@ def execute_run(folder_name: str, kind: str) -> None:
         )
         return
     for name, value in extras.items():
-        from sdckit.report.writer import to_jsonable
-
         write_text(folder / f"{name}.json", json.dumps(to_jsonable(value)))
     _write_status(
         folder, state="done", kind=kind, summary=summary, elapsed_seconds=time.time() - started
