@@ -333,3 +333,33 @@ def test_the_command_line_exits_2_on_a_missing_request_column(tmp_path, monkeypa
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "column 'nope' is not in the input" in err and "Traceback" not in err
+
+
+# -- the Spark engine --------------------------------------------------------------------------
+def test_the_spark_engine_keeps_the_local_requesting_contributions(spark, tmp_path) -> None:
+    """Requests with and without holdings, a shadow variable with a negative requesting value
+    (tau-Argus counts positive ones only), a job with ``engine: spark``, a mistyped code."""
+    from sdckit.spark.tables import spark_table
+
+    df = _micro().assign(
+        group=[f"g{i % 4}" for i in range(len(RECORDS))],
+        shadow=[v if i != 6 else -10 for i, (_, v, _) in enumerate(RECORDS)],
+    )
+    sdf = spark.createDataFrame(df).repartition(3)
+    for kwargs in ({}, {"holding": "group"}, {"shadow": "shadow"}):
+        local = Table.from_microdata(
+            df, ["d"], "v", request="asked", request_codes=["R", "S"], **kwargs
+        )
+        remote = spark_table(sdf, ["d"], "v", request="asked", request_codes=["R", "S"], **kwargs)
+        assert (remote.request, remote.request_codes) == ("asked", ("R", "S"))
+        np.testing.assert_array_equal(remote.requested, local.requested)
+        np.testing.assert_array_equal(_rule().unsafe(remote), _rule().unsafe(local))
+    # the last one read the shadow: c's requester has -10, no positive requesting contribution
+    assert remote.requested[remote.cell_index({"d": "c"})].tolist() == [0.0, 0.0]
+    with pytest.raises(DataError, match=r"holds none of the request codes \['Y'\].*'R', 'S'"):
+        spark_table(sdf, ["d"], "v", request="asked", request_codes=["Y"])
+    run_table_job(load_job(_write_job(tmp_path)))
+    local_cells = pd.read_csv(tmp_path / "cells.csv")
+    (tmp_path / "s").mkdir()
+    run_table_job(load_job(_write_job(tmp_path / "s", engine="spark")))
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s" / "cells.csv"), local_cells)

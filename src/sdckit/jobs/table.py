@@ -133,8 +133,7 @@ def _request_rule(job: Job, rules: list) -> tuple[int, Any] | None:
 def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
     """The job's table, from its microdata (``input``) or its cells (``cells``); ``names``:
     only these of the job's dimensions (one of linked ``tables:``). A request rule's column
-    and codes go into the microdata's pass (ConfigError for a table given cell by cell or
-    ``engine: spark``).
+    and codes go into the microdata's pass (ConfigError for a table given cell by cell).
 
     With ``engine: spark`` the microdata's pass (the per-leaf-cell sums, counts and largest
     contributions) runs on Spark (:func:`sdckit.spark.tables.spark_table`) and the table is
@@ -203,11 +202,6 @@ def _build_table(
                 f"{where}: the request rule reads which records asked for protection from the "
                 "microdata (`input:`); a table given cell by cell (`cells:`) does not say it"
             )
-        if sdf is not None:
-            raise ConfigError(
-                f"{where}: the Spark engine does not compute the requesting contributions; "
-                "run this job with `engine: local`"
-            )
         if request[1].column not in columns:
             raise ConfigError(
                 f"{where}.column: column {request[1].column!r} is not in the input (columns: "
@@ -247,6 +241,8 @@ def _build_table(
                 cost=custom_cost,
                 holding=spec.holding,
                 top_n=top_n,
+                request=request[1].column if request is not None else None,
+                request_codes=request[1].codes if request is not None else (),
             )
         else:
             assert frame is not None

@@ -19,7 +19,9 @@ Spark does the first step with the DataFrame API and built-in functions only:
    ``<= top_n``, which Spark turns into a per-partition group limit *before* the shuffle
    (only ``top_n`` rows per leaf cell and partition move); both are collected in one job.
    With a ``holding`` column one ``groupBy(leaf cell, holding)`` gives every holding's
-   contributions per leaf cell instead.
+   contributions per leaf cell instead. With a ``request`` column (the request rule) the same
+   group-by also takes, per request code, the largest positive rule value of a record with
+   that code (``max`` of a ``when``), which the driver reduces to the leaf cells.
 
 The driver then collects these per-leaf-cell rows (far fewer than the records) and builds the
 table with the local engine's code. Numbers are parsed by the local rules (a cell is a number
@@ -48,8 +50,11 @@ from sdckit.tables.table import (
     LeafAggregates,
     Table,
     check_columns,
+    check_request_codes,
     dimension_names,
+    no_request_code,
     not_a_number,
+    request_without_response,
     table_dimensions,
 )
 
@@ -221,6 +226,8 @@ def spark_leaf_aggregates(
     cost: str | None = None,
     holding: str | None = None,
     top_n: int = 2,
+    request: str | None = None,
+    request_codes: Sequence[str] = (),
     max_contributions: int = MAX_CONTRIBUTIONS,
 ) -> LeafAggregates:
     """The per-leaf-cell aggregates of the Spark DataFrame ``sdf`` on the driver (parameters
@@ -240,7 +247,12 @@ def spark_leaf_aggregates(
 
     columns = list(sdf.columns)
     names = dimension_names(columns, dimensions)
-    check_columns(columns, [response, shadow, cost, holding])
+    check_columns(columns, [response, shadow, cost, holding, request])
+    codes: list[str] = []
+    if request is not None:
+        if response is None:
+            raise request_without_response(request)
+        codes = check_request_codes(request, request_codes)
 
     # 1. one pass: distinct texts per dimension, records, bad numbers, negative rule values
     numeric = list(dict.fromkeys(c for c in (response, shadow, cost) if c is not None))
@@ -251,6 +263,9 @@ def spark_leaf_aggregates(
     aggs += [F.sum(parsed[c][1].cast("long")).alias(f"__b{i}") for i, c in enumerate(numeric)]
     if rule is not None:
         aggs.append(F.max((parsed[rule][0] < 0).cast("int")).alias("__neg"))
+    if request is not None:
+        asked = text_column(sdf, request).isin(codes)
+        aggs.append(F.max(asked.cast("int")).alias("__asked"))
     profile = sdf.agg(*aggs).collect()[0]
     texts = {name: list(profile[f"__d{j}"]) for j, name in enumerate(names)}
 
@@ -270,6 +285,9 @@ def spark_leaf_aggregates(
                 row, value = _first_bad_row(sdf, c, parsed[c][1])
                 raise not_a_number(c, row, value, count)
     negative = rule is not None and bool(profile["__neg"])
+    if request is not None and not profile["__asked"]:
+        some = sdf.select(text_column(sdf, request).alias("t")).distinct().limit(50).collect()
+        raise no_request_code(request, codes, [str(r["t"]) for r in some])
 
     # 3. the group-bys over the leaf cells
     keep = [
@@ -280,12 +298,19 @@ def spark_leaf_aggregates(
         keep.append(parsed[cost][0].alias("__c"))
     if holding is not None:
         keep.append(text_column(sdf, holding).alias("__h"))
+    if request is not None:
+        keep.append(text_column(sdf, request).alias("__q"))
     keyed = _with_leaf_cells(sdf, dims, keep)
     sums = [F.count(F.lit(1)).alias("freq")]
     if response is not None:
         sums.append(F.sum("__v").alias("value"))
     if cost is not None:
         sums.append(F.sum("__c").alias("cost"))
+    # per request code the largest positive rule value of a requesting record (0: none)
+    asked_max = [f"__q{j}" for j in range(len(codes))]
+    for name, code in zip(asked_max, codes, strict=True):
+        mine = F.when(F.col("__q") == code, F.greatest(F.col("__r"), F.lit(0.0)))
+        sums.append(F.max(mine.otherwise(F.lit(0.0))).cast("double").alias(name))
     if holding is not None:
         if shadow is not None:
             sums.append(F.sum("__r").alias("rule"))
@@ -315,6 +340,10 @@ def spark_leaf_aggregates(
         if cost is not None:
             cost_sum = np.bincount(inv, weights=pairs["cost"].to_numpy(dtype=np.float64))
         hold_codes = pd.factorize(pairs["__h"].to_numpy(dtype=object))[0]
+        requested = None
+        if request is not None:
+            requested = np.zeros((len(cells), len(codes)))
+            np.maximum.at(requested, inv, pairs[asked_max].to_numpy(dtype=np.float64))
         return LeafAggregates(
             dimensions=dims,
             cells=cells,
@@ -328,6 +357,9 @@ def spark_leaf_aggregates(
             top_n=top_n,
             response=response,
             holding=holding,
+            requested=requested,
+            request=request,
+            request_codes=tuple(codes),
         )
 
     # the sums and the largest rule values in one job: the groupBy's rows (freq >= 1) and the
@@ -338,6 +370,7 @@ def spark_leaf_aggregates(
         F.col("freq").cast("long").alias("freq"),
         (F.col("value") if response is not None else F.lit(None)).cast("double").alias("value"),
         (F.col("cost") if cost is not None else F.lit(None)).cast("double").alias("cost"),
+        *asked_max,
     )
     if top_n > 0:
         window = Window.partitionBy("__cell").orderBy(F.col("__r").desc())
@@ -350,6 +383,7 @@ def spark_leaf_aggregates(
                 F.lit(None).cast("long").alias("freq"),
                 F.col("__r").cast("double").alias("value"),
                 F.lit(None).cast("double").alias("cost"),
+                *[F.lit(None).cast("double").alias(name) for name in asked_max],
             )
         )
         leaf_rows = leaf_rows.unionByName(top_rows)
@@ -362,6 +396,7 @@ def spark_leaf_aggregates(
     cost_sum = leaf["cost"].to_numpy(dtype=np.float64) if cost is not None else None
     c_cell = rows["__cell"].to_numpy(dtype=np.int64)[is_top]
     contribution = rows["value"].to_numpy(dtype=np.float64)[is_top]
+    requested = leaf[asked_max].to_numpy(dtype=np.float64) if request is not None else None
     return LeafAggregates(
         dimensions=dims,
         cells=cells,
@@ -375,6 +410,9 @@ def spark_leaf_aggregates(
         top_n=top_n,
         response=response,
         holding=None,
+        requested=requested,
+        request=request,
+        request_codes=tuple(codes),
     )
 
 
@@ -387,6 +425,8 @@ def spark_table(
     cost: str | None = None,
     holding: str | None = None,
     top_n: int = 2,
+    request: str | None = None,
+    request_codes: Sequence[str] = (),
     max_contributions: int = MAX_CONTRIBUTIONS,
 ) -> Table:
     """The table of the Spark DataFrame ``sdf``: :meth:`Table.from_microdata
@@ -400,6 +440,8 @@ def spark_table(
         cost=cost,
         holding=holding,
         top_n=top_n,
+        request=request,
+        request_codes=request_codes,
         max_contributions=max_contributions,
     )
     return Table.from_leaf_aggregates(agg)

@@ -43,7 +43,10 @@ if TYPE_CHECKING:
 __all__ = [
     "LeafAggregates",
     "Table",
+    "check_request_codes",
     "leaf_aggregates",
+    "no_request_code",
+    "request_without_response",
     "requested_contributions",
     "roll_up",
     "table_dimensions",
@@ -485,10 +488,7 @@ def leaf_aggregates(
     requested = None
     if request is not None:
         if response is None:
-            raise DataError(
-                f"request column {request!r}: the request rule compares a contribution with the "
-                "cell total, and a frequency table has no contributions; give a response"
-            )
+            raise request_without_response(request)
         requested = requested_contributions(
             data[request], request, request_codes, rule_values, inv, len(cells)
         )
@@ -546,23 +546,43 @@ def requested_contributions(
     count), kept per code so that the rule can apply each code's percentage. DataError when
     no code is given, a code repeats, or no record carries any of the codes (naming the
     column's values, so a mistyped code is seen)."""
-    codes = [str(c) for c in codes]
-    if not codes or len(set(codes)) != len(codes):
-        raise DataError(
-            f"request column {column!r}: give one or two distinct request codes, got {codes}"
-        )
+    codes = check_request_codes(column, codes)
     text = np.asarray(as_text(flags), dtype=object)
     which = pd.Index(codes).get_indexer(pd.Index(text))
     if not (which >= 0).any():
-        seen = sorted(pd.unique(text).tolist(), key=_sort_key)
-        raise DataError(
-            f"request column {column!r} holds none of the request codes {codes} (its values: "
-            f"{preview(seen)}); give the codes that mark the records asking for protection"
-        )
+        raise no_request_code(column, codes, pd.unique(text).tolist())
     out = np.zeros((n_groups, len(codes)))
     asked = which >= 0
     np.maximum.at(out, (group[asked], which[asked]), np.maximum(values[asked], 0.0))
     return out
+
+
+def check_request_codes(column: str, codes: Sequence[str]) -> list[str]:
+    """The request codes as texts; DataError when none is given or one repeats."""
+    texts = [str(c) for c in codes]
+    if not texts or len(set(texts)) != len(texts):
+        raise DataError(
+            f"request column {column!r}: give one or two distinct request codes, got {texts}"
+        )
+    return texts
+
+
+def no_request_code(column: str, codes: Sequence[str], values: Iterable[str]) -> DataError:
+    """The error for a request column holding none of the request ``codes`` (``values``: its
+    distinct canonical texts, or some of them), which is almost surely a mistyped code."""
+    seen = sorted(values, key=_sort_key)
+    return DataError(
+        f"request column {column!r} holds none of the request codes {list(codes)} (its values: "
+        f"{preview(seen)}); give the codes that mark the records asking for protection"
+    )
+
+
+def request_without_response(column: str) -> DataError:
+    """The error for a request column on a frequency table."""
+    return DataError(
+        f"request column {column!r}: the request rule compares a contribution with the cell "
+        "total, and a frequency table has no contributions; give a response"
+    )
 
 
 # -- helpers ---------------------------------------------------------------------------------
