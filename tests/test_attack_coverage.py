@@ -21,6 +21,7 @@ from sdckit.jobs.spec import MODEL_NAMES
 from sdckit.models import KAnonymity, LDiversity, LKCPrivacy
 from sdckit.models.attacks import ATTACK_TABLE, ATTACKS, attack_coverage
 from sdckit.models.base import PrivacyModel
+from sdckit.risk.analyze import measured_models
 
 RL, AL, TL, PA = ATTACKS
 
@@ -164,12 +165,19 @@ def test_analyze_json_and_html(tmp_path: Path) -> None:
     assert "Attacks the privacy models defend against" in page.read_text()
     res = runner.invoke(app, [*args, "--sensitive", "dx"])
     assert res.exit_code == 0, res.output
-    cov = json.loads(js.read_text())["attack_coverage"]
-    assert "l_diversity" in [m["model"] for m in cov["models"]]
-    assert cov["uncovered"] == [TL, PA]
-    assert "Not covered by any of these models: table linkage, probabilistic attack." in (
-        page.read_text()
-    )
+    summary = json.loads(js.read_text())
+    cov = summary["attack_coverage"]
+    names = [m["model"] for m in cov["models"]]
+    assert names == measured_models(summary) and "l_diversity" in names
+    assert AL in cov["covered"] and TL in cov["uncovered"]
+    assert cov == attack_coverage(names)
+    assert "table linkage" in page.read_text().split("Not covered by any of these models:")[1]
+
+
+def test_measured_models_without_sensitive_attributes() -> None:
+    base = ["k_anonymity", "average_risk", "sample_uniqueness"]
+    assert measured_models({"records": 5}) == base
+    assert measured_models({"population_records": 100}) == [*base, "k_map"]
 
 
 def test_anonymize_json_and_html(tmp_path: Path) -> None:
