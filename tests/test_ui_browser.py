@@ -285,6 +285,13 @@ def test_bad_input_gives_the_command_line_message_and_the_server_goes_on(page, s
     message = page.inner_text("#error-message")
     assert "age" in message and "hierarchy" in message.lower()
     screenshot(page, "12-bad-hierarchy")
+    # a hierarchy built from the data instead: its levels are shown at once
+    page.select_option(f"{row} select.builder-select", "interval")
+    page.fill(f"{row} input.builder-params", "widths: [5, 10, 20]")
+    page.click(f"{row} button.hierarchy-apply")
+    page.wait_for_selector("#hierarchy-table")
+    assert "level 3" in page.inner_text("#hierarchy-table")
+    assert "interval builder" in page.inner_text(f"{row}")
 
     # k larger than the data: the run fails with the command line's message
     classify(page, adult_roles())

@@ -327,7 +327,13 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
         spec: str | dict[str, Any] | None
         file = form.get("file")
         builder = _text(form, "builder")
-        if isinstance(file, UploadFile) and file.filename:
+        if builder == "none":
+            spec = None
+        elif builder:  # a builder chosen wins over a file still selected in the form
+            params = _builder_params(form, builder)
+            spec = {builder: params}
+            _validate_hierarchy(project, ui, column, spec, f"the {builder} builder")
+        elif isinstance(file, UploadFile) and file.filename:
             project.hierarchy_folder.mkdir(exist_ok=True)
             name = Path(file.filename).name  # messages name the user's file
             with tempfile.TemporaryDirectory(dir=project.hierarchy_folder) as tmp:
@@ -337,35 +343,21 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
                 target = project.hierarchy_folder / f"{column}.csv"
                 staged.replace(target)
             spec = str(target)
-        elif builder == "none":
-            spec = None
-        elif builder:
-            params = _builder_params(form, builder)
-            spec = {builder: params}
-            _validate_hierarchy(project, ui, column, spec, f"the {builder} builder")
         else:
             raise ConfigError("choose an ARX hierarchy file to import or a builder")
         project.attributes.setdefault(column, {})["hierarchy"] = spec
         ui.store.save(project)
-        return ui.page(
+        table = ui.page(
             "_classify_table.html", request, project=project, levels=_hierarchy_levels(project)
         )
+        if spec is None:
+            return table
+        preview = _hierarchy_page(ui, project, request, column, oob=True)  # its levels, shown
+        return HTMLResponse(bytes(table.body).decode() + bytes(preview.body).decode())
 
     @app.get("/p/{pid}/hierarchy/{column}", response_class=HTMLResponse)
     def hierarchy_preview(request: Request, pid: str, column: str):
-        project = ui.store.get(pid)
-        hierarchy = _hierarchy_of(project, ui, column)
-        if hierarchy is None:
-            raise ConfigError(f"{column!r} has no hierarchy yet")
-        rows = [list(map(str, r)) for r in hierarchy.table[:25]]
-        return ui.page(
-            "_hierarchy.html",
-            request,
-            column=column,
-            rows=rows,
-            n_levels=hierarchy.height,
-            n_leaves=len(hierarchy),
-        )
+        return _hierarchy_page(ui, ui.store.get(pid), request, column)
 
     # -- step 3: risk ---------------------------------------------------------------------------
     @app.get("/p/{pid}/risk", response_class=HTMLResponse)
@@ -628,6 +620,26 @@ def _hierarchy_of(project: Project, ui: UI, column: str):
         source="the classification",
     )
     return job._hierarchy(spec, ui.data(project)[column], column, f"attributes.{column}.hierarchy")
+
+
+def _hierarchy_page(
+    ui: UI, project: Project, request: Request, column: str, oob: bool = False
+) -> HTMLResponse:
+    """The first levels of a column's hierarchy (``oob``: as an out-of-band htmx swap into
+    the preview area, sent along with the classification table)."""
+    hierarchy = _hierarchy_of(project, ui, column)
+    if hierarchy is None:
+        raise ConfigError(f"{column!r} has no hierarchy yet")
+    rows = [list(map(str, r)) for r in hierarchy.table[:25]]
+    return ui.page(
+        "_hierarchy.html",
+        request,
+        column=column,
+        rows=rows,
+        n_levels=hierarchy.height,
+        n_leaves=len(hierarchy),
+        oob=oob,
+    )
 
 
 def _validate_hierarchy(project: Project, ui: UI, column: str, spec: Any, what: str) -> None:
