@@ -35,6 +35,7 @@ from sdckit.core.frequency import (
     build_frequency_set,
     encode_ordered,
     encode_quasi_identifier,
+    sensitive_column,
 )
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.io import to_numeric
@@ -141,7 +142,9 @@ def prepare(
     sensitive_names = _validate(data, schema, models)
     sensitive = {
         a: encode_ordered(
-            data[a], a, schema.attributes[a].order if a in schema.attributes else None
+            sensitive_column(data, a),
+            a,
+            schema.attributes[a].order if a in schema.attributes else None,
         )
         for a in sensitive_names
     }

@@ -31,7 +31,12 @@ import pandas as pd
 
 from sdckit.core import params
 from sdckit.core.encoding import EncodedColumn, encode
-from sdckit.core.frequency import build_frequency_set, encode_ordered
+from sdckit.core.frequency import (
+    attribute_columns,
+    build_frequency_set,
+    encode_ordered,
+    sensitive_column,
+)
 from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, MissingHierarchyError, VerificationError
@@ -201,11 +206,12 @@ def _validate(
     validate_models(data, schema, models)
     for m in models:
         for a in m.sensitive_attributes:
-            if a in schema.identifying:
-                raise ConfigError(
-                    f"model {m.name}: attribute {a!r} is identifying and is dropped from the "
-                    "output; mark it sensitive"
-                )
+            for col in attribute_columns(a):
+                if col in schema.identifying:
+                    raise ConfigError(
+                        f"model {m.name}: attribute {col!r} is identifying and is dropped from "
+                        "the output; mark it sensitive"
+                    )
         if isinstance(m, KAnonymity) and m.k < 1:  # pragma: no cover - KAnonymity checks
             raise ConfigError(f"model {m.name}: k must be >= 1")
         only = getattr(type(m), "algorithms", None)  # models only some algorithms can give
@@ -284,7 +290,9 @@ def verify_output(
         for a in m.sensitive_attributes:
             if a in sensitive:
                 continue
-            source = released[a] if a in released.columns else original[a]
+            cols = attribute_columns(a)
+            frame = released if all(c in released.columns for c in cols) else original
+            source = sensitive_column(frame, a)
             order = schema.attributes[a].order if a in schema.attributes else None
             sensitive[a] = encode_ordered(source.reset_index(drop=True), a, order)
     from sdckit.core.frequency import QuasiIdentifier

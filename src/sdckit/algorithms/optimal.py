@@ -61,6 +61,7 @@ from sdckit.core.frequency import (
     build_frequency_set,
     encode_ordered,
     encode_quasi_identifier,
+    sensitive_column,
 )
 from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
@@ -146,7 +147,9 @@ def prepare_base(
     encoded = [encode_quasi_identifier(data[q], q, schema.hierarchy(q)) for q in qis]
     sens = {
         a: encode_ordered(
-            data[a], a, schema.attributes[a].order if a in schema.attributes else None
+            sensitive_column(data, a),
+            a,
+            schema.attributes[a].order if a in schema.attributes else None,
         )
         for a in sensitive
     }

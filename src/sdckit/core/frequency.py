@@ -196,6 +196,67 @@ def encode_quasi_identifier(
     return QuasiIdentifier(name, enc.codes, enc.values, None)
 
 
+class JointAttribute(str):
+    """Several columns read as one sensitive attribute: each record's combination of values.
+
+    A model whose quantity depends on the joint values of several columns (e.g. (X,Y)-privacy
+    with ``Y`` = diagnosis and doctor) names a ``JointAttribute`` among its
+    ``sensitive_attributes``; the frequency set then carries one (classes x combinations)
+    histogram for it, under the name ``"(a, b)"``. :func:`sensitive_column` gives its values.
+    """
+
+    columns: tuple[str, ...]
+
+    def __new__(cls, columns: Sequence[str]) -> JointAttribute:
+        cols = tuple(str(c) for c in columns)
+        if len(cols) < 2 or len(set(cols)) != len(cols):
+            raise DataError(
+                f"a joint attribute needs two or more distinct columns, got {list(cols)}"
+            )
+        obj = super().__new__(cls, "(" + ", ".join(cols) + ")")
+        obj.columns = cols
+        return obj
+
+    def __reduce__(self):  # pickles by its columns (str subclasses pickle by value)
+        return (JointAttribute, (self.columns,))
+
+
+def attribute_columns(attribute: str) -> tuple[str, ...]:
+    """The data columns a sensitive attribute reads: its own, or a joint attribute's."""
+    if isinstance(attribute, JointAttribute):
+        return attribute.columns
+    return (attribute,)
+
+
+def sensitive_column(data: pd.DataFrame, attribute: str) -> pd.Series:
+    """The values of sensitive ``attribute`` in ``data``: the column, or for a
+    :class:`JointAttribute` one label per record naming its combination of values.
+
+    The combinations are grouped on the columns' codes (exact, as quasi-identifiers are), and
+    each distinct combination is labelled by the JSON list of its values' texts
+    (``'["flu", "dr1"]'``), so two different combinations never share a label.
+    """
+    if not isinstance(attribute, JointAttribute):
+        return data[attribute]
+    import json
+
+    missing = [c for c in attribute.columns if c not in data.columns]
+    if missing:
+        raise DataError(
+            f"column(s) {', '.join(map(repr, missing))} of the joint attribute {attribute} not "
+            f"found; available columns: {', '.join(map(str, data.columns))}"
+        )
+    texts = [as_text(data[c]) for c in attribute.columns]
+    factorized = [pd.factorize(t, use_na_sentinel=False) for t in texts]
+    group, _, rep = group_keys(
+        [codes.astype(np.int64) for codes, _ in factorized], [len(u) for _, u in factorized]
+    )
+    labels = np.array(
+        [json.dumps([str(t[r]) for t in texts], ensure_ascii=False) for r in rep], dtype=object
+    )
+    return pd.Series(labels[group], index=data.index, name=str(attribute), dtype=object)
+
+
 def encode_ordered(
     values: pd.Series, name: str, order: Sequence[str] | None = None
 ) -> EncodedColumn:
@@ -309,7 +370,12 @@ class FrequencySet:
             else None
         )
         sens = {name: regroup_histogram(h, group, n_groups) for name, h in self.sensitive.items()}
-        base_map = group if self.base_map is None else group[self.base_map]
+        if self.base_map is None:
+            base_map = group
+        else:  # base classes dropped by select() (-1) stay dropped
+            base_map = np.full(len(self.base_map), -1, dtype=group.dtype)
+            live = self.base_map >= 0
+            base_map[live] = group[self.base_map[live]]
         return FrequencySet(
             quasi_identifiers=tuple(qis),
             levels=tuple(levels),
@@ -461,7 +527,8 @@ def frequency_set(
     ``orders`` gives the category order of ordinal sensitive attributes.
     """
     hierarchies = dict(hierarchies or {})
-    missing = [c for c in [*quasi_identifiers, *sensitive] if c not in data.columns]
+    wanted = [*quasi_identifiers, *(c for a in sensitive for c in attribute_columns(a))]
+    missing = [c for c in wanted if c not in data.columns]
     if isinstance(weights, str) and weights not in data.columns:
         missing.append(weights)
     if missing:
@@ -470,7 +537,9 @@ def frequency_set(
             f"{', '.join(map(str, data.columns))}"
         )
     qis = [encode_quasi_identifier(data[c], c, hierarchies.get(c)) for c in quasi_identifiers]
-    sens = {c: encode_ordered(data[c], c, (orders or {}).get(c)) for c in sensitive}
+    sens = {
+        c: encode_ordered(sensitive_column(data, c), c, (orders or {}).get(c)) for c in sensitive
+    }
     w = None
     if weights is not None:
         w = numeric_weights(

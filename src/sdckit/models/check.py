@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sdckit.core.frequency import FrequencySet, frequency_set, require_values
+from sdckit.core.frequency import (
+    FrequencySet,
+    attribute_columns,
+    frequency_set,
+    require_values,
+)
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError
@@ -116,16 +121,17 @@ def _validate(data: pd.DataFrame, schema: Schema, models: Sequence[PrivacyModel]
         if not isinstance(m, PrivacyModel):
             raise ConfigError(f"check: {m!r} is not a privacy model (sdckit.models.*)")
         for attr in m.sensitive_attributes:
-            if attr not in data.columns:
-                raise ConfigError(
-                    f"model {m.name}: attribute {attr!r} is not a column of the data "
-                    f"(columns: {', '.join(map(str, data.columns))})"
-                )
-            if attr in qis:
-                raise ConfigError(
-                    f"model {m.name}: attribute {attr!r} is a quasi-identifier in the "
-                    "schema; a sensitive attribute must not also be a quasi-identifier"
-                )
+            for col in attribute_columns(attr):
+                if col not in data.columns:
+                    raise ConfigError(
+                        f"model {m.name}: attribute {col!r} is not a column of the data "
+                        f"(columns: {', '.join(map(str, data.columns))})"
+                    )
+                if col in qis:
+                    raise ConfigError(
+                        f"model {m.name}: attribute {col!r} is a quasi-identifier in the "
+                        "schema; a sensitive attribute must not also be a quasi-identifier"
+                    )
             if attr not in sensitive:
                 sensitive.append(attr)
     n = len(data)

@@ -16,13 +16,13 @@ equivalence class) and ``Y`` attributes whose values must not be tied to an ``X`
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from sdckit.core.frequency import FrequencySet
-from sdckit.core.spec import ColumnName, Integer, Number
+from sdckit.core.frequency import FrequencySet, JointAttribute
+from sdckit.core.spec import ColumnList, Integer, Number
 from sdckit.models._histograms import histogram
 from sdckit.models.base import ModelResult, PrivacyModel
 
@@ -46,10 +46,11 @@ class XYPrivacy(PrivacyModel):
 
     Parameters
     ----------
-    y : str
-        The attribute ``Y`` (a person id, a diagnosis, ...); not a quasi-identifier. A list of
-        one column is accepted (the job-file form ``y: [diagnosis]``); several attributes are
-        refused: combine them into one column first.
+    y : list of str
+        The attributes ``Y`` (a person id; a diagnosis and a doctor, ...), none a
+        quasi-identifier; one column may be given as a string. With several, a ``Y`` value
+        is a record's combination of their values (a
+        :class:`~sdckit.core.frequency.JointAttribute`).
     k : int, optional
         (X,Y)-anonymity: distinct ``y`` values each class must hold (>= 1).
     h : float, optional
@@ -58,29 +59,22 @@ class XYPrivacy(PrivacyModel):
     Examples
     --------
     >>> XYPrivacy("diagnosis", k=3, h=0.6).describe()
-    {'model': 'xy_privacy', 'y': 'diagnosis', 'k': 3, 'h': 0.6}
+    {'model': 'xy_privacy', 'y': ['diagnosis'], 'k': 3, 'h': 0.6}
     """
 
     spec_name: ClassVar[str] = "xy_privacy"
     spec_label: ClassVar[str] = "(X,Y)-privacy"
     monotonic_with_generalization: ClassVar[bool] = True
 
-    y: ColumnName
+    y: ColumnList
     k: Annotated[Integer, Field(ge=1)] | None = None
     h: Annotated[Number, Field(gt=0, le=1)] | None = None
 
-    @field_validator("y", mode="before")
+    @field_validator("y")
     @classmethod
-    def _one_y(cls, value: Any) -> Any:
-        if isinstance(value, (list, tuple)):
-            if len(value) == 1:
-                return value[0]
-            if len(value) > 1:
-                raise ValueError(
-                    f"names {len(value)} attributes ({', '.join(map(str, value))}); the frequency "
-                    "set carries one attribute's values per histogram, not their joint values: "
-                    "combine them into one column (e.g. 'diagnosis|doctor') and name that"
-                )
+    def _distinct_y(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"names a column twice ({', '.join(value)}); name each once")
         return value
 
     @model_validator(mode="after")
@@ -104,11 +98,16 @@ class XYPrivacy(PrivacyModel):
             parts.append(f"k={self.k}")
         if self.h is not None:
             parts.append(f"h={self.h:g}")
-        return f"(X,Y)-privacy ({', '.join(parts)}, Y={self.y})"
+        return f"(X,Y)-privacy ({', '.join(parts)}, Y={self.y_attribute})"
+
+    @property
+    def y_attribute(self) -> str:
+        """The histogram ``Y`` is counted in: the column, or the joint attribute of several."""
+        return self.y[0] if len(self.y) == 1 else JointAttribute(self.y)
 
     @property
     def sensitive_attributes(self) -> tuple[str, ...]:
-        return (self.y,)
+        return (self.y_attribute,)
 
     def minimal_class_size(self) -> int:
         size = self.k or 1
@@ -118,7 +117,7 @@ class XYPrivacy(PrivacyModel):
 
     def anonymity_and_confidence(self, fs: FrequencySet) -> tuple[np.ndarray, np.ndarray]:
         """Per class ``a_Y(x)`` (distinct ``y`` values) and the largest count of one value."""
-        hist = histogram(fs, self.y, self.name)
+        hist = histogram(fs, self.y_attribute, self.name)
         distinct = np.diff(hist.indptr).astype(np.int64)
         top = np.zeros(hist.shape[0], dtype=np.int64)
         nonempty = distinct > 0
@@ -140,8 +139,9 @@ class XYPrivacy(PrivacyModel):
         if distinct >= self.k:
             return None
         return (
-            f"{self.y!r} has only {distinct} distinct value(s) in the whole data, so no class "
-            f"can be linked to the {self.k} that {self.name} needs; lower k to at most {distinct}"
+            f"Y {str(self.y_attribute)!r} has only {distinct} distinct value(s) in the whole "
+            f"data, so no class can be linked to the {self.k} that {self.name} needs; lower k "
+            f"to at most {distinct}"
         )
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:

@@ -461,7 +461,7 @@ def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
     row = np.repeat(np.arange(hist.shape[0]), distinct)
     entropy = np.bincount(row, weights=-p * np.log(p), minlength=hist.shape[0])
     homogeneous = distinct == 1
-    top = XYPrivacy(y=attribute, h=1).anonymity_and_confidence(fs)[1]
+    top = XYPrivacy(y=[attribute], h=1).anonymity_and_confidence(fs)[1]
     try:
         spread = KEAnonymity(attribute=attribute, k=1, e=0).distinct_and_range(fs)[1]
         min_range: float | None = float(spread.min()) if len(spread) else 0.0

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.frequency import JointAttribute
 from sdckit.core.release import SUPPRESSED
 from sdckit.errors import ConfigError, DataError, VerificationError
 
@@ -87,6 +88,11 @@ def _check_request(
                 "Spark engine does not run; use engine local"
             )
         for a in m.sensitive_attributes:
+            if isinstance(a, JointAttribute):
+                raise ConfigError(
+                    f"model {m.name} reads the joint values of {', '.join(a.columns)}, which "
+                    "the Spark engine does not count; use engine local"
+                )
             if a not in sdf.columns:
                 raise ConfigError(
                     f"model {m.name}: attribute {a!r} is not a column of the data (columns: "
