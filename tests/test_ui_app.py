@@ -150,6 +150,13 @@ def test_classification_and_roles_over_http(tmp_path):
     assert 'id="sample-uniques">2 (50.0%)' in page
     bad = client.post(f"/p/{pid}/role/a", data={"role": "secret"})
     assert bad.status_code == 400 and "role must be one of" in bad.text
+    risk = client.get(f"/p/{pid}/risk?sampling_fraction=0.01").text
+    assert 'id="population-uniques">pitman' in risk
+    bad_fraction = client.get(f"/p/{pid}/risk?sampling_fraction=lots")
+    assert (
+        bad_fraction.status_code == 400
+        and "sampling fraction must be a number" in bad_fraction.text
+    )
     built = client.post(
         f"/p/{pid}/hierarchy/a", data={"builder": "interval", "params": "widths: [2]"}
     )

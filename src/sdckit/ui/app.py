@@ -361,12 +361,13 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
 
     # -- step 3: risk ---------------------------------------------------------------------------
     @app.get("/p/{pid}/risk", response_class=HTMLResponse)
-    def risk_page(request: Request, pid: str, threshold: float = 0.2):
+    def risk_page(request: Request, pid: str, threshold: float = 0.2, sampling_fraction: str = ""):
         project = ui.store.get(pid)
         qis = project.columns_with_role("quasi_identifying")
         if not qis:
             return ui.page("risk.html", request, project=project, step="risk", analysis=None)
-        result = _risk(ui, project, threshold)
+        fraction = _number(sampling_fraction, "sampling fraction") if sampling_fraction else None
+        result = _risk(ui, project, threshold, fraction)
         fs = result.frequency_set
         sizes = fs.counts
         distinct, per = _size_histogram(sizes)
@@ -382,6 +383,7 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
             analysis=result.summary,
             figures=figures,
             threshold=threshold,
+            sampling_fraction=sampling_fraction,
         )
 
     @app.get("/p/{pid}/risk/records", response_class=HTMLResponse)
@@ -697,7 +699,7 @@ def _size_histogram(sizes) -> tuple[Any, Any]:
     return distinct, per
 
 
-def _risk(ui: UI, project: Project, threshold: float):
+def _risk(ui: UI, project: Project, threshold: float, sampling_fraction: float | None = None):
     """The ``analyze`` result of the project's classification (cached per classification)."""
     from sdckit.risk.analyze import analyze
 
@@ -705,12 +707,12 @@ def _risk(ui: UI, project: Project, threshold: float):
     if not qis:
         raise ConfigError("mark at least one column as quasi-identifying on the Classify page")
     sensitive = project.columns_with_role("sensitive")
-    key = json.dumps([str(project.data_path), qis, sensitive, threshold])
+    key = json.dumps([str(project.data_path), qis, sensitive, threshold, sampling_fraction])
     data = ui.data(project)
     cached = ui.risk_cache
     if cached is not None and cached[0] == key and cached[1] is data:
         return cached[2]
-    result = analyze(data, qis, sensitive, threshold=threshold)
+    result = analyze(data, qis, sensitive, threshold=threshold, sampling_fraction=sampling_fraction)
     ui.risk_cache = (key, data, result)
     return result
 
