@@ -374,7 +374,7 @@ class Job:
                 )
             hierarchy = None
             if spec.hierarchy is not None:
-                hierarchy = self._hierarchy(
+                hierarchy = self.resolve_hierarchy(
                     spec.hierarchy, partial(values_of, name), name, f"{where}.hierarchy"
                 )
             pseudonymize = None
@@ -393,7 +393,7 @@ class Job:
             )
         return Schema(attrs)
 
-    def _hierarchy(
+    def resolve_hierarchy(
         self, spec: Any, values: pd.Series | Callable[[], pd.Series], name: str, where: str
     ) -> Hierarchy:
         """The hierarchy an attribute's ``hierarchy:`` names: an ARX CSV file, or a builder
@@ -466,7 +466,7 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
         h = params.get("hierarchy")
         attr = params.get("attribute")
         if isinstance(h, (str, Mapping)):
-            params["hierarchy"] = job._hierarchy(
+            params["hierarchy"] = job.resolve_hierarchy(
                 h, lambda: job.column_values(str(attr)), str(attr), f"{where}.hierarchy"
             )
         elif h is None and attr in job.spec.attributes:

@@ -183,7 +183,7 @@ def _build_table(
             )
         h = None
         if dim.hierarchy is not None:
-            h = job._hierarchy(
+            h = job.resolve_hierarchy(
                 dim.hierarchy,
                 _hierarchy_values(dim.hierarchy, name, frame, sdf),
                 name,

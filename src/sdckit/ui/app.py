@@ -621,7 +621,9 @@ def _hierarchy_of(project: Project, ui: UI, column: str):
         project.folder,
         source="the classification",
     )
-    return job._hierarchy(spec, ui.data(project)[column], column, f"attributes.{column}.hierarchy")
+    return job.resolve_hierarchy(
+        spec, ui.data(project)[column], column, f"attributes.{column}.hierarchy"
+    )
 
 
 def _hierarchy_page(
@@ -655,7 +657,7 @@ def _validate_hierarchy(project: Project, ui: UI, column: str, spec: Any, what: 
         source=what,
     )
     values = ui.data(project)[column]
-    hierarchy = job._hierarchy(spec, values, column, f"attributes.{column}.hierarchy")
+    hierarchy = job.resolve_hierarchy(spec, values, column, f"attributes.{column}.hierarchy")
     hierarchy.leaf_index(values.astype(str).to_numpy(), column=column)
 
 
