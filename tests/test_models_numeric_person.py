@@ -633,3 +633,50 @@ def test_analyze_reports_linkability_and_range():
     assert {"xy_privacy", "ke_anonymity"} <= set(measured_models(summary.summary))
     text_only = analyze(df, ["z"], sensitive=["t"])
     assert "ke_anonymity" not in measured_models(text_only.summary)
+
+
+# -- the Spark engine gives the local result -------------------------------------------------
+def test_spark_engine_equals_local(spark, tmp_path: Path) -> None:
+    import sdckit
+    from sdckit.errors import ConfigError
+    from sdckit.spark.anonymize import anonymize_spark
+
+    df = _people(300, seed=2).astype({"age": str})
+    ages = Hierarchy(
+        [
+            [
+                str(a),
+                f"{a // 10 * 10}-{a // 10 * 10 + 9}",
+                f"{a // 20 * 20}-{a // 20 * 20 + 19}",
+                "*",
+            ]
+            for a in range(20, 60)
+        ],
+        "age",
+    )
+    schema = Schema.from_roles(
+        quasi_identifying=["age", "sex"],
+        sensitive=["salary", "disease"],
+        hierarchies={"age": ages, "sex": Hierarchy([["M", "*"], ["F", "*"]], "sex")},
+    )
+    models = [
+        KEAnonymity("salary", 3, 10000),
+        EpsilonMAnonymity("salary", 1000, 2),
+        PersonalizedPrivacy("disease", "guard", DISEASES, 0.6),
+        MultiRKAnonymity(3, "person_id"),
+        XYPrivacy("disease", k=2, h=0.6),
+    ]
+    local = sdckit.anonymize(df, schema, models, suppression_limit=0.1)
+    remote = anonymize_spark(
+        spark.createDataFrame(df), schema, models, tmp_path / "out.parquet", suppression_limit=0.1
+    )
+    assert remote.transformation == local.transformation
+    assert remote.suppressed_records == local.suppressed_records
+    assert remote.models_satisfied == local.models_satisfied
+    with pytest.raises(ConfigError, match="joint values of disease, person_id"):
+        anonymize_spark(
+            spark.createDataFrame(df),
+            schema,
+            [XYPrivacy(["disease", "person_id"], k=2)],
+            tmp_path / "joint.parquet",
+        )
