@@ -86,6 +86,24 @@ def test_ke_anonymity_unreachable_and_flags():
     assert m.monotonic and m.monotonic_with_generalization and m.minimal_class_size() == 4
 
 
+def test_numeric_models_read_numbers_whatever_the_code_order():
+    """A declared order (codes not in numeric order) gives the same verdicts: the histogram's
+    columns are permuted into numeric order first."""
+    df = pd.DataFrame({"z": ["a"] * 4 + ["b"] * 3, "s": [5, 1, 30, 12, 7, 7, 9]})
+    order = ["30", "12", "9", "7", "5", "1"]  # descending: the reverse of numeric order
+    for model in (KEAnonymity("s", 3, 11), EpsilonMAnonymity("s", 4, 2)):
+        plain = frequency_set(df, ["z"], sensitive=["s"])
+        shuffled = frequency_set(df, ["z"], sensitive=["s"], orders={"s": order})
+        assert list(shuffled.sensitive_values["s"]) == order
+        a, b = model.evaluate(plain), model.evaluate(shuffled)
+        assert a.violating.tolist() == b.violating.tolist()
+        assert a.class_values.tolist() == b.class_values.tolist()
+    # (3,11): a {1, 5, 12, 30}: 4 values, range 29; b {7, 9}: 2 values -> violates
+    assert KEAnonymity("s", 3, 11).evaluate(shuffled).violating.tolist() == [False, True]
+    # (4,2): a: [1,5] around 1 and 5 holds {1, 5}: 2 of 4 -> ok; b: [3,11] around 7 holds all 3
+    assert EpsilonMAnonymity("s", 4, 2).evaluate(shuffled).violating.tolist() == [False, True]
+
+
 def test_numeric_models_name_a_non_numeric_value():
     df = pd.DataFrame({"z": ["a", "a"], "salary": ["100", "n/a"]})
     for model in (KEAnonymity("salary", 2, 1), EpsilonMAnonymity("salary", 1, 2)):
