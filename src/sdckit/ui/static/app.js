@@ -1,6 +1,7 @@
 // sdckit ui: draw the Plotly figures the server put in data-figure attributes, and open a
-// lattice node's release when its point is clicked.
-function sdckitDraw(root) {
+// lattice node's release when its point is clicked. Plotly (4.8 MB) loads asynchronously: the
+// page is usable before it arrives, and whichever of the two comes last draws the figures.
+window.sdckitDraw = function sdckitDraw(root) {
   if (typeof Plotly === "undefined") return;
   (root || document).querySelectorAll("[data-figure]").forEach(function (el) {
     if (el.dataset.drawn) return;
@@ -17,7 +18,7 @@ function sdckitDraw(root) {
       });
     }
   });
-}
+};
 document.addEventListener("DOMContentLoaded", function () {
   sdckitDraw(document);
   document.body.addEventListener("htmx:afterSettle", function (e) { sdckitDraw(e.detail.elt); });
