@@ -217,7 +217,8 @@ class JointAttribute(str):
         obj.columns = cols
         return obj
 
-    def __reduce__(self):  # pickles by its columns (str subclasses pickle by value)
+    def __reduce__(self) -> tuple[type[JointAttribute], tuple[tuple[str, ...]]]:
+        """Pickle by the columns (a str subclass would otherwise be rebuilt from its text)."""
         return (JointAttribute, (self.columns,))
 
 
