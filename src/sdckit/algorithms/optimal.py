@@ -71,7 +71,12 @@ from sdckit.errors import (
     MissingHierarchyError,
     NoSolutionError,
 )
-from sdckit.models.base import PrivacyModel, check_reachable, enforce_global_models
+from sdckit.models.base import (
+    PrivacyModel,
+    check_reachable,
+    enforce_global_models,
+    settle_group_models,
+)
 from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metric
 
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
@@ -221,6 +226,7 @@ class LatticeSearch:
             local, key=lambda md: (not md.monotonic, md.sensitive_attributes != ())
         )
         self.global_models = [md for md in self.models if md.is_global]
+        self.group_models = [md for md in local if not md.class_local]
         if self.budget > 0:
             # global models are judged on the records left after local suppression, which is
             # not monotone (suppressing small classes can lower the average risk), so they
@@ -360,12 +366,30 @@ class LatticeSearch:
                 if not self.prunable and self.bound_prunable:  # (prunable: pruned anyway)
                     floor = max(m.finer_violations(fs, res) for m, res in results)
                 break
-        if ok and self.global_models:
-            violating, ok = enforce_global_models(fs, violating, self.global_models, self.budget)
+        if ok:
+            violating, ok = self.settle(fs, violating)
             n_supp = int(fs.counts[violating].sum())
         cost = self.metrics.cost(fs, violating) if ok else None
         res = NodeResult(index, levels, ok, cost, n_supp, float(self.lower[index]), floor)
         return res, fs, violating
+
+    def settle(self, fs: FrequencySet, violating: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Complete the suppression decision after the class-based models flagged
+        ``violating``: the group-judging models are re-evaluated on the released classes
+        (:func:`~sdckit.models.base.settle_group_models`) and the global models enforced on
+        the smallest classes (:func:`~sdckit.models.base.enforce_global_models`), in turn,
+        until neither suppresses more. Returns the flags and whether the node is within the
+        budget with every model satisfied."""
+        ok = True
+        while True:
+            if self.group_models:
+                violating, ok = settle_group_models(fs, violating, self.group_models, self.budget)
+            if not ok or not self.global_models:
+                return violating, ok
+            before = violating
+            violating, ok = enforce_global_models(fs, violating, self.global_models, self.budget)
+            if not ok or not self.group_models or np.array_equal(violating, before):
+                return violating, ok
 
     def _mark_below(self, index: int) -> None:
         """Mark every node componentwise <= ``index``'s levels: they fail too (pruned)."""
@@ -696,6 +720,5 @@ def _reevaluate(search: LatticeSearch, fs: FrequencySet) -> tuple[bool, int, np.
     violating = np.zeros(fs.n_classes, dtype=bool)
     for md in search.local_models:
         violating |= md.evaluate(fs).violating
-    if search.global_models:
-        violating, _ = enforce_global_models(fs, violating, search.global_models, search.budget)
+    violating, _ = search.settle(fs, violating)
     return True, int(fs.counts[violating].sum()), violating

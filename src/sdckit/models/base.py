@@ -34,7 +34,7 @@ from sdckit.core.frequency import FrequencySet
 from sdckit.core.spec import Spec, json_ready
 from sdckit.errors import NoSolutionError
 
-__all__ = ["ModelResult", "PrivacyModel", "json_ready"]
+__all__ = ["ModelResult", "PrivacyModel", "json_ready", "settle_group_models"]
 
 
 @dataclass
@@ -84,12 +84,18 @@ class PrivacyModel(Spec):
     * ``bounds_finer_violations`` -- :meth:`finer_violations` gives a nonzero lower bound on
       the violating records at every finer transformation although the model is not
       monotonic, which lets a lattice search prune below a failing node.
+    * ``class_local`` -- a class's verdict depends on that class alone. ``False`` for models
+      that judge groups of classes sharing some QI values (LKC-privacy, confidence
+      bounding): suppressing some classes changes the groups of the others, which can then
+      violate, so algorithms re-evaluate them on the released classes until none violates
+      (:func:`settle_group_models`).
     """
 
     monotonic: ClassVar[bool] = False
     monotonic_with_generalization: ClassVar[bool] = True
     is_global: ClassVar[bool] = False
     bounds_finer_violations: ClassVar[bool] = False
+    class_local: ClassVar[bool] = True
 
     @property
     @abstractmethod
@@ -213,6 +219,36 @@ def enforce_global_models(
         if not all(md.evaluate(kept_fs).satisfied for md in plain):
             return violating, False
     return out, True
+
+
+def settle_group_models(
+    fs: FrequencySet, violating: np.ndarray, models: Sequence[PrivacyModel], budget: int
+) -> tuple[np.ndarray, bool]:
+    """Suppress, on top of ``violating``, the classes that the group-judging models of
+    ``models`` (``class_local`` false) flag once the ``violating`` classes are gone, until
+    they flag none; returns the flags and whether at most ``budget`` records are suppressed.
+
+    Example (confidence bounding ``<age -> s, 0.28>`` with 3-anonymity): the age group of a
+    class of 10 records (3 with ``s``) and one of 2 (none) has confidence 3/12; once
+    3-anonymity suppresses the small class, the group left has 3/10 and violates. Each round
+    only adds classes, so this ends; with nothing suppressed it changes nothing.
+    """
+    violating = np.asarray(violating, dtype=bool).copy()
+    group = [m for m in models if not m.class_local and not m.is_global]
+    if not group:
+        return violating, int(fs.counts[violating].sum()) <= budget
+    while violating.any() and not violating.all():
+        kept = np.flatnonzero(~violating)
+        released = fs.select(~violating)
+        new = np.zeros(len(kept), dtype=bool)
+        for m in group:
+            new |= np.asarray(m.evaluate(released).violating, dtype=bool)
+        if not new.any():
+            break
+        violating[kept[new]] = True
+        if int(fs.counts[violating].sum()) > budget:
+            return violating, False
+    return violating, int(fs.counts[violating].sum()) <= budget
 
 
 def check_reachable(

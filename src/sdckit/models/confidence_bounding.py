@@ -103,7 +103,10 @@ class ConfidenceBounding(PrivacyModel):
     ``Conf(X -> s)``): generalizing merges groups, and a merged group's confidence is the
     size-weighted average of its parts'. Not with suppression: a group that satisfies a
     template can violate once a suppressed (violating) group is merged into it. No class
-    size bound: a one-record class without ``s`` satisfies every template.
+    size bound: a one-record class without ``s`` satisfies every template. A class's verdict
+    depends on the other classes of its groups (``class_local`` is false): once classes are
+    suppressed the groups left are judged again
+    (:func:`~sdckit.models.base.settle_group_models`).
 
     Parameters
     ----------
@@ -126,6 +129,7 @@ class ConfidenceBounding(PrivacyModel):
     monotonic: ClassVar[bool] = False
     monotonic_with_generalization: ClassVar[bool] = True
     bounds_finer_violations: ClassVar[bool] = True
+    class_local: ClassVar[bool] = False
 
     attribute: ColumnName
     templates: list[PrivacyTemplate]

@@ -71,6 +71,7 @@ class LKCPrivacy(PrivacyModel):
     spec_label: ClassVar[str] = "LKC-privacy"
     monotonic: ClassVar[bool] = False
     monotonic_with_generalization: ClassVar[bool] = True
+    class_local: ClassVar[bool] = False  # a class violates through its projections
 
     L: Annotated[Integer, Field(ge=1)]
     K: Annotated[Integer, Field(ge=1)]

@@ -490,9 +490,9 @@ def _disclosure(fs: FrequencySet, attribute: str) -> dict[str, float]:
 
     if fs.n_classes == 0:
         return {"max_relative_gain": 0.0, "max_log2_ratio": 0.0}
-    beta = BetaLikeness(attribute, 1.0)
+    beta = BetaLikeness(attribute=attribute, beta=1.0)
     beta.prepare(fs)
-    delta = DeltaDisclosure(attribute, 1.0)
+    delta = DeltaDisclosure(attribute=attribute, delta=1.0)
     delta.prepare(fs)
     return {
         "max_relative_gain": float(beta.gains(fs).max()),
