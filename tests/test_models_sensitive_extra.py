@@ -659,3 +659,29 @@ def test_adult_optimum_equals_exhaustive(model, limit):
     out = _check_against_exhaustive(df, schema, [model], limit, MetricSpec())
     assert out is not None
     assert out.nodes_checked < out.details["lattice_size"]
+
+
+# -- the Spark engine gives the local result ---------------------------------------------------
+def test_spark_engine_equals_local(spark, tmp_path: Path) -> None:
+    from sdckit.spark.anonymize import anonymize_spark
+
+    df, h = load_adult()
+    qis = ["sex", "age", "race", "education"]
+    df = df[[*qis, "occupation"]].iloc[:3000].reset_index(drop=True)
+    schema = Schema.from_roles(
+        quasi_identifying=qis, sensitive=["occupation"], hierarchies={q: h[q] for q in qis}
+    )
+    tpl = {"quasi_identifiers": ["age"], "value": "Prof-specialty", "h": 0.3}
+    models = [
+        AlphaKAnonymity("occupation", 0.5, 3),
+        ConfidenceBounding("occupation", [tpl]),
+        BetaLikeness("occupation", 2.0, "enhanced"),
+        DeltaDisclosure("occupation", 2.0),
+    ]
+    local = anonymize(df, schema, models, suppression_limit=0.05, risk=False)
+    remote = anonymize_spark(
+        spark.createDataFrame(df), schema, models, tmp_path / "out.parquet", suppression_limit=0.05
+    )
+    assert remote.transformation == local.transformation
+    assert remote.suppressed_records == local.suppressed_records
+    assert remote.models_satisfied == local.models_satisfied

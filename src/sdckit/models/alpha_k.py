@@ -160,36 +160,37 @@ class AlphaKAnonymity(PrivacyModel):
 
     def shares(self, fs: FrequencySet) -> np.ndarray:
         """Per class, the largest share of a bounded value (0 for a class without one)."""
+        _, c, n, bounded, indptr = self._entries(fs)
+        return row_max(np.where(bounded, c / np.maximum(n, 1), 0.0), indptr)
+
+    def _entries(
+        self, fs: FrequencySet
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per CSR entry: class, count, class size, whether its value is bounded; and the
+        histogram's row pointers."""
         h = histogram(fs, self.attribute, self.name)
         rows, c, n = entry_rows_and_sizes(h)
-        share = c / np.maximum(n, 1)
         cols = self._columns if self._columns is not None else self._value_columns(fs)
-        if cols is not None:
-            share = np.where(np.isin(h.indices, cols), share, 0.0)
-        return row_max(share, h.indptr)
+        bounded = np.ones(len(c), dtype=bool) if cols is None else np.isin(h.indices, cols)
+        return rows, c, n, bounded, h.indptr
 
     def _caps(self, fs: FrequencySet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per CSR entry: row, count, class size and cap (alpha, or 1 for unbounded values)."""
-        h = histogram(fs, self.attribute, self.name)
-        rows, c, n = entry_rows_and_sizes(h)
-        cap = np.full(len(c), float(self.alpha))
-        cols = self._columns if self._columns is not None else self._value_columns(fs)
-        if cols is not None:
-            cap[~np.isin(h.indices, cols)] = 1.0
-        return rows, c, n, cap
+        """Per CSR entry: class, count, class size and cap (alpha, or 1 for unbounded values)."""
+        rows, c, n, bounded, _ = self._entries(fs)
+        return rows, c, n, np.where(bounded, float(self.alpha), 1.0)
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag the classes smaller than ``k`` or with a bounded value's share above alpha.
 
         The result's ``class_values`` are each class's largest bounded share.
         """
-        rows, c, n, cap = self._caps(fs)
-        over = c > cap * n * (1.0 + SLACK)
+        rows, c, n, bounded, indptr = self._entries(fs)
+        over = bounded & (c > self.alpha * n * (1.0 + SLACK))
         too_frequent = np.zeros(fs.n_classes, dtype=bool)
         too_frequent[rows[over]] = True
         too_small = fs.counts < self.k
         violating = too_small | too_frequent
-        worst = self.shares(fs)
+        worst = row_max(np.where(bounded, c / np.maximum(n, 1), 0.0), indptr)
         details = {
             "attribute": self.attribute,
             "alpha": self.alpha,
