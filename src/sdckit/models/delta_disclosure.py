@@ -27,6 +27,7 @@ from pydantic import Field, PrivateAttr
 from sdckit.core.frequency import FrequencySet
 from sdckit.core.spec import ColumnName, Number
 from sdckit.models._shares import (
+    BOUND_SLACK,
     SLACK,
     OverallDistribution,
     entry_rows_and_sizes,
@@ -175,8 +176,28 @@ class DeltaDisclosure(PrivacyModel):
         Under either variant a satisfying part holds a value ``s`` with a share below
         ``u_s = q_s 2^delta`` (or not at all), so a class keeps at least
         ``(c_s - u_s n) / (1 - u_s)`` records in violating parts
-        (:func:`~sdckit.models._shares.finer_violations_under_caps`); summed over classes.
+        (:func:`~sdckit.models._shares.finer_violations_under_caps`).
+
+        With ``absent_values="violate"`` a satisfying part also holds every value of the data
+        with a share above ``l_s = q_s 2^-delta``, so the satisfying parts of a class, ``W``
+        records together, hold more than ``l_s W`` records of ``s``: ``W < c_s / l_s`` for
+        every ``s`` and at least ``n - min_s c_s / l_s`` records violate -- all ``n`` when
+        the class misses a value. Per class the larger bound counts; summed over classes.
         """
-        rows, c, n, big_q, _, _ = self._entries(fs)
+        rows, c, n, big_q, _, h = self._entries(fs)
         cap = big_q / self._prepared.total * 2.0**self.delta
-        return float(finer_violations_under_caps(c, n, cap, rows, fs.n_classes).sum())
+        per_class = finer_violations_under_caps(c, n, cap, rows, fs.n_classes)
+        if self.absent_values == "violate" and fs.n_classes:
+            floor = big_q / self._prepared.total * 2.0**-self.delta
+            # rounding may only shrink the bound: divide by a slightly smaller l_s
+            room = c / (floor * (1.0 - BOUND_SLACK))
+            sizes = fs.counts.astype(np.float64)
+            most = np.full(fs.n_classes, np.inf)
+            nonempty = np.diff(h.indptr) > 0
+            if room.size:
+                most[nonempty] = np.minimum.reduceat(room, h.indptr[:-1][nonempty])
+            need = np.clip(sizes - most, 0.0, sizes) * (1.0 - BOUND_SLACK)
+            missing = np.diff(h.indptr) < self._present
+            need[missing] = sizes[missing]
+            per_class = np.maximum(per_class, need)
+        return float(per_class.sum())
