@@ -176,6 +176,33 @@ def test_mdav_identical_to_reference_with_ties(k, seed):
     assert np.array_equal(mdav_partition(z, k), ref_mdav_euclid(z, k))
 
 
+@pytest.mark.parametrize(
+    ("n", "p", "k", "seed", "grid"),
+    [(3000, 4, 5, 7, False), (2600, 2, 3, 8, True), (2200, 10, 5, 9, False)],
+)
+def test_mdav_identical_to_reference_large(n, p, k, seed, grid):
+    # from 2,048 records on, the record farthest from the centroid is sought in the outer
+    # shell of a past full pass (triangle-inequality bound, mdav_labels); the partition must
+    # still be the plain reference's, ties included (integer grid: exact sums, many ties)
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 6, size=(n, p)).astype(float) if grid else rng.normal(size=(n, p))
+    assert np.array_equal(mdav_partition(z, k), ref_mdav_euclid(z, k))
+
+
+def test_mdav_l1_identical_to_reference_large():
+    # the L1 (Gower) metric of categorical microaggregation through the outer-shell search:
+    # multiples of 1/8, so every sum is exact and only the tie rule decides
+    z = np.random.default_rng(10).integers(0, 9, size=(2500, 3)) / 8.0
+
+    def dist(i, ids):
+        return np.abs(z[ids] - z[i]).sum(axis=1)
+
+    def dcen(ids):
+        return np.abs(z[ids] - z[ids].mean(axis=0)).sum(axis=1)
+
+    assert np.array_equal(mdav_labels(np.ascontiguousarray(z), 4, 1), ref_mdav(2500, 4, dist, dcen))
+
+
 def test_mdav_hand_example_1d():
     # centroid 11.33; farthest is 22 -> {20,21,22}; farthest from 22 is 1 -> {1,2,3}; rest
     df = pd.DataFrame({"x": [1, 2, 3, 10, 11, 12, 20, 21, 22]})

@@ -97,39 +97,36 @@ def _subtract_rows(xc, pos, k, colsum):
 
 
 @njit(cache=True)
-def _max(d, m):
-    """Largest of ``d[:m]`` (four independent lanes for instruction-level parallelism)."""
-    a0 = -np.inf
-    a1 = -np.inf
-    a2 = -np.inf
-    a3 = -np.inf
-    m4 = m - m % 4
-    for i in range(0, m4, 4):
-        x0 = d[i]
-        x1 = d[i + 1]
-        x2 = d[i + 2]
-        x3 = d[i + 3]
-        a0 = x0 if x0 > a0 else a0
-        a1 = x1 if x1 > a1 else a1
-        a2 = x2 if x2 > a2 else a2
-        a3 = x3 if x3 > a3 else a3
-    for i in range(m4, m):
-        a0 = d[i] if d[i] > a0 else a0
-    return max(max(a0, a1), max(a2, a3))
-
-
-@njit(cache=True)
 def _farthest(d, idx, where, m):
     """Position of the largest ``d`` among the first ``m`` (ties: lowest original index).
 
-    Two branch-free passes: the maximum, then the lowest original index attaining it.
+    One pass in blocks of 8: a block's maximum (branch-free) is compared with the best so
+    far, and only a block that reaches it is scanned for the lowest original index.
     """
-    mx = _max(d, m)
     big = np.iinfo(np.int64).max
+    mx = -np.inf
     best = big
-    for i in range(m):
-        cand = idx[i] if d[i] == mx else big
-        best = min(best, cand)
+    i = 0
+    while i + 8 <= m:
+        hi = max(
+            max(max(d[i], d[i + 1]), max(d[i + 2], d[i + 3])),
+            max(max(d[i + 4], d[i + 5]), max(d[i + 6], d[i + 7])),
+        )
+        if hi >= mx:
+            if hi > mx:
+                mx = hi
+                best = big
+            for t in range(i, i + 8):
+                if d[t] == mx and idx[t] < best:
+                    best = idx[t]
+        i += 8
+    while i < m:
+        if d[i] > mx:
+            mx = d[i]
+            best = idx[i]
+        elif d[i] == mx and idx[i] < best:
+            best = idx[i]
+        i += 1
     return where[best]
 
 
@@ -245,11 +242,65 @@ def _take_group(xc, idx, d, m, k, r, pos, labels, g, piv, metric):
 
 
 @njit(cache=True)
+def _exact_dist(xc, q, point, metric):
+    """Distance of the record at position ``q`` to ``point``: the same strict sum over the
+    attributes as :func:`_dist_to`, hence bit for bit the value it gives that record."""
+    s = 0.0
+    for j in range(xc.shape[0]):
+        t = xc[j, q] - point[j]
+        if metric == 0:
+            s += t * t
+        else:
+            s += abs(t)
+    return s
+
+
+@njit(cache=True)
+def _shell(d, idx, m, metric, size):
+    """The records whose distance to the centroid (``d[:m]``, squared Euclidean for metric 0)
+    is among the ``size`` largest: their original indices by decreasing distance, those
+    distances (Euclidean or L1, a metric), and the threshold T (every other record is nearer
+    than T)."""
+    dist = np.empty(m)
+    for i in range(m):
+        dist[i] = np.sqrt(d[i]) if metric == 0 else d[i]
+    thr = np.partition(dist.copy(), m - size)[m - size]
+    cnt = 0
+    for i in range(m):
+        if dist[i] >= thr:
+            cnt += 1
+    sel = np.empty(cnt, dtype=np.int64)
+    cnt = 0
+    for i in range(m):
+        if dist[i] >= thr:
+            sel[cnt] = i
+            cnt += 1
+    order = np.argsort(-dist[sel], kind="mergesort")
+    members = np.empty(cnt, dtype=np.int64)
+    radius = np.empty(cnt)
+    for t in range(cnt):
+        members[t] = idx[sel[order[t]]]
+        radius[t] = dist[sel[order[t]]]
+    return members, radius, thr
+
+
+@njit(cache=True)
 def mdav_labels(z, k, metric):
     """MDAV partition of the rows of ``z`` (n, p) into groups of k (the last one k..2k-1).
 
     Returns an int64 label per row; labels number the groups in the order they are formed.
     Domingo-Ferrer & Torra (2005); see ``microaggregation.mdav`` for the statement.
+
+    The record farthest from the centroid c is found without a pass over all records while
+    the centroid moves little: after a full pass at centroid c0, the records of the outer
+    shell (largest distance D0 to c0, at least T) are kept by decreasing D0. With
+    delta = |c - c0| the triangle inequality gives D0(x) - delta <= |x - c| <= D0(x) + delta,
+    so the farthest record x* satisfies D0(x*) >= M - 2 delta, M the largest D0 of a record
+    still unassigned (x* is at least as far from c as that record). If M - 2 delta - eps >= T
+    (eps = 1e-9 (M + 2 delta) + 1e-150 covers the rounding of every computed distance by
+    orders of magnitude), every such record is in the shell; their exact distances (the same
+    sum as the full pass) decide, with the same tie rule, so the result is the full pass's.
+    Otherwise (or when a value is not finite) a new full pass is made at c.
     """
     n, p = z.shape
     labels = np.full(n, -1, dtype=np.int64)
@@ -258,9 +309,14 @@ def mdav_labels(z, k, metric):
     where = np.arange(n)
     d = np.empty(n)
     c = np.empty(p)
+    c0 = np.empty(p)
     piv = np.empty(p)
     colsum = np.empty(p)
     pos = np.empty(k, dtype=np.int64)
+    shell = np.empty(0, dtype=np.int64)
+    radius = np.empty(0)
+    thr = 0.0
+    head = 0
     m = n
     g = 0
     m_sum = 0  # number of records when colsum was last summed afresh
@@ -272,8 +328,44 @@ def mdav_labels(z, k, metric):
             m_sum = m
         for j in range(p):
             c[j] = colsum[j] / m
-        _dist_to(xc, m, c, d, metric)
-        r = _farthest(d, idx, where, m)
+        r = -1
+        while head < shell.shape[0] and labels[shell[head]] >= 0:
+            head += 1
+        if head < shell.shape[0]:
+            delta = 0.0
+            for j in range(p):
+                dc = c[j] - c0[j]
+                delta += dc * dc if metric == 0 else abs(dc)
+            if metric == 0:
+                delta = np.sqrt(delta)
+            top = radius[head]
+            eps = 1e-9 * (top + 2.0 * delta) + 1e-150
+            lim = top - 2.0 * delta - eps
+            if np.isfinite(lim) and lim >= thr:
+                best_d = -np.inf
+                best_i = np.iinfo(np.int64).max
+                t = head
+                while t < shell.shape[0] and radius[t] >= lim:
+                    o = shell[t]
+                    if labels[o] < 0:
+                        v = _exact_dist(xc, where[o], c, metric)
+                        if v > best_d or (v == best_d and o < best_i):
+                            best_d = v
+                            best_i = o
+                    t += 1
+                if best_i < n:
+                    r = where[best_i]
+        if r < 0:
+            _dist_to(xc, m, c, d, metric)
+            r = _farthest(d, idx, where, m)
+            size = m // 32
+            if size >= 64:
+                shell, radius, thr = _shell(d, idx, m, metric, size)
+                head = 0
+                for j in range(p):
+                    c0[j] = c[j]
+            else:
+                shell = np.empty(0, dtype=np.int64)
         _take_group(xc, idx, d, m, k, r, pos, labels, g, piv, metric)
         g += 1
         if m < 3 * k:
