@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from sdckit.datasets import ADULT_COLUMNS
 from ui_support import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -26,16 +27,7 @@ from ui_support import (
     wait_for_run,
 )
 
-QUASI_IDENTIFIERS = (
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "salary-class",
-)
+QUASI_IDENTIFIERS = tuple(c for c in ADULT_COLUMNS if c != "occupation")
 
 
 @pytest.fixture(scope="module")

@@ -770,28 +770,18 @@ def _job_document(project: Project, kind: str, form: FormData) -> dict[str, Any]
     k = _text(form, "k")
     if k:
         models.append({"k_anonymity": {"k": _int(k, "k")}})
-    l_value = _text(form, "l")
-    if l_value:
-        models.append(
-            {
-                "l_diversity": {
-                    "attribute": _text(form, "l_attribute"),
-                    "l": _number(l_value, "l"),
-                    "variant": _text(form, "l_variant") or "distinct",
-                }
+    for model, bound, option, default in (
+        ("l_diversity", "l", "variant", "distinct"),
+        ("t_closeness", "t", "distance", "equal"),
+    ):
+        value = _text(form, bound)
+        if value:  # the model of a sensitive attribute, with its bound and its variant
+            params = {
+                "attribute": _text(form, f"{bound}_attribute"),
+                bound: _number(value, bound),
+                option: _text(form, f"{bound}_{option}") or default,
             }
-        )
-    t_value = _text(form, "t")
-    if t_value:
-        models.append(
-            {
-                "t_closeness": {
-                    "attribute": _text(form, "t_attribute"),
-                    "t": _number(t_value, "t"),
-                    "distance": _text(form, "t_distance") or "equal",
-                }
-            }
-        )
+            models.append({model: params})
     if not models:
         raise ConfigError("choose at least one privacy model (k, l or t)")
     doc["models"] = models
