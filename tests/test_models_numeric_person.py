@@ -31,7 +31,7 @@ from sdckit.models import (
     check,
 )
 from sdckit.utility.generalization import METRICS, MetricSpec
-from test_optimal import _check_against_exhaustive, _random_hierarchy
+from test_optimal import _check_against_exhaustive, _random_qi_table
 
 runner = CliRunner()
 
@@ -511,13 +511,8 @@ GUARDS = ["", "*", "a", "b", "s0", "s2"]
 
 @st.composite
 def model_case(draw):
-    m = draw(st.integers(1, 2))
-    hierarchies = {f"q{i}": _random_hierarchy(draw, f"q{i}") for i in range(m)}
     n = draw(st.integers(4, 30))
-    data = {
-        q: [str(h.leaves[draw(st.integers(0, len(h.leaves) - 1))]) for _ in range(n)]
-        for q, h in hierarchies.items()
-    }
+    data, hierarchies = _random_qi_table(draw, draw(st.integers(1, 2)), n)
     s = [f"s{draw(st.integers(0, 3))}" for _ in range(n)]
     data["s"] = s
     data["num"] = [S_NUMBERS[v] + draw(st.integers(0, 3)) for v in s]

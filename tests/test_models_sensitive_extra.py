@@ -39,7 +39,7 @@ from sdckit.models import (
     check,
 )
 from sdckit.utility.generalization import LatticeMetrics, MetricSpec
-from test_optimal import _check_against_exhaustive, _random_hierarchy
+from test_optimal import _check_against_exhaustive, _dependent_sensitive, _random_qi_table
 
 # -- the worked table ----------------------------------------------------------------------
 # Ten records, overall q = (flu 4/10, hiv 3/10, cold 3/10).
@@ -461,16 +461,8 @@ CLASSES = {
 def sensitive_case(draw):
     """A random table over 1-3 QIs with random hierarchies; ``s`` depends on the first QI's
     leaf (plus noise) so that classes violate at some nodes and not at others."""
-    m = draw(st.integers(1, 3))
-    hierarchies = {f"q{i}": _random_hierarchy(draw, f"q{i}") for i in range(m)}
-    n = draw(st.integers(6, 50))
-    data = {
-        q: [str(h.leaves[draw(st.integers(0, len(h.leaves) - 1))]) for _ in range(n)]
-        for q, h in hierarchies.items()
-    }
-    noise = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
-    first = [int(v[2:]) for v in data["q0"]]
-    data["s"] = [f"s{(a + b) % 4 if b < 2 else b}" for a, b in zip(first, noise, strict=True)]
+    data, hierarchies = _random_qi_table(draw, draw(st.integers(1, 3)), draw(st.integers(6, 50)))
+    data["s"] = _dependent_sensitive(draw, data["q0"])
     schema = Schema.from_roles(
         quasi_identifying=list(hierarchies), sensitive=["s"], hierarchies=hierarchies
     )

@@ -229,6 +229,24 @@ def test_optimal_equals_exhaustive(case):
         assert value == pytest.approx(out.details["metric_value"], rel=1e-9, abs=1e-9)
 
 
+def _random_qi_table(draw, n_qis: int, n_rows: int) -> tuple[dict, dict[str, Hierarchy]]:
+    """Random quasi-identifier columns ``q0..`` over random hierarchies: (columns, hierarchies)."""
+    hierarchies = {f"q{i}": _random_hierarchy(draw, f"q{i}") for i in range(n_qis)}
+    data = {
+        q: [str(h.leaves[draw(st.integers(0, len(h.leaves) - 1))]) for _ in range(n_rows)]
+        for q, h in hierarchies.items()
+    }
+    return data, hierarchies
+
+
+def _dependent_sensitive(draw, first_qi: list[str]) -> list[str]:
+    """A sensitive column ``s0..s3`` that follows the first QI's leaf (plus noise), so that
+    classes violate at some generalization nodes and not at others."""
+    noise = draw(st.lists(st.integers(0, 3), min_size=len(first_qi), max_size=len(first_qi)))
+    first = [int(v[2:]) for v in first_qi]
+    return [f"s{(a + b) % 4 if b < 2 else b}" for a, b in zip(first, noise, strict=True)]
+
+
 @st.composite
 def tcloseness_case(draw):
     """t-closeness under suppression, where the search prunes with the finer-violation bound.
@@ -236,16 +254,8 @@ def tcloseness_case(draw):
     The sensitive value depends on the first QI's leaf (plus noise), so that many classes
     violate and the bound exceeds the budget at some nodes but not at others.
     """
-    m = draw(st.integers(2, 3))
-    hierarchies = {f"q{i}": _random_hierarchy(draw, f"q{i}") for i in range(m)}
-    n = draw(st.integers(10, 60))
-    data = {
-        q: [str(h.leaves[draw(st.integers(0, len(h.leaves) - 1))]) for _ in range(n)]
-        for q, h in hierarchies.items()
-    }
-    noise = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
-    first = [int(v[2:]) for v in data["q0"]]
-    data["s"] = [f"s{(a + b) % 4 if b < 2 else b}" for a, b in zip(first, noise, strict=True)]
+    data, hierarchies = _random_qi_table(draw, draw(st.integers(2, 3)), draw(st.integers(10, 60)))
+    data["s"] = _dependent_sensitive(draw, data["q0"])
     distance = draw(st.sampled_from(["equal", "ordered", "hierarchical"]))
     models = [
         TCloseness(
