@@ -184,3 +184,59 @@ def test_dense_table_is_only_used_for_small_key_spaces(monkeypatch):
     monkeypatch.setattr(freq, "_DENSE_FACTOR", 0)
     sorted_path = group_keys(codes, [50, 50])
     assert np.array_equal(dense[0], sorted_path[0]) and dense[1] == sorted_path[1]
+
+
+# the encoding fast paths (Arrow dictionary, categorical codes, dict lookup of leaves) must
+# give exactly what the general path gives: pd.factorize of the column, as_text of its
+# uniques, get_indexer on the leaves
+def _encode_via_factorize(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    from sdckit.core.encoding import as_text
+
+    raw, uniques = pd.factorize(s, use_na_sentinel=True)
+    texts = as_text(pd.Series(uniques, dtype=s.dtype if len(uniques) else None))
+    if (raw < 0).any():
+        texts = np.append(texts, "")
+        raw = np.where(raw < 0, len(texts) - 1, raw)
+    sub, values = pd.factorize(texts, sort=True, use_na_sentinel=False)
+    return sub.astype(np.int32)[raw], np.asarray(values, dtype=object)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.Categorical.from_codes([4, 0, 0, 2, 4], categories=["e", "d", "c", "b", "a", "*"]),
+        pd.Categorical.from_codes([-1, 2, 1, 2, -1], categories=[3.0, 1.0, 2.5, 7.0]),
+        pd.Categorical.from_codes([0, 2, 2], categories=[10, 2, 33]),
+        pd.Categorical(["x", None, "y", "x"]),
+        pd.Categorical.from_codes([1, 0, 1], categories=["", "a", "b"]),
+        pd.Categorical([True, False, True]),
+    ],
+)
+def test_encode_categorical_equals_factorize_path(values):
+    from sdckit.core.encoding import encode
+
+    s = pd.Series(values)
+    enc = encode(s, "c")
+    codes, texts = _encode_via_factorize(s)
+    assert enc.codes.dtype == np.int32
+    assert np.array_equal(enc.codes, codes)
+    assert enc.values.tolist() == texts.tolist()
+
+
+def test_encode_quasi_identifier_arrow_path_equals_object_path():
+    # Adult's columns are Arrow-backed text; the same values as plain objects take the
+    # factorize + get_indexer path; a missing value matches the hierarchy's "" leaf
+    from sdckit.core.hierarchy import Hierarchy
+
+    df, h = load_adult()
+    for c in ADULT_COLUMNS:
+        s = df[c]
+        assert s.dtype.storage == "pyarrow"
+        fast = freq.encode_quasi_identifier(s, c, h[c])
+        slow = freq.encode_quasi_identifier(s.astype(object), c, h[c])
+        assert np.array_equal(fast.codes, slow.codes) and fast.codes.dtype == np.int32
+    hier = Hierarchy([["a", "*"], ["", "*"], ["b", "*"]], name="x")
+    s = pd.Series(["b", None, "a", "b"], dtype="str")
+    assert freq.encode_quasi_identifier(s, "x", hier).codes.tolist() == [2, 1, 0, 2]
+    with pytest.raises(Exception, match="not in"):
+        freq.encode_quasi_identifier(pd.Series(["a", "zz"], dtype="str"), "x", hier)

@@ -92,14 +92,10 @@ _CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes t
 #: otherwise cache 20,000,000 classes (over 1 GB) on top of the data itself.
 _CACHE_PER_BASE_CLASS = 3
 MAX_LATTICE = 2_000_000
+_SCAN = 256  # nodes examined at once when the search looks for its next node
 
 
 _PAIR_CELLS = 1 << 20  # joint leaf tables up to this size are used for pair pruning
-
-
-def _small_records(sizes: np.ndarray, k_min: int) -> int:
-    """Records in classes (cells) with ``0 < size < k_min``."""
-    return int(sizes[(sizes > 0) & (sizes < k_min)].sum())
 
 
 def _hierarchy_hint(name: str) -> MissingHierarchyError:
@@ -263,34 +259,54 @@ class LatticeSearch:
         node; and the number of such records only shrinks as the projection is generalized.
         A node whose largest such count (over the projections) exceeds the budget therefore
         fails, whatever the models. Projections are aggregated from leaf-level count tables
-        with 0/1 matrices (a few small matrix products per attribute or pair).
+        with 0/1 matrices: all levels of an attribute side by side, so one pair costs two matrix
+        products and one sum per level block.
         """
         k_min = max((md.minimal_class_size() for md in self.models), default=1)
         if k_min <= 1:
             return
-        floor = np.zeros(self.size, dtype=np.int64)
+        # the floor per node, as an array with one axis per attribute (index order = C order)
+        floor = np.zeros(tuple(int(h) for h in self.heights), dtype=np.int64)
+        m = floor.ndim
         qis = self.base.quasi_identifiers
-        one_hot = []  # per attribute and level: sparse (leaves x codes) 0/1 matrix
+        keys = [self.base.keys[:, i].astype(np.int64) for i in range(m)]
+        # per attribute: the 0/1 (leaves x codes) matrices of all its levels side by side,
+        # and where each level's columns start
+        stacked, starts = [], []
         for q in qis:
-            mats = []
-            for level in range(q.height):
-                to_code = q.step(0, level)
-                d, c = len(to_code), q.cardinality(level)
-                if d * c <= 1 << 16:  # small: dense products are cheapest
-                    mat = np.zeros((d, c))
-                    mat[np.arange(d), to_code] = 1.0
-                else:
-                    from scipy import sparse
+            d = q.cardinality(0)
+            widths = [q.cardinality(level) for level in range(q.height)]
+            offsets = np.concatenate(([0], np.cumsum(widths)))
+            cols = np.concatenate([q.step(0, level) + offsets[level] for level in range(q.height)])
+            rows = np.tile(np.arange(d), q.height)
+            if d * int(offsets[-1]) <= 1 << 18:  # small: dense products are cheapest
+                mat = np.zeros((d, int(offsets[-1])))
+                mat[rows, cols] = 1.0
+            else:
+                from scipy import sparse
 
-                    mat = sparse.csr_matrix((np.ones(d), (np.arange(d), to_code)), shape=(d, c))
-                mats.append(mat)
-            one_hot.append(mats)
+                mat = sparse.csr_matrix(
+                    (np.ones(len(rows)), (rows, cols)), shape=(d, int(offsets[-1]))
+                )
+            stacked.append(mat)
+            starts.append(offsets[:-1])
+
+        def small_records(sizes: np.ndarray, at_rows: np.ndarray, at_cols=None) -> np.ndarray:
+            """Records in cells with 0 < size < k_min, summed per level (block of codes)."""
+            small = np.where((sizes > 0) & (sizes < k_min), sizes, 0.0)
+            out = np.add.reduceat(small, at_rows, axis=0)
+            if at_cols is not None:
+                out = np.add.reduceat(out, at_cols, axis=1)
+            return np.rint(out).astype(np.int64)  # sums of whole counts: exact in float64
+
+        def axes(*at: int) -> tuple[int, ...]:
+            """Shape that broadcasts a table over attributes ``at`` against ``floor``."""
+            return tuple(floor.shape[a] if a in at else 1 for a in range(m))
+
         for i, q in enumerate(qis):
-            per_leaf = np.bincount(
-                self.base.keys[:, i], weights=self.base.counts, minlength=q.cardinality(0)
-            )
-            small = np.array([_small_records(m.T @ per_leaf, k_min) for m in one_hot[i]])
-            np.maximum(floor, small[self.nodes[:, i]], out=floor)
+            per_leaf = np.bincount(keys[i], weights=self.base.counts, minlength=q.cardinality(0))
+            small = small_records(np.asarray(stacked[i].T @ per_leaf).ravel(), starts[i])
+            np.maximum(floor, small.reshape(axes(i)), out=floor)
         # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
         for i in range(len(qis)):
             for j in range(i + 1, len(qis)):
@@ -298,17 +314,13 @@ class LatticeSearch:
                 if di * dj > _PAIR_CELLS:
                     continue
                 joint = np.bincount(
-                    self.base.keys[:, i].astype(np.int64) * dj + self.base.keys[:, j],
-                    weights=self.base.counts,
-                    minlength=di * dj,
+                    keys[i] * dj + keys[j], weights=self.base.counts, minlength=di * dj
                 ).reshape(di, dj)
-                small = np.zeros((qis[i].height, qis[j].height), dtype=np.int64)
-                for a, ma in enumerate(one_hot[i]):
-                    left = np.asarray(ma.T @ joint)
-                    for b, mb in enumerate(one_hot[j]):
-                        small[a, b] = _small_records(np.asarray((mb.T @ left.T).T), k_min)
-                np.maximum(floor, small[self.nodes[:, i], self.nodes[:, j]], out=floor)
-        self._mark(np.flatnonzero(floor > self.budget), _PRUNED)
+                left = np.asarray(stacked[i].T @ joint)  # (codes of i, all levels) x leaves j
+                sizes = np.asarray(stacked[j].T @ left.T).T  # ... x (codes of j, all levels)
+                small = small_records(sizes, starts[i], starts[j])
+                np.maximum(floor, small.reshape(axes(i, j)), out=floor)
+        self._mark(np.flatnonzero(floor.ravel() > self.budget), _PRUNED)
 
     # -- cache of evaluated frequency sets (roll-up sources) -------------------------------
     def _store(self, index: int, fs: FrequencySet) -> None:
@@ -449,17 +461,27 @@ class LatticeSearch:
         while True:
             index = -1
             if use_top and turn:
+                # the next node by height that is undecided and within the limit; the ones
+                # passed over are not looked at again (scanned in chunks, same order)
                 while p2 < size:
-                    j = int(by_height[p2])
-                    p2 += 1
-                    if not state[j] and lower[j] <= limit:
-                        index = j
+                    chunk = by_height[p2 : p2 + _SCAN]
+                    fits = (state[chunk] == 0) & (lower[chunk] <= limit)
+                    at = int(fits.argmax())
+                    if fits[at]:
+                        index = int(chunk[at])
+                        p2 += at + 1
                         break
+                    p2 += len(chunk)
                 else:
                     use_top = False
             if index < 0:
-                while p1 < size and state[by_bound[p1]]:
-                    p1 += 1
+                while p1 < size:  # the next undecided node by bound
+                    flags = state[by_bound[p1 : p1 + _SCAN]]
+                    at = int((flags == 0).argmax())
+                    if flags[at] == 0:
+                        p1 += at
+                        break
+                    p1 += len(flags)
                 if p1 == size or bound_sorted[p1] > limit:
                     break
                 index = int(by_bound[p1])

@@ -94,6 +94,36 @@ def _arrow_dictionary(s: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     return indices.to_numpy().astype(np.int64, copy=False), texts
 
 
+def _categorical_codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Raw codes and texts of a categorical column from its codes (``None`` for other dtypes).
+
+    Only the categories that occur are kept (renumbered in category order), converted to
+    text as :func:`encode` converts the uniques of ``pd.factorize`` (a categorical Series of
+    them, so :func:`as_text` sees the same dtype; categories that are all ``str`` are their
+    own text, as :func:`as_text` leaves them); a missing value gets an extra code whose text
+    is ``""``. No hashing of the rows: the categorical's own codes are used.
+    """
+    if not isinstance(s.dtype, pd.CategoricalDtype) or len(s) == 0:
+        return None
+    cat = s.cat.codes.to_numpy().astype(np.int64, copy=False)
+    n_cat = len(s.dtype.categories)
+    missing = cat < 0
+    has_na = bool(missing.any())
+    used = np.zeros(n_cat + 1, dtype=bool)
+    used[cat] = True  # code -1 (missing) marks the extra slot at the end
+    present = np.flatnonzero(used[:n_cat])
+    remap = np.full(n_cat + 1, len(present), dtype=np.int64)  # missing -> after the present
+    remap[present] = np.arange(len(present))
+    cats = s.dtype.categories
+    texts = np.asarray(cats.to_numpy(dtype=object)[present], dtype=object)
+    if not (cats.dtype == object and all(isinstance(v, str) for v in texts)):
+        # numbers, booleans, ...: the canonical text as for the uniques of a factorization
+        texts = as_text(pd.Series(pd.Categorical.from_codes(present, dtype=s.dtype)))
+    if has_na:
+        texts = np.append(texts, MISSING_TEXT)
+    return remap[cat], texts
+
+
 def encode(values: pd.Series | np.ndarray, name: str = "", sort: bool = True) -> EncodedColumn:
     """Dictionary-encode ``values`` (in text form, see :func:`as_text`).
 
@@ -104,8 +134,11 @@ def encode(values: pd.Series | np.ndarray, name: str = "", sort: bool = True) ->
     """
     s = values if isinstance(values, pd.Series) else pd.Series(values)
     arrow = _arrow_dictionary(s)
+    categorical = _categorical_codes(s) if arrow is None else None
     if arrow is not None:
         raw_codes, texts = arrow
+    elif categorical is not None:
+        raw_codes, texts = categorical
     else:
         raw_codes, raw_uniques = pd.factorize(s, use_na_sentinel=True)
         raw_codes = raw_codes.astype(np.int64, copy=False)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import EncodedColumn, as_text, encode
+from sdckit.core.encoding import EncodedColumn, _arrow_dictionary, as_text, encode
 from sdckit.errors import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -187,6 +187,14 @@ def encode_quasi_identifier(
     """
     if hierarchy is not None:
         s = values if isinstance(values, pd.Series) else pd.Series(values)
+        arrow = _arrow_dictionary(s)
+        if arrow is not None:  # Arrow-backed text: its dictionary (texts, missing = "")
+            raw_codes, texts = arrow
+            leaf = hierarchy.leaf_index_text(texts, column=name).astype(np.int32, copy=False)
+            codes = leaf[raw_codes]
+            return QuasiIdentifier(
+                name, codes, np.asarray(hierarchy.leaves, dtype=object), hierarchy
+            )
         raw, uniques = pd.factorize(s, use_na_sentinel=False)
         distinct = pd.Series(uniques, dtype=s.dtype if len(uniques) else None)
         leaf = hierarchy.leaf_index(distinct, column=name).astype(np.int32, copy=False)

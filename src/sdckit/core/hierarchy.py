@@ -47,6 +47,10 @@ def _first_occurrences(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(rises)
 
 
+#: Up to this many values, :meth:`Hierarchy.leaf_index_text` looks them up in a dict.
+_DICT_LOOKUP_MAX = 4096
+
+
 def _column_text(column: np.ndarray) -> np.ndarray:
     """A table column as an object array of ``str`` (numbers via :func:`as_text`)."""
     col = np.asarray(column, dtype=object)
@@ -251,8 +255,24 @@ class Hierarchy:
         ``39.0 -> "39"``, missing -> ``""``). Raises :class:`HierarchyError` listing the
         distinct values that the hierarchy lacks.
         """
-        text = as_text(values)
-        idx = self._leaf_lookup.get_indexer(text)
+        return self.leaf_index_text(as_text(values), column)
+
+    @cached_property
+    def _leaf_positions(self) -> dict[str, int]:
+        return {leaf: i for i, leaf in enumerate(self.leaves.tolist())}
+
+    def leaf_index_text(self, text: np.ndarray, column: str | None = None) -> np.ndarray:
+        """:meth:`leaf_index` of values already in canonical text form (an object array of
+        ``str``, as :func:`~sdckit.core.encoding.as_text` returns; missing = ``""``).
+
+        A few values (e.g. the distinct values of a column) are looked up in a dict of the
+        leaves, many with a hash index; both match exact ``str`` equality (leaves are
+        unique)."""
+        if len(text) <= _DICT_LOOKUP_MAX:
+            pos = self._leaf_positions
+            idx = np.fromiter((pos.get(v, -1) for v in text), dtype=np.intp, count=len(text))
+        else:
+            idx = self._leaf_lookup.get_indexer(text)
         if (idx < 0).any():
             missing = pd.unique(text[idx < 0])
             col = f"column '{column}'" if column else "the data"
