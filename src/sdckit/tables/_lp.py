@@ -15,12 +15,21 @@ block's duals): ``linprog``'s fixed cost per call (a few milliseconds) dominates
 hundred variables, so stacking them is several times faster. A stacked call that is not
 solved to optimality (one block unbounded) is split in halves until the faulty block is
 alone.
+
+:class:`WarmLP` solves many LPs over the *same* system (one component, one objective per
+target cell) with one HiGHS instance kept between them: only the objective changes, so each
+solve restarts the simplex method from the previous optimal basis (a few pivots) instead of
+from scratch, and skips ``linprog``'s per-call set-up. It uses the HiGHS object bundled with
+SciPy (``scipy.optimize._highspy._core._Highs``, the class ``linprog`` itself drives); where
+that is missing or a solve does not end optimal or unbounded, it answers through
+:func:`solve_blocks` instead, so results never depend on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -28,6 +37,11 @@ from scipy.optimize import linprog
 from scipy.sparse.csgraph import connected_components
 
 from sdckit.errors import VerificationError
+
+try:  # the HiGHS object that scipy.optimize.linprog drives (private; optional here)
+    from scipy.optimize._highspy import _core as _highs_core
+except ImportError:  # pragma: no cover - depends on the SciPy build
+    _highs_core = None
 
 #: A stacked LP holds at most this many variables (beyond that HiGHS's time grows faster
 #: than linearly in the number of blocks, measured on 2-D tables).
@@ -46,10 +60,13 @@ class Component:
     a: sparse.csr_matrix
 
 
-def components(constraints: sparse.csr_matrix, cells: np.ndarray) -> list[Component]:
+def components(
+    constraints: sparse.csr_matrix | sparse.csc_matrix, cells: np.ndarray
+) -> list[Component]:
     """The connected components of ``cells`` (sorted cell indices) under the relations of
-    ``constraints``: two cells are linked when a relation holds both. Components are ordered
-    by their smallest cell; a cell in no relation forms a component with no rows."""
+    ``constraints`` (CSR, or CSC for faster column slicing): two cells are linked when a
+    relation holds both. Components are ordered by their smallest cell; a cell in no
+    relation forms a component with no rows."""
     cells = np.asarray(cells, dtype=np.int64)
     k = len(cells)
     if k == 0:
@@ -211,6 +228,78 @@ def solve_blocks(blocks: Sequence[Block]) -> list[BlockResult]:
     if batch:
         out.extend(_solve(batch))
     return out
+
+
+class WarmLP:
+    """The LPs ``optimize d[target]`` subject to ``a d = 0``, ``lb <= d <= ub`` for many
+    targets over one system (see the module docstring): :meth:`solve` gives the same
+    :class:`BlockResult` as :func:`solve_blocks` on ``Block(a, lb, ub, target, sense)``, each
+    solve warm-started from the previous basis (HiGHS's simplex method, no presolve, so the
+    basis survives; deterministic for a given sequence of targets)."""
+
+    def __init__(self, a: sparse.csr_matrix, lb: np.ndarray, ub: np.ndarray) -> None:
+        self.a = a.tocsr()
+        self.lb = np.asarray(lb, dtype=float)
+        self.ub = np.asarray(ub, dtype=float)
+        self.m, self.n = self.a.shape
+        self._highs = None if _highs_core is None or self.m == 0 else self._build()
+        self._target = -1
+
+    def _build(self) -> Any:
+        h = _highs_core
+        assert h is not None
+        try:
+            csc = self.a.tocsc()
+            csc.sort_indices()
+            lp = h.HighsLp()
+            lp.num_col_ = self.n
+            lp.num_row_ = self.m
+            lp.a_matrix_.num_col_ = self.n
+            lp.a_matrix_.num_row_ = self.m
+            lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+            lp.col_cost_ = np.zeros(self.n)
+            lp.col_lower_ = np.where(np.isfinite(self.lb), self.lb, -h.kHighsInf)
+            lp.col_upper_ = np.where(np.isfinite(self.ub), self.ub, h.kHighsInf)
+            lp.row_lower_ = np.zeros(self.m)
+            lp.row_upper_ = np.zeros(self.m)
+            lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+            lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+            lp.a_matrix_.value_ = csc.data.astype(float)
+            highs = h._Highs()
+            for key, val in (
+                ("output_flag", False),
+                ("presolve", "off"),
+                ("threads", 1),
+                ("simplex_strategy", 4),
+            ):
+                highs.setOptionValue(key, val)
+            if highs.passModel(lp) == h.HighsStatus.kError:
+                return None
+            return highs
+        except Exception:  # pragma: no cover - an incompatible SciPy build: use linprog
+            return None
+
+    def solve(self, target: int, sense: int) -> BlockResult:
+        """``max`` (``sense=1``) or ``min`` (``-1``) of ``d[target]``."""
+        highs = self._highs
+        if highs is not None:
+            h = _highs_core
+            assert h is not None
+            if self._target >= 0:
+                highs.changeColCost(self._target, 0.0)
+            highs.changeColCost(target, -float(sense))
+            self._target = target
+            highs.run()
+            status = highs.getModelStatus()
+            if status == h.HighsModelStatus.kOptimal:
+                sol = highs.getSolution()
+                x = np.asarray(sol.col_value, dtype=float)
+                return BlockResult(float(x[target]), x, np.asarray(sol.row_dual, dtype=float))
+            if status == h.HighsModelStatus.kUnbounded:
+                return BlockResult(float(sense) * np.inf, None, None)
+            # anything else: start afresh next time, answer through linprog now
+            highs.clearSolver()
+        return solve_blocks([Block(self.a, self.lb, self.ub, target, sense)])[0]
 
 
 def unbounded_directions(

@@ -39,11 +39,10 @@ import pandas as pd
 from sdckit.core.encoding import as_text
 from sdckit.errors import DataError, ParameterError, preview
 from sdckit.tables._lp import (
-    Block,
     Component,
+    WarmLP,
     components,
     determined,
-    solve_blocks,
     unbounded_directions,
 )
 from sdckit.tables.rules import Primary
@@ -240,37 +239,22 @@ def intervals(
         hit_lo = np.isnan(res_min[i]) & (seen_min[i] <= dlo[i] + tol * 1e-3)
         res_min[i][hit_lo] = dlo[i][hit_lo]
 
-    for sense in (1, -1):
-        # batches of LPs across components; after each batch, points found settle others
-        todo = [(i, int(k)) for i in with_rows for k in range(len(comps[i].cells))]
-        pos = 0
-        while pos < len(todo):
-            blocks: list[Block] = []
-            owners: list[tuple[int, int]] = []
-            size = 0
-            while pos < len(todo) and size < 3000 and len(blocks) < 64:
-                i, k = todo[pos]
-                pos += 1
-                target = res_max[i] if sense == 1 else res_min[i]
+    for i in with_rows:
+        # one warm-started HiGHS instance per component: only the objective changes
+        c = comps[i]
+        lp = WarmLP(c.a, dlo[i], dhi[i])
+        for sense in (1, -1):
+            target = res_max[i] if sense == 1 else res_min[i]
+            for k in range(len(c.cells)):
                 if not np.isnan(target[k]):
                     continue
-                c = comps[i]
-                blocks.append(Block(c.a, dlo[i], dhi[i], k, sense))
-                owners.append((i, k))
-                size += c.a.shape[1]
-            if not blocks:
-                continue
-            results = solve_blocks(blocks)
-            lps += len(blocks)
-            touched = set()
-            for (i, k), r in zip(owners, results, strict=True):
-                (res_max if sense == 1 else res_min)[i][k] = r.value
+                r = lp.solve(k, sense)
+                lps += 1
+                target[k] = r.value
                 if r.x is not None:
                     np.maximum(seen_max[i], r.x, out=seen_max[i])
                     np.minimum(seen_min[i], r.x, out=seen_min[i])
-                touched.add(i)
-            for i in touched:
-                settle(i)
+                    settle(i)
     for i, c in enumerate(comps):
         # an interval never excludes the true value (LP round-off)
         upper[c.cells] = a[c.cells] + np.maximum(res_max[i], 0.0)

@@ -533,9 +533,9 @@ def _per_table_pattern(
     """The heuristic on every table in turn until no table adds a cell (module docstring):
     the consistent pattern before the combined repair, and the number of passes."""
     from sdckit.tables.hypercube import hypercube_pattern
-    from sdckit.tables.modular import modular_pattern, optimal_solver
+    from sdckit.tables.modular import hitas_solver, modular_pattern
 
-    solver = optimal_solver(bool((linked.value >= 0).all()))
+    solver = hitas_solver(bool((linked.value >= 0).all()))
 
     s = np.asarray(primary.unsafe, dtype=bool).copy()
     common = linked.common

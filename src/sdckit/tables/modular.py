@@ -5,7 +5,9 @@ Databases*, LNCS 2316; tau-Argus's "Modular").
 A hierarchical table is cut into non-hierarchical sub-tables: choosing in every dimension a
 node that has children, the sub-table holds that node (its total) and its children. Sub-tables
 are protected one at a time from the top of the hierarchies down (by the sum of the chosen
-nodes' depths), each by the optimal suppression of a small flat table:
+nodes' depths), each as a small flat table (:func:`hitas_solver`: a hypercube cover
+completed with the attacker LPs of Fischetti & Salazar 2001, and their optimal suppression
+on small sub-tables):
 
 * its primary cells are the table's primaries in it, plus the cells already suppressed while
   protecting a higher sub-table (they are the sub-table's marginal cells; left alone here they
@@ -30,34 +32,182 @@ import numpy as np
 from sdckit.errors import DataError
 from sdckit.tables.dimension import Dimension
 from sdckit.tables.rules import Primary
+from sdckit.tables.suppression import _Model
 from sdckit.tables.table import Table
 
-__all__ = ["SUBTABLE_SECONDS", "modular_pattern", "optimal_solver", "sub_tables"]
+__all__ = [
+    "EXACT_CELLS",
+    "SUBTABLE_SECONDS",
+    "cube_cover",
+    "hitas_solver",
+    "modular_pattern",
+    "optimal_solver",
+    "sub_tables",
+]
 
 #: Cost factor that keeps already published cells out of a sub-table's pattern.
 _PUBLISHED_COST = 1e9
 
-Solver = Callable[[Table, Primary, np.ndarray, np.ndarray], np.ndarray]
+#: ``solver(sub_table, sub_primary, sub_cost, published, whole)``: the suppressed cells of one
+#: flat sub-table (``whole``: the sub-table is the whole table).
+Solver = Callable[[Table, Primary, np.ndarray, np.ndarray, bool], np.ndarray]
 
 
-#: Default time limit (seconds) of the optimal method on one sub-table (tau-Argus's "max.
-#: time per sub-table"); after it, the sub-table's best pattern is completed greedily.
-SUBTABLE_SECONDS = 1.0
+#: Default time limit (seconds) of the exact search on one sub-table (tau-Argus's "max. time
+#: per sub-table"): none, the work bounds below stop it, so that the pattern is the same on
+#: every machine (a time limit given to :func:`~sdckit.tables.suppression.suppress` still
+#: applies; after it, the sub-table's best pattern is completed greedily).
+SUBTABLE_SECONDS: float | None = None
+
+#: The exact search (:func:`sdckit.tables.suppression.optimal_pattern`) runs on a sub-table
+#: with at most this many suppressible cells (and on a table that is a single sub-table);
+#: larger sub-tables get the hypercube cover alone (see :func:`hitas_solver`).
+EXACT_CELLS = 200
+#: The exact search's work bound on a sub-table: branch-and-bound nodes per master MILP and
+#: masters (a bound by work, not by time, keeps the pattern the same on every machine).
+EXACT_NODES = 50
+EXACT_MASTERS = 10
 
 
-def optimal_solver(nonnegative: bool, time_limit: float | None = SUBTABLE_SECONDS) -> Solver:
-    """The sub-table solver of HiTaS: :func:`sdckit.tables.suppression.optimal_pattern` with
-    the published cells locked and ``time_limit`` seconds per sub-table. When the limit stops
-    the search before optimality, the sub-table is also protected one primary at a time from
-    its primaries alone (the attacker inequalities satisfied greedily, locked cells never
-    used) and the cheaper of the two patterns is kept: on a 3-D table of 97,336 cells
-    (``benchmarks/bench_tables.py``, 1 s per sub-table) this cut the secondary cost from
-    246,648 to 199,957 (at 0.2 s per sub-table the greedy pattern won in 81 of 125)."""
-    from sdckit.tables.suppression import _Model, optimal_pattern
+def _cube_candidates(
+    model: _Model, shape: tuple[int, ...]
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per primary cell ``p`` of a flat sub-table (node 0 of every dimension is its total):
+    every hypercube through ``p`` without a locked corner that protects ``p`` at least in
+    part, as (corners ``(m, 2^k)``, share of ``p``'s protection ``(m,)``).
+
+    A hypercube picks one other node ``q_d`` per dimension (a sibling, the total, or -- for
+    a total -- a child) and moves its ``2^k`` corners by ``±t``; a sibling edge flips the
+    sign, a total-child edge keeps it (the total moves with its child), so every relation
+    of the sub-table still holds. With the cells' lower bounds (``down``: the value when
+    cells are non-negative) the corners moving against ``p`` allow ``t`` up to the least
+    of their ``down`` upwards, those moving with ``p`` downwards (Repsilber's GHMiter
+    condition; Giessing & Repsilber 2002). The share is the smaller of ``t_up / UPL`` and
+    ``t_down / LPL``, capped at 1 (1: the hypercube protects ``p`` alone)."""
+    k = len(shape)
+    masks = np.array(list(itertools.product((False, True), repeat=k)), dtype=bool)
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for p in np.flatnonzero(model.primary):
+        idx = np.array(np.unravel_index(int(p), shape))
+        alts, signs = [], []
+        for d in range(k):
+            if idx[d] == 0:
+                alt = np.arange(1, shape[d], dtype=np.int64)
+                sign = np.ones(len(alt))
+            else:
+                sib = np.arange(1, shape[d], dtype=np.int64)
+                sib = sib[sib != idx[d]]
+                alt = np.concatenate([[0], sib]).astype(np.int64)
+                sign = np.concatenate([[1.0], -np.ones(len(sib))])
+            alts.append(alt)
+            signs.append(sign)
+        if any(len(a) == 0 for a in alts):
+            continue
+        grid = np.meshgrid(*[np.arange(len(a)) for a in alts], indexing="ij")
+        pick = np.stack([g.ravel() for g in grid], axis=1)  # (m, k)
+        alt = np.stack([alts[d][pick[:, d]] for d in range(k)], axis=1)
+        sgn = np.stack([signs[d][pick[:, d]] for d in range(k)], axis=1)
+        coords = np.where(masks[None, :, :], alt[:, None, :], idx[None, None, :])
+        cells = np.ravel_multi_index(tuple(np.moveaxis(coords, -1, 0)), shape)
+        corner_sign = np.prod(np.where(masks[None, :, :], sgn[:, None, :], 1.0), axis=2)
+        cap = model.down[cells]
+        against = np.where(corner_sign < 0, cap, np.inf).min(axis=1)
+        along = np.where(corner_sign > 0, cap, np.inf)
+        along[:, 0] = np.inf  # corner 0 is p itself
+        along = along.min(axis=1)
+        share = np.ones(len(cells))
+        if model.need_up[p] > 0:
+            share = np.minimum(share, against / model.need_up[p])
+        if model.need_down[p] > 0:
+            share = np.minimum(share, along / model.need_down[p])
+        ok = ~model.locked[cells].any(axis=1) & (share > 1e-9)
+        if ok.any():
+            out[int(p)] = (cells[ok], share[ok])
+    return out
+
+
+def cube_cover(model: _Model, shape: tuple[int, ...], passes: int = 4) -> np.ndarray:
+    """A pattern of hypercubes covering every primary of a flat sub-table (primaries
+    included), deterministic: the primaries from the largest value down each take the
+    hypercube of least added cost per share of protection (cells already taken are free)
+    until their shares reach 1, then each primary in turn drops its hypercubes and chooses
+    again given all the others (a 1-opt local search, at most ``passes`` rounds, while the
+    cost falls). Hypercubes sharing more than ``p`` may protect less than their shares add
+    up to, and a primary without a hypercube gets none: the caller completes the pattern
+    with the exact attacker LPs."""
+    cands = _cube_candidates(model, shape)
+    order = sorted(cands, key=lambda p: (-float(model.a[p]), p))
+    cost = np.where(model.fixed1, 0.0, model.cost)
+    use = np.zeros(model.n, dtype=np.int64)  # chosen hypercubes holding each cell
+    chosen: dict[int, list[int]] = {}
+
+    def choose(p: int) -> None:
+        cells, share = cands[p]
+        free = np.ones(len(cells), dtype=bool)
+        got = 0.0
+        picks = []
+        while got < 1.0 - 1e-9 and free.any():
+            added = np.where(use[cells] > 0, 0.0, cost[cells]).sum(axis=1)
+            score = np.where(free, added / np.minimum(share, 1.0 - got), np.inf)
+            h = int(np.argmin(score))  # ties: the first hypercube (a fixed order)
+            free[h] = False
+            picks.append(h)
+            got += float(share[h])
+            use[cells[h]] += 1
+        chosen[p] = picks
+
+    for p in order:
+        choose(p)
+    best = float(cost[use > 0].sum())
+    for _ in range(passes):
+        for p in order:
+            for h in chosen[p]:
+                use[cands[p][0][h]] -= 1
+            choose(p)
+        now = float(cost[use > 0].sum())
+        if now >= best - 1e-9:
+            break
+        best = now
+    y = model.fixed1.copy()
+    y[use > 0] = True
+    return y
+
+
+def hitas_solver(
+    nonnegative: bool,
+    time_limit: float | None = SUBTABLE_SECONDS,
+    exact_cells: int = EXACT_CELLS,
+    node_limit: int | None = EXACT_NODES,
+    max_masters: int | None = EXACT_MASTERS,
+) -> Solver:
+    """The sub-table solver of HiTaS (de Wolf 2002; tau-Argus protects each sub-table with
+    the model of Fischetti & Salazar 2001), with the published cells locked:
+
+    1. a hypercube cover (:func:`cube_cover`), completed by the exact attacker LPs of
+       Fischetti & Salazar one unprotected primary at a time (each violated inequality
+       satisfied greedily, never with a locked cell) and pruned of the cells the published
+       ones determine: always protecting, deterministic;
+    2. on small sub-tables (at most ``exact_cells`` suppressible cells) and on a table that
+       is a single sub-table, also :func:`sdckit.tables.suppression.optimal_pattern` within
+       ``time_limit`` seconds (completed greedily when stopped), and the cheaper pattern wins.
+
+    The exact search on a 9 x 9 x 9 sub-table with ~9 primaries is a hard MILP for HiGHS
+    (one master took 20-40 s); on the 3-D table of ``benchmarks/bench_tables.py`` (97,336
+    cells, 125 such sub-tables) it ran 224 s at 1 s per sub-table for a secondary cost of
+    199,957, the hypercube cover takes a few seconds for a lower cost (see the benchmark)."""
+    from sdckit.tables.suppression import optimal_pattern
 
     def solve(
-        sub: Table, sub_primary: Primary, sub_cost: np.ndarray, published: np.ndarray
+        sub: Table,
+        sub_primary: Primary,
+        sub_cost: np.ndarray,
+        published: np.ndarray,
+        whole: bool = False,
     ) -> np.ndarray:
+        model = _Model(sub, sub_primary, sub_cost, nonnegative, published, warm=True)
+        cover = model.prune(model.sequential(cube_cover(model, sub.shape)))
+        if int(model.free.sum()) > exact_cells and not whole:
+            return cover
         found = optimal_pattern(
             sub,
             sub_primary,
@@ -65,16 +215,18 @@ def optimal_solver(nonnegative: bool, time_limit: float | None = SUBTABLE_SECOND
             nonnegative=nonnegative,
             published=published,
             time_limit=time_limit,
+            node_limit=node_limit,
+            max_masters=max_masters,
         )
-        if found.optimal:
+        if found.optimal or sub_cost[found.suppressed].sum() <= sub_cost[cover].sum():
             return found.suppressed
-        model = _Model(sub, sub_primary, sub_cost, nonnegative, published)
-        greedy = model.prune(model.sequential(model.fixed1.copy()))
-        if sub_cost[greedy].sum() < sub_cost[found.suppressed].sum():
-            return greedy
-        return found.suppressed
+        return cover
 
     return solve
+
+
+#: The former name of :func:`hitas_solver`.
+optimal_solver = hitas_solver
 
 
 def sub_tables(table: Table) -> list[tuple[tuple[int, ...], np.ndarray]]:
@@ -128,12 +280,14 @@ def modular_pattern(
     min_protection: float = 1.0,
 ) -> np.ndarray:
     """The HiTaS pattern (see the module docstring); ``solver(sub_table, sub_primary,
-    sub_cost, published)`` returns the suppressed cells of one flat sub-table (primaries
-    included) without suppressing a ``published`` cell, or raises
+    sub_cost, published, whole)`` returns the suppressed cells of one flat sub-table
+    (primaries included) without suppressing a ``published`` cell, or raises
     :class:`~sdckit.errors.DataError` when it cannot."""
     suppressed = primary.unsafe.copy()
     decided = np.zeros(table.n_cells, dtype=bool)  # released or suppressed in a sub-table
-    for parents, cells in sub_tables(table):
+    subs = sub_tables(table)
+    whole = len(subs) == 1
+    for parents, cells in subs:
         must = suppressed[cells]
         if not must.any():
             decided[cells] = True
@@ -149,10 +303,10 @@ def modular_pattern(
         sub_primary = Primary(must, upper, lower, {"sub-table": must})
         published = decided[cells] & ~must
         try:
-            pattern = solver(sub, sub_primary, cost[cells], published)
+            pattern = solver(sub, sub_primary, cost[cells], published, whole)
         except DataError:  # not protectable within the sub-table's own cells
             sub_cost = np.where(published, cost[cells] * _PUBLISHED_COST + 1.0, cost[cells])
-            pattern = solver(sub, sub_primary, sub_cost, np.zeros(len(cells), dtype=bool))
+            pattern = solver(sub, sub_primary, sub_cost, np.zeros(len(cells), dtype=bool), whole)
         pattern = np.asarray(pattern, dtype=bool)
         suppressed[cells[pattern]] = True
         decided[cells] = True

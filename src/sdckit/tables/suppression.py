@@ -28,8 +28,9 @@ Methods (:func:`suppress`):
   single suppressed cell; then audit and repair.
 * ``hypercube`` -- GHMiter-style hypercubes (:mod:`sdckit.tables.hypercube`), then audit
   and repair.
-* ``modular`` -- HiTaS: the optimal method on every non-hierarchical sub-table from the top
-  down (:mod:`sdckit.tables.modular`), then audit and repair on the whole table.
+* ``modular`` -- HiTaS: every non-hierarchical sub-table from the top down
+  (:mod:`sdckit.tables.modular`): a hypercube cover completed by the attacker LPs, and the
+  optimal method (bounded) on small sub-tables; then audit and repair on the whole table.
 
 :func:`repair` completes any pattern by additions only: either the optimal loop with the
 pattern's cells fixed to 1 (the cheapest additions), or -- what :func:`suppress` uses after
@@ -41,7 +42,8 @@ are broken by cell order), so the same input gives the same pattern.
 Limits: the master MILP is a covering problem that HiGHS may take long to solve on tables
 of a few thousand cells with high protection levels (then use ``time_limit``, or the
 heuristics); the audit's two LPs per suppressed cell dominate on patterns of thousands of
-cells.
+cells (each component's LPs share one warm-started HiGHS instance,
+:class:`sdckit.tables._lp.WarmLP`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,15 @@ from scipy.optimize import Bounds, LinearConstraint
 
 from sdckit.core.solver import milp
 from sdckit.errors import ConfigError, DataError, ParameterError, VerificationError
-from sdckit.tables._lp import Block, Component, components, determined, solve_blocks
+from sdckit.tables._lp import (
+    Block,
+    BlockResult,
+    Component,
+    WarmLP,
+    components,
+    determined,
+    solve_blocks,
+)
 from sdckit.tables.audit import Audit, audit, tolerance
 from sdckit.tables.rules import Primary
 from sdckit.tables.table import Table
@@ -79,6 +89,9 @@ MIP_GAP = 1e-4
 #: Batches of attacker LPs (variables per stacked LP, blocks per stacked LP).
 _BATCH_VARIABLES = 3000
 _BATCH_BLOCKS = 64
+#: A pattern of at most this many cells is split into components whole (see
+#: ``_Model._components_of``).
+_SMALL_PATTERN = 2000
 
 
 @dataclass
@@ -132,7 +145,10 @@ class _Model:
     ``d_c = x_c - a_c`` of a suppressed cell may reach ``up[c]`` upwards and ``down[c]``
     downwards (``a_c`` when cells are non-negative, else a large bound ``M``); a published
     one stays 0. ``fixed1`` are the cells that must be suppressed (primaries and those
-    given), empty cells are never suppressed."""
+    given), empty cells are never suppressed. ``warm``: each component's attacker LPs share
+    one warm-started HiGHS instance (:class:`~sdckit.tables._lp.WarmLP`; faster on small
+    components, the modular method's sub-tables) instead of being stacked into few
+    ``linprog`` calls; the inequalities differ where the LPs have several optimal duals."""
 
     def __init__(
         self,
@@ -141,12 +157,15 @@ class _Model:
         cost: np.ndarray,
         nonnegative: bool,
         published: np.ndarray | None = None,
+        warm: bool = False,
     ) -> None:
         self.table = table
+        self.warm = warm
         self.n = table.n_cells
         self.a = np.asarray(table.value, dtype=float)
         self.constraints = table.constraints().tocsr()
         self.cell_rows = self.constraints.T.tocsr()
+        self.by_column = self.constraints.tocsc()  # fast column slices for components()
         self.tol = tolerance(table)
         self.empty = (table.freq == 0) & (self.a == 0)
         self.primary = np.asarray(primary.unsafe, dtype=bool)
@@ -262,7 +281,7 @@ class _Model:
         on = np.asarray(y, dtype=bool)
         weight = on.astype(float)
         if primaries is None:
-            comps = components(self.constraints, np.flatnonzero(on))
+            comps = components(self.by_column, np.flatnonzero(on))
         else:
             comps = self._components_of(on, primaries)
         want = np.zeros(self.n, dtype=bool)
@@ -289,6 +308,33 @@ class _Model:
 
         cuts: list[_Cut] = []
         stalled: list[int] = []
+
+        def take(task: tuple[int, int, int, float], res: BlockResult) -> None:
+            i, k, sense, need = task
+            if res.x is not None:
+                np.maximum(seen_max[i], res.x, out=seen_max[i])
+                np.minimum(seen_min[i], res.x, out=seen_min[i])
+            if sense * res.value >= need - slack or res.nu is None:
+                return
+            comp = comps[i]
+            p = int(comp.cells[k])
+            cut = self._dual_cut(comp.rows, res.nu, p, sense, need)
+            if cut is None or float(cut.coef @ weight[cut.cells]) >= cut.rhs - slack:
+                stalled.append(p)
+            else:
+                cuts.append(cut)
+
+        if self.warm:
+            lps: dict[int, WarmLP] = {}  # one warm-started HiGHS instance per component
+            for task in tasks:
+                if proven(task):
+                    continue
+                i, k, sense, _ = task
+                if i not in lps:
+                    lps[i] = WarmLP(comps[i].a, lo[i], hi[i])
+                self.lps += 1
+                take(task, lps[i].solve(k, sense))
+            return cuts, sorted(set(stalled))
         pos = 0
         while pos < len(tasks):
             blocks: list[Block] = []
@@ -308,24 +354,17 @@ class _Model:
             results = solve_blocks(blocks)
             self.lps += len(blocks)
             for task, res in zip(owners, results, strict=True):
-                i, k, sense, need = task
-                if res.x is not None:
-                    np.maximum(seen_max[i], res.x, out=seen_max[i])
-                    np.minimum(seen_min[i], res.x, out=seen_min[i])
-                if sense * res.value >= need - slack or res.nu is None:
-                    continue
-                comp = comps[i]
-                p = int(comp.cells[k])
-                cut = self._dual_cut(comp.rows, res.nu, p, sense, need)
-                if cut is None or float(cut.coef @ weight[cut.cells]) >= cut.rhs - slack:
-                    stalled.append(p)
-                else:
-                    cuts.append(cut)
+                take(task, res)
         return cuts, sorted(set(stalled))
 
     def _components_of(self, y: np.ndarray, primaries: np.ndarray) -> list[Component]:
         """The components of ``y`` holding ``primaries`` only (grown from them by a breadth
-        first search over relations, so a local check does not pay for the whole table)."""
+        first search over relations, so a local check does not pay for the whole table;
+        patterns of at most :data:`_SMALL_PATTERN` cells are split whole, which is cheaper)."""
+        if int(np.count_nonzero(y)) <= _SMALL_PATTERN:
+            want = np.zeros(self.n, dtype=bool)
+            want[np.asarray(primaries, dtype=np.int64)] = True
+            return [c for c in components(self.by_column, np.flatnonzero(y)) if want[c.cells].any()]
         seen = np.zeros(self.n, dtype=bool)
         frontier = np.unique(np.asarray(primaries, dtype=np.int64))
         seen[frontier] = True
@@ -349,7 +388,7 @@ class _Model:
             nxt = nxt[y[nxt] & ~seen[nxt]]
             seen[nxt] = True
             frontier = nxt
-        return components(self.constraints, np.flatnonzero(seen))
+        return components(self.by_column, np.flatnonzero(seen))
 
     def _dual_cut(
         self, rows: np.ndarray, nu: np.ndarray, p: int, sense: int, need: float
@@ -394,6 +433,7 @@ class _Model:
         time_limit: float | None,
         gap: float = MIP_GAP,
         links: list[tuple[int, int]] | None = None,
+        node_limit: int | None = None,
     ) -> tuple[np.ndarray | None, bool]:
         """The cheapest pattern satisfying ``cuts`` and ``links`` (see :meth:`lonely`) with
         the fixed cells suppressed: (pattern, or None without an incumbent at the time
@@ -403,6 +443,8 @@ class _Model:
         options: dict[str, Any] = {"mip_rel_gap": gap}
         if time_limit is not None:
             options["time_limit"] = max(time_limit, 0.01)
+        if node_limit is not None:
+            options["node_limit"] = int(node_limit)
         res = milp(
             self.cost[support],
             integrality=np.ones(len(support)),
@@ -559,6 +601,8 @@ def optimal_pattern(
     time_limit: float | None = None,
     nonnegative: bool | None = None,
     published: np.ndarray | None = None,
+    node_limit: int | None = None,
+    max_masters: int | None = None,
 ) -> Pattern:
     """The minimum-cost suppression pattern protecting every primary cell (Fischetti &
     Salazar 2001); ``fixed`` cells are suppressed whatever it costs (used by :func:`repair`).
@@ -600,7 +644,10 @@ def optimal_pattern(
     primary's LP. ``nonnegative`` (default: whether every cell is >= 0) sets ``LB_c``.
     ``published`` cells (besides the empty ones) may not be suppressed (the modular method's
     cells released by a higher sub-table); :class:`~sdckit.errors.DataError` when the
-    primaries cannot be protected without them.
+    primaries cannot be protected without them. ``node_limit`` (branch-and-bound nodes per
+    master) and ``max_masters`` bound the search by work instead of time, so that a stopped
+    search gives the same pattern on every machine (stopped, it is completed as after the
+    time limit).
     """
     _check_primary(table, primary)
     c = _cost(table, cost)
@@ -633,7 +680,10 @@ def optimal_pattern(
         if r is not None and r <= 0:
             hit = True
             break
-        solved, opt = model.master(cuts, r, MIP_GAP, links)
+        if max_masters is not None and model.masters >= max_masters:
+            hit = True
+            break
+        solved, opt = model.master(cuts, r, MIP_GAP, links, node_limit)
         if solved is None:
             hit = True
             break
@@ -780,8 +830,9 @@ def suppress(
     the optimal method's search, after which the best pattern found is completed one primary
     at a time and ``details["optimal"]`` is False (and when the simple heuristic's repaired
     pattern is cheaper, that one is released: ``details["simple_was_cheaper"]``); for
-    ``modular`` it bounds each sub-table (default
-    :data:`sdckit.tables.modular.SUBTABLE_SECONDS`); ``nonnegative`` (default:
+    ``modular`` it bounds the exact search on each small sub-table (default none: bounded by
+    work, :data:`sdckit.tables.modular.EXACT_NODES`, so the pattern does not depend on the
+    machine's speed); ``nonnegative`` (default:
     whether every cell is >= 0) is the intruder's a-priori knowledge. ``singletons``: also
     protect every primary cell from the respondent of a suppressed single-contributor cell,
     who knows that cell's value (:mod:`sdckit.tables.singletons`).
@@ -833,10 +884,10 @@ def suppress(
 
             pattern = hypercube_pattern(table, primary, c)
         else:
-            from sdckit.tables.modular import SUBTABLE_SECONDS, modular_pattern, optimal_solver
+            from sdckit.tables.modular import SUBTABLE_SECONDS, hitas_solver, modular_pattern
 
             per_sub = SUBTABLE_SECONDS if time_limit is None else time_limit
-            pattern = modular_pattern(table, primary, c, optimal_solver(nonneg, per_sub))
+            pattern = modular_pattern(table, primary, c, hitas_solver(nonneg, per_sub))
         result = repair(table, primary, pattern, c, method="sequential", nonnegative=nonneg)
         repaired = result.completed
     pattern = result.suppressed
