@@ -431,3 +431,24 @@ def test_census_noise_linkage_measures(shared_data):
     assert 0.0 < prl.prl <= 1.0
     ident = interval_disclosure(census, census).interval_disclosure
     assert ident == 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nearest_with_ties_equals_brute_force(seed):
+    # integer grids: many exact ties (equal distances) and duplicate targets; the count of
+    # targets at the minimal distance and the credit must be those of a full distance matrix
+    from sdckit.risk.linkage import TIE_RTOL, nearest_with_ties
+
+    rng = np.random.default_rng(seed)
+    targets = rng.integers(0, 4, size=(600, 3)).astype(float)
+    queries = targets[:300] + rng.choice([0.0, 0.5, 1.0], size=(300, 3))
+    truth = np.arange(300)
+    nearest, n_at_min, credit = nearest_with_ties(queries, truth, targets)
+    d = np.sqrt(((queries[:, None, :] - targets[None, :, :]) ** 2).sum(axis=2))
+    dmin = d.min(axis=1)
+    at_min = d <= (dmin + TIE_RTOL * (1.0 + dmin))[:, None]
+    assert np.array_equal(n_at_min, at_min.sum(axis=1))
+    expected = np.where(at_min[truth, truth], 1.0 / at_min.sum(axis=1), 0.0)
+    assert np.array_equal(credit, expected)
+    assert at_min[np.arange(300), nearest].all()
+    assert (n_at_min > 1).sum() > 100  # the case is about ties

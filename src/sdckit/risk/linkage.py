@@ -36,6 +36,8 @@ CovarianceKind = Literal["original", "pooled", "difference"]
 
 #: Relative tolerance (on the z-score scale) under which two distances count as tied.
 TIE_RTOL = 1e-9
+_TIE_GROUP = 64  # queries per bounded second-neighbour search (nearest_with_ties)
+_TIE_MARGIN = 1e-6  # relative margin of that search over the tie radius
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,16 +209,32 @@ def nearest_with_ties(
     The kd-tree holds the distinct target points with their multiplicities (a microaggregated
     file has one point per group), so equal records are one search and count as ties by
     their number. A k=1 query finds the nearest distance; a ball count at that distance finds
-    the other points tied with it (a k=2 query is much slower in high dimension because the
-    second neighbour is far).
+    the other points tied with it, where a second-neighbour search bounded by the ball (cheap:
+    it stops at the ball) says that another point may be there.
     """
     distinct, first, inverse, mult = unique_rows(targets)
     tree = cKDTree(distinct)
     d1, point = tree.query(queries, k=1, workers=-1)
     radius = d1 + TIE_RTOL * (1.0 + d1)
-    points_at_min = np.asarray(
-        tree.query_ball_point(queries, r=radius, return_length=True, workers=-1), dtype=np.int64
-    )
+    # which balls may hold a second distinct point: the second-nearest distance, searched
+    # only up to the ball (queries in groups of similar radius, bound = the group's largest
+    # radius plus 1e-6 relative, far above the rounding of a distance); where it is not
+    # within the radius (plus that margin) the ball holds the nearest point alone, elsewhere
+    # the tree counts the ball exactly
+    n = len(queries)
+    second = np.full(n, np.inf)
+    by_radius = np.argsort(radius, kind="stable")
+    for s in range(0, n, _TIE_GROUP):
+        group = by_radius[s : s + _TIE_GROUP]
+        bound = float(radius[group].max()) * (1.0 + _TIE_MARGIN)
+        d2, _ = tree.query(queries[group], k=[2], distance_upper_bound=bound, workers=-1)
+        second[group] = d2[:, 0]
+    maybe = np.flatnonzero(~(second > radius * (1.0 + _TIE_MARGIN)))
+    points_at_min = np.ones(n, dtype=np.int64)
+    if maybe.size:
+        points_at_min[maybe] = tree.query_ball_point(
+            queries[maybe], r=radius[maybe], return_length=True, workers=-1
+        )
     n_at_min = mult[point].astype(np.int64)
     several = np.flatnonzero(points_at_min > 1)
     if several.size:  # several distinct points tied: add up their multiplicities
