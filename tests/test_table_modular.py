@@ -117,15 +117,16 @@ def test_every_hypercube_protects_its_primary_as_far_as_its_share(
 ) -> None:
     """Each candidate hypercube suppressed alone with its primary: the audit's interval
     reaches at least ``share x UPL`` above and ``share x LPL`` below the value -- so the
-    corner signs (a sibling edge flips, a total-child edge keeps) and capacities are right.
-    With ``marginal`` the primary is a marginal cell (its hypercubes go to the children)."""
+    corner signs (a sibling edge flips the sign; giving it to a sibling edge fails here) and
+    capacities are right. ``UPL`` is 1.5 times the value, so most shares are partial. With
+    ``marginal`` the primary is a marginal cell (its hypercubes go to the children)."""
     rng = np.random.default_rng(seed)
     t, _ = random_table(flat_dims(3, 3, 2), seed, 0.1)
     pool = np.flatnonzero((t.value > 0) & (~t.is_inner if marginal else t.is_inner))
     p = int(rng.choice(pool))
     unsafe = np.zeros(t.n_cells, dtype=bool)
     unsafe[p] = True
-    upper = np.where(unsafe, max(1.0, 0.3 * t.value[p]), 0.0)
+    upper = np.where(unsafe, max(1.0, 1.5 * t.value[p]), 0.0)
     prim = Primary(unsafe, upper, np.minimum(upper, t.value), {"test": unsafe})
     model = _Model(t, prim, t.cost, True)
     cands = _cube_candidates(model, t.shape)
@@ -172,3 +173,29 @@ def test_modular_on_a_3d_hierarchical_table_is_safe_deterministic_and_cheap() ->
     assert (first.suppressed == again.suppressed).all()
     simple = suppress(t, prim, "simple")
     assert first.details["secondary_cost"] <= simple.details["secondary_cost"]
+
+
+@pytest.mark.parametrize(
+    ("sizes", "nonnegative"), [((7,), True), ((3, 3, 2, 2), True), ((3, 4), False)]
+)
+def test_hitas_solver_on_other_shapes_and_without_lower_bounds(
+    sizes: tuple[int, ...], nonnegative: bool
+) -> None:
+    """One-way and four-way flat tables, and an intruder who does not know that cells are
+    non-negative (every hypercube then protects fully): the solver's pattern passes the
+    audit; enumerating fewer hypercubes (:data:`MAX_CUBES` tiny) still protects."""
+    from sdckit.tables import modular
+
+    t, prim = random_table(flat_dims(*sizes), 11, 0.2)
+    bounds = 0.0 if nonnegative else None
+    none = np.zeros(t.n_cells, dtype=bool)
+    solved = hitas_solver(nonnegative)(t, prim, t.cost, none, False)
+    assert solved[prim.unsafe].all()
+    assert audit(t, solved, prim, lower_bounds=bounds).safe
+    saved = modular.MAX_CUBES
+    try:
+        modular.MAX_CUBES = 3
+        few = hitas_solver(nonnegative)(t, prim, t.cost, none, False)
+    finally:
+        modular.MAX_CUBES = saved
+    assert audit(t, few, prim, lower_bounds=bounds).safe

@@ -37,6 +37,9 @@ from sdckit.tables.table import Table
 
 __all__ = [
     "EXACT_CELLS",
+    "EXACT_MASTERS",
+    "EXACT_NODES",
+    "MAX_CUBES",
     "SUBTABLE_SECONDS",
     "cube_cover",
     "hitas_solver",
@@ -67,6 +70,9 @@ EXACT_CELLS = 200
 #: masters (a bound by work, not by time, keeps the pattern the same on every machine).
 EXACT_NODES = 50
 EXACT_MASTERS = 10
+#: At most this many hypercubes are enumerated per primary cell (in many or long dimensions
+#: the alternatives per dimension are cut to the cheapest, see :func:`_cube_candidates`).
+MAX_CUBES = 20_000
 
 
 def _cube_candidates(
@@ -83,7 +89,9 @@ def _cube_candidates(
     cells are non-negative) the corners moving against ``p`` allow ``t`` up to the least
     of their ``down`` upwards, those moving with ``p`` downwards (Repsilber's GHMiter
     condition; Giessing & Repsilber 2002). The share is the smaller of ``t_up / UPL`` and
-    ``t_down / LPL``, capped at 1 (1: the hypercube protects ``p`` alone)."""
+    ``t_down / LPL``, capped at 1 (1: the hypercube protects ``p`` alone). Beyond
+    :data:`MAX_CUBES` hypercubes per primary, each dimension keeps its cheapest usable
+    alternatives."""
     k = len(shape)
     masks = np.array(list(itertools.product((False, True), repeat=k)), dtype=bool)
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -103,6 +111,16 @@ def _cube_candidates(
             signs.append(sign)
         if any(len(a) == 0 for a in alts):
             continue
+        if np.prod([float(len(a)) for a in alts]) > MAX_CUBES:
+            # keep per dimension the alternatives whose cell on p's line is usable and cheapest
+            per_dim = max(2, int(MAX_CUBES ** (1.0 / k)))
+            for d in range(k):
+                line = np.tile(idx, (len(alts[d]), 1))
+                line[:, d] = alts[d]
+                on_line = np.ravel_multi_index(tuple(line.T), shape)
+                rank = np.lexsort((model.cost[on_line], model.locked[on_line]))[:per_dim]
+                rank = np.sort(rank)
+                alts[d], signs[d] = alts[d][rank], signs[d][rank]
         grid = np.meshgrid(*[np.arange(len(a)) for a in alts], indexing="ij")
         pick = np.stack([g.ravel() for g in grid], axis=1)  # (m, k)
         alt = np.stack([alts[d][pick[:, d]] for d in range(k)], axis=1)
