@@ -150,9 +150,9 @@ def cube_cover(model: _Model, shape: tuple[int, ...], passes: int = 4) -> np.nda
     hypercube of least added cost per share of protection (cells already taken are free)
     until their shares reach 1, then each primary in turn drops its hypercubes and chooses
     again given all the others (a 1-opt local search, at most ``passes`` rounds, while the
-    cost falls). Hypercubes sharing more than ``p`` may protect less than their shares add
-    up to, and a primary without a hypercube gets none: the caller completes the pattern
-    with the exact attacker LPs."""
+    cost falls; the cheapest round's pattern is kept). Hypercubes sharing more than ``p``
+    may protect less than their shares add up to, and a primary without a hypercube gets
+    none: the caller completes the pattern with the exact attacker LPs."""
     cands = _cube_candidates(model, shape)
     order = sorted(cands, key=lambda p: (-float(model.a[p]), p))
     cost = np.where(model.fixed1, 0.0, model.cost)
@@ -177,6 +177,7 @@ def cube_cover(model: _Model, shape: tuple[int, ...], passes: int = 4) -> np.nda
     for p in order:
         choose(p)
     best = float(cost[use > 0].sum())
+    best_use = use.copy()
     for _ in range(passes):
         for p in order:
             for h in chosen[p]:
@@ -184,10 +185,10 @@ def cube_cover(model: _Model, shape: tuple[int, ...], passes: int = 4) -> np.nda
             choose(p)
         now = float(cost[use > 0].sum())
         if now >= best - 1e-9:
-            break
-        best = now
+            break  # no gain: keep the best round's pattern
+        best, best_use = now, use.copy()
     y = model.fixed1.copy()
-    y[use > 0] = True
+    y[best_use > 0] = True
     return y
 
 
@@ -206,13 +207,18 @@ def hitas_solver(
        satisfied greedily, never with a locked cell) and pruned of the cells the published
        ones determine: always protecting, deterministic;
     2. on small sub-tables (at most ``exact_cells`` suppressible cells) and on a table that
-       is a single sub-table, also :func:`sdckit.tables.suppression.optimal_pattern` within
-       ``time_limit`` seconds (completed greedily when stopped), and the cheaper pattern wins.
+       is a single sub-table, also :func:`sdckit.tables.suppression.optimal_pattern` bounded
+       by ``node_limit`` nodes per master and ``max_masters`` masters (and ``time_limit``
+       seconds when given; completed greedily when stopped), and the cheaper pattern wins.
 
-    The exact search on a 9 x 9 x 9 sub-table with ~9 primaries is a hard MILP for HiGHS
-    (one master took 20-40 s); on the 3-D table of ``benchmarks/bench_tables.py`` (97,336
-    cells, 125 such sub-tables) it ran 224 s at 1 s per sub-table for a secondary cost of
-    199,957, the hypercube cover takes a few seconds for a lower cost (see the benchmark)."""
+    Measured on the 3-D table of ``benchmarks/bench_tables.py`` (97,336 cells; 125 sub-tables
+    of 9 x 9 x 9 whose margins a higher sub-table published, ~9 primaries each): the exact
+    search is a hard MILP there (one master took 20-40 s); at 1 s per sub-table the method
+    ran 224 s for a secondary cost of 199,957, its time going to the masters and to
+    ``linprog``'s set-up of ~9,000 small attacker LPs. With the hypercube cover the whole
+    ``suppress`` call takes 7-15 s (2 shared cores) for a cost of 133,570 (the simple
+    heuristic: 195,405); the cover alone is ~2 s, its completion by the attacker LPs ~9 s
+    under a profiler."""
     from sdckit.tables.suppression import optimal_pattern
 
     def solve(
