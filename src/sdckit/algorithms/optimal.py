@@ -268,10 +268,12 @@ class LatticeSearch:
         # the floor per node, as an array with one axis per attribute (index order = C order)
         floor = np.zeros(tuple(int(h) for h in self.heights), dtype=np.int64)
         m = floor.ndim
+        from scipy import sparse
+
         qis = self.base.quasi_identifiers
         keys = [self.base.keys[:, i].astype(np.int64) for i in range(m)]
-        # per attribute: the 0/1 (leaves x codes) matrices of all its levels side by side,
-        # and where each level's columns start
+        # per attribute: the 0/1 (codes x leaves) matrices of all its levels stacked, and
+        # where each level's rows start
         stacked, starts = [], []
         for q in qis:
             d = q.cardinality(0)
@@ -279,16 +281,10 @@ class LatticeSearch:
             offsets = np.concatenate(([0], np.cumsum(widths)))
             cols = np.concatenate([q.step(0, level) + offsets[level] for level in range(q.height)])
             rows = np.tile(np.arange(d), q.height)
-            if d * int(offsets[-1]) <= 1 << 18:  # small: dense products are cheapest
-                mat = np.zeros((d, int(offsets[-1])))
-                mat[rows, cols] = 1.0
-            else:
-                from scipy import sparse
-
-                mat = sparse.csr_matrix(
-                    (np.ones(len(rows)), (rows, cols)), shape=(d, int(offsets[-1]))
-                )
-            stacked.append(mat)
+            # sparse (one 1 per leaf and level): scipy's own single-threaded product, where
+            # a dense one would go to BLAS, whose threads cost more than they save here
+            mat = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(d, int(offsets[-1])))
+            stacked.append(mat.T.tocsr())  # (codes, all levels) x leaves
             starts.append(offsets[:-1])
 
         def small_records(sizes: np.ndarray, at_rows: np.ndarray, at_cols=None) -> np.ndarray:
@@ -303,9 +299,10 @@ class LatticeSearch:
             """Shape that broadcasts a table over attributes ``at`` against ``floor``."""
             return tuple(floor.shape[a] if a in at else 1 for a in range(m))
 
+        weights = self.base.counts.astype(np.float64)
         for i, q in enumerate(qis):
-            per_leaf = np.bincount(keys[i], weights=self.base.counts, minlength=q.cardinality(0))
-            small = small_records(np.asarray(stacked[i].T @ per_leaf).ravel(), starts[i])
+            per_leaf = np.bincount(keys[i], weights=weights, minlength=q.cardinality(0))
+            small = small_records(stacked[i] @ per_leaf, starts[i])
             np.maximum(floor, small.reshape(axes(i)), out=floor)
         # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
         for i in range(len(qis)):
@@ -314,10 +311,10 @@ class LatticeSearch:
                 if di * dj > _PAIR_CELLS:
                     continue
                 joint = np.bincount(
-                    keys[i] * dj + keys[j], weights=self.base.counts, minlength=di * dj
+                    keys[i] * dj + keys[j], weights=weights, minlength=di * dj
                 ).reshape(di, dj)
-                left = np.asarray(stacked[i].T @ joint)  # (codes of i, all levels) x leaves j
-                sizes = np.asarray(stacked[j].T @ left.T).T  # ... x (codes of j, all levels)
+                left = stacked[i] @ joint  # (codes of i, all levels) x leaves of j
+                sizes = (stacked[j] @ left.T).T  # ... x (codes of j, all levels)
                 small = small_records(sizes, starts[i], starts[j])
                 np.maximum(floor, small.reshape(axes(i, j)), out=floor)
         self._mark(np.flatnonzero(floor.ravel() > self.budget), _PRUNED)

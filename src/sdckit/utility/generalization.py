@@ -327,10 +327,16 @@ class LatticeMetrics:
         nodes = np.asarray(nodes, dtype=np.int64)
         name, cols = self.spec.name, np.arange(self.m)
         if name == "loss":
+            # the loss of every attribute at every level once (a small table), then looked
+            # up per node: elementwise, so each node gets the values computing them per node
+            # would give, and the per-node aggregation is unchanged
             g = self.spec.g_factor
-            sums = g * self._share_sum[cols, nodes]
-            losses = _normalized_loss(sums, self.n, self.domain, g)
-            return aggregate_losses(losses, self.weights, self.spec.aggregate)
+            table = _normalized_loss(g * self._share_sum, self.n, self.domain[:, None], g)
+            if self.spec.aggregate == "geometric":  # as aggregate_losses, log1p per table cell
+                w = np.asarray(self.weights, dtype=float)
+                terms = np.log1p(table) * (w / w.sum())[:, None]
+                return np.exp(terms[cols, nodes].sum(axis=-1)) - 1.0
+            return aggregate_losses(table[cols, nodes], self.weights, self.spec.aggregate)
         if name == "precision":
             top = np.maximum(self.heights - 1, 1)
             frac = np.where(self.heights > 1, nodes / top, 0.0)
@@ -350,9 +356,11 @@ class LatticeMetrics:
         keep = ~suppressed
         counts = fs.counts.astype(float)
         n_supp = counts[suppressed].sum()
+        kept = counts[keep]
+        codes = fs.keys[keep].T.astype(np.intp)  # per attribute, contiguous: fast look-ups
         out = np.empty(self.m)
         for i, level in enumerate(fs.levels):
-            out[i] = (counts[keep] * self.share[i][level][fs.keys[keep, i]]).sum() + n_supp
+            out[i] = (kept * np.take(self.share[i][level], codes[i])).sum() + n_supp
         return out
 
     def cost(self, fs: FrequencySet, suppressed: np.ndarray) -> float:
