@@ -82,16 +82,6 @@ def group_keys(
             radix = max(radix, 1)
         key = key * card + col.astype(np.int64, copy=False)
         radix *= card
-    return _groups_of_key(key, radix, ordered)
-
-
-def _groups_of_key(
-    key: np.ndarray, radix: int, ordered: bool = True
-) -> tuple[np.ndarray, int, np.ndarray]:
-    """:func:`group_keys` from the combined keys (``0 <= key < radix``): group index per
-    item (in key order, or first occurrence on the hash path with ``ordered=False``), the
-    number of groups and one item per group (the last)."""
-    n = len(key)
     if radix <= _DENSE_FLOOR + _DENSE_FACTOR * n:
         present = np.bincount(key, minlength=radix) > 0
         remap = np.cumsum(present) - 1
@@ -382,11 +372,6 @@ class FrequencySet:
             if new_codes
             else np.zeros((n_groups, 0), dtype=np.int32)
         )
-        return self._grouped(group, n_groups, keys, qis, levels)
-
-    def _grouped(self, group: np.ndarray, n_groups: int, keys: np.ndarray, qis, levels):
-        """The frequency set whose classes are the groups ``group`` of this one's classes
-        (``keys``: the codes of each group)."""
         counts = np.bincount(group, weights=self.counts, minlength=n_groups).astype(np.int64)
         weights = (
             np.bincount(group, weights=self.weights, minlength=n_groups)
@@ -418,8 +403,10 @@ class FrequencySet:
         levels = tuple(int(x) for x in levels)
         if len(levels) != len(self.levels):
             raise DataError(f"expected {len(self.levels)} levels, got {len(levels)}")
-        new_codes, cards, maps = [], [], []
-        for q, old, new in zip(self.quasi_identifiers, self.levels, levels, strict=True):
+        new_codes, cards = [], []
+        for i, (q, old, new) in enumerate(
+            zip(self.quasi_identifiers, self.levels, levels, strict=True)
+        ):
             if new < old:
                 raise DataError(
                     f"cannot roll up {q.name!r} from level {old} down to level {new}; "
@@ -430,30 +417,9 @@ class FrequencySet:
                     f"level {new} does not exist for {q.name!r} (its hierarchy has levels "
                     f"0..{q.height - 1})"
                 )
-            maps.append(q.step(old, new))
-            cards.append(q.cardinality(new))
-        radix = 1
-        for card in cards:
-            radix *= max(int(card), 1)
-        if 0 < radix < _KEY_LIMIT and self.n_classes:
-            # the mixed-radix key of group_keys (first QI most significant), summed from
-            # small tables of code -> code at the new level x its place value: one look-up
-            # per attribute and class, the same keys, hence the same groups
-            codes = self.keys.T.astype(np.intp)  # per attribute, contiguous: fast look-ups
-            place = 1
-            key = np.zeros(self.n_classes, dtype=np.int64)
-            for i in range(len(cards) - 1, -1, -1):
-                key += np.take(maps[i].astype(np.int64) * place, codes[i])
-                place *= max(int(cards[i]), 1)
-            group, n_groups, rep = _groups_of_key(key, radix, True)
-            first = self.keys[rep]
-            keys = np.empty((n_groups, len(cards)), dtype=np.int32)
-            for i, mp in enumerate(maps):
-                keys[:, i] = mp[first[:, i]]
-            return self._grouped(group, n_groups, keys, self.quasi_identifiers, levels)
-        for i, mp in enumerate(maps):
             col = self.keys[:, i]
-            new_codes.append(col if levels[i] == self.levels[i] else mp[col])
+            new_codes.append(col if new == old else q.step(old, new)[col])
+            cards.append(q.cardinality(new))
         return self._regroup(new_codes, cards, self.quasi_identifiers, levels)
 
     def project(self, names: Sequence[str]) -> FrequencySet:
