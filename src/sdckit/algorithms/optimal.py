@@ -258,9 +258,9 @@ class LatticeSearch:
         so every record in a projection class smaller than ``k_min`` is suppressed at the
         node; and the number of such records only shrinks as the projection is generalized.
         A node whose largest such count (over the projections) exceeds the budget therefore
-        fails, whatever the models. Projections are aggregated from leaf-level count tables
-        with 0/1 matrices: all levels of an attribute side by side, so one pair costs two matrix
-        products and one sum per level block.
+        fails, whatever the models. Projections are aggregated from leaf-level count tables,
+        level by level (``np.add.reduceat`` over the codes sorted by parent: sums of whole
+        counts, exact in float64).
         """
         k_min = max((md.minimal_class_size() for md in self.models), default=1)
         if k_min <= 1:
@@ -268,24 +268,30 @@ class LatticeSearch:
         # the floor per node, as an array with one axis per attribute (index order = C order)
         floor = np.zeros(tuple(int(h) for h in self.heights), dtype=np.int64)
         m = floor.ndim
-        from scipy import sparse
-
         qis = self.base.quasi_identifiers
         keys = [self.base.keys[:, i].astype(np.int64) for i in range(m)]
-        # per attribute: the 0/1 (codes x leaves) matrices of all its levels stacked, and
-        # where each level's rows start
-        stacked, starts = [], []
+        # per attribute, the codes of all its levels numbered one after the other (``starts``:
+        # where each level begins); a table over leaves becomes the table over those codes
+        # level by level, each level summing the codes of the level below under each of its
+        # codes: the codes below sorted by their parent (``order``) and where each parent's
+        # run begins (``runs``; every code has a child)
+        steps, starts = [], []
         for q in qis:
-            d = q.cardinality(0)
             widths = [q.cardinality(level) for level in range(q.height)]
-            offsets = np.concatenate(([0], np.cumsum(widths)))
-            cols = np.concatenate([q.step(0, level) + offsets[level] for level in range(q.height)])
-            rows = np.tile(np.arange(d), q.height)
-            # sparse (one 1 per leaf and level): scipy's own single-threaded product, where
-            # a dense one would go to BLAS, whose threads cost more than they save here
-            mat = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(d, int(offsets[-1])))
-            stacked.append(mat.T.tocsr())  # (codes, all levels) x leaves
-            starts.append(offsets[:-1])
+            starts.append(np.concatenate(([0], np.cumsum(widths)[:-1])))
+            per_level = []
+            for level in range(q.height - 1):
+                parent = q.step(level, level + 1)
+                order = np.argsort(parent, kind="stable")
+                per_level.append((order, np.flatnonzero(np.diff(parent[order], prepend=-1))))
+            steps.append(per_level)
+
+        def by_code(table: np.ndarray, i: int) -> np.ndarray:
+            """``table`` (rows: the leaves of attribute i) summed to all its codes."""
+            blocks = [table]
+            for order, runs in steps[i]:
+                blocks.append(np.add.reduceat(blocks[-1][order], runs, axis=0))
+            return np.concatenate(blocks)
 
         def small_records(sizes: np.ndarray, at_rows: np.ndarray, at_cols=None) -> np.ndarray:
             """Records in cells with 0 < size < k_min, summed per level (block of codes)."""
@@ -302,7 +308,7 @@ class LatticeSearch:
         weights = self.base.counts.astype(np.float64)
         for i, q in enumerate(qis):
             per_leaf = np.bincount(keys[i], weights=weights, minlength=q.cardinality(0))
-            small = small_records(stacked[i] @ per_leaf, starts[i])
+            small = small_records(by_code(per_leaf, i), starts[i])
             np.maximum(floor, small.reshape(axes(i)), out=floor)
         # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
         for i in range(len(qis)):
@@ -313,8 +319,8 @@ class LatticeSearch:
                 joint = np.bincount(
                     keys[i] * dj + keys[j], weights=weights, minlength=di * dj
                 ).reshape(di, dj)
-                left = stacked[i] @ joint  # (codes of i, all levels) x leaves of j
-                sizes = (stacked[j] @ left.T).T  # ... x (codes of j, all levels)
+                # codes of j x codes of i (rows gathered: contiguous), transposed
+                sizes = by_code(np.ascontiguousarray(by_code(joint, i).T), j).T
                 small = small_records(sizes, starts[i], starts[j])
                 np.maximum(floor, small.reshape(axes(i, j)), out=floor)
         self._mark(np.flatnonzero(floor.ravel() > self.budget), _PRUNED)
