@@ -199,3 +199,23 @@ def test_hitas_solver_on_other_shapes_and_without_lower_bounds(
     finally:
         modular.MAX_CUBES = saved
     assert audit(t, few, prim, lower_bounds=bounds).safe
+
+
+def test_dense_primaries_take_the_simple_closure_when_hypercubes_cost_more() -> None:
+    """Many primaries protect each other through cycles longer than a hypercube: on a flat
+    60 x 60 table with 5% primaries (no exact search) the sub-table solver must come near
+    the simple heuristic (the hypercube cover alone cost several times more)."""
+    t, prim = random_table(flat_dims(60, 60), 5, 0.05)
+    none = np.zeros(t.n_cells, dtype=bool)
+    model = _Model(t, prim, t.cost, True, none, warm=True)
+    cover = model.prune(model.sequential(cube_cover(model, t.shape)))
+    solved = hitas_solver(True, exact_cells=0)(t, prim, t.cost, none, False)
+    simple = suppress(t, prim, "simple")
+    assert audit(t, solved, prim).safe
+    cost = {
+        "solver": float(t.cost[solved & ~prim.unsafe].sum()),
+        "cover": float(t.cost[cover & ~prim.unsafe].sum()),
+        "simple": simple.details["secondary_cost"],
+    }
+    assert cost["cover"] > 2 * cost["simple"]  # the case the closure is for
+    assert cost["solver"] <= 1.25 * cost["simple"]
