@@ -230,9 +230,10 @@ def hitas_solver(
     search is a hard MILP there (one master took 20-40 s); at 1 s per sub-table the method
     ran 224 s for a secondary cost of 199,957, its time going to the masters and to
     ``linprog``'s set-up of ~9,000 small attacker LPs. With the hypercube cover the whole
-    ``suppress`` call takes 7-15 s (2 shared cores) for a cost of 133,570 (the simple
-    heuristic: 195,405); the cover alone is ~2 s, its completion by the attacker LPs ~9 s
-    under a profiler."""
+    ``suppress`` call takes ~10 s (2 shared cores, load ~1.7) for a cost of 131,734 (the
+    simple heuristic: 195,405); under a profiler the covers take ~1 s, their completions
+    and the closures' by the attacker LPs ~13 s (half of it building components and
+    cuts with scipy.sparse, a third in HiGHS), the final repair check and audit ~2 s each."""
     from sdckit.tables.suppression import optimal_pattern
 
     def solve(
