@@ -44,7 +44,8 @@ def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
     port = _port()
     process = subprocess.Popen(
         [sys.executable, "-m", "sdckit.cli", "ui", "--port", str(port), "--data", str(folder)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -109,8 +110,9 @@ def main() -> None:
             measure("idle")
             # a job that keeps a worker busy while the pages are used
             rng = np.random.default_rng(0)
-            numbers = pd.DataFrame({f"x{i}": rng.normal(50, 10, 200_000).round(2)
-                                    for i in range(6)})
+            numbers = pd.DataFrame(
+                {f"x{i}": rng.normal(50, 10, 200_000).round(2) for i in range(6)}
+            )
             numbers_path = work / "numbers.csv"
             numbers.to_csv(numbers_path, index=False)
             page.goto(url + "/")
@@ -120,27 +122,37 @@ def main() -> None:
             nid = page.url.split("/p/")[1].split("/")[0]
             page.goto(f"{url}/p/{nid}/protect?kind=mask")
             cols = ", ".join(numbers.columns)
-            page.fill("#job-yaml", page.input_value("#job-yaml").replace(
-                "methods: []", f"methods:\n- microaggregation: {{columns: [{cols}], k: 5}}"))
+            page.fill(
+                "#job-yaml",
+                page.input_value("#job-yaml").replace(
+                    "methods: []", f"methods:\n- microaggregation: {{columns: [{cols}], k: 5}}"
+                ),
+            )
             page.click("#run-job")
             page.wait_for_selector("#run-progress")
             busy_run = page.url
             started = time.perf_counter()
             measure("job running")
             still = "running" in urllib.request.urlopen(busy_run + "/status").read().decode()
-            print(f"(masking job still running after {time.perf_counter() - started:.1f} s "
-                  f"of page visits: {still})")
+            print(
+                f"(masking job still running after {time.perf_counter() - started:.1f} s "
+                f"of page visits: {still})"
+            )
             # a large file, opened by its path
             rng = np.random.default_rng(1)
             n = args.rows
-            big = pd.DataFrame({
-                "id": np.arange(n), "age": rng.integers(17, 90, n),
-                "sex": rng.choice(["M", "F"], n), "zip": rng.integers(10000, 99999, n),
-                "income": rng.normal(40000, 9000, n).round(0),
-                "region": rng.choice(list("ABCDEFGH"), n),
-                "occupation": rng.choice([f"occ{i}" for i in range(14)], n),
-                "score": rng.random(n).round(4),
-            })
+            big = pd.DataFrame(
+                {
+                    "id": np.arange(n),
+                    "age": rng.integers(17, 90, n),
+                    "sex": rng.choice(["M", "F"], n),
+                    "zip": rng.integers(10000, 99999, n),
+                    "income": rng.normal(40000, 9000, n).round(0),
+                    "region": rng.choice(list("ABCDEFGH"), n),
+                    "occupation": rng.choice([f"occ{i}" for i in range(14)], n),
+                    "score": rng.random(n).round(4),
+                }
+            )
             big_path = work / "big.csv"
             big.to_csv(big_path, index=False)
             size = big_path.stat().st_size / 1e6
@@ -152,8 +164,14 @@ def main() -> None:
                 page.click("#path-button")
                 page.wait_for_selector("#preview")
                 loads.append(time.perf_counter() - t0)
-            rows.append(("1,000,000 rows", f"open {size:.0f} MB CSV -> preview",
-                         loads[0], statistics.median(loads)))
+            rows.append(
+                (
+                    "1,000,000 rows",
+                    f"open {size:.0f} MB CSV -> preview",
+                    loads[0],
+                    statistics.median(loads),
+                )
+            )
             browser.close()
     finally:
         process.terminate()
