@@ -230,33 +230,21 @@ def _build_table(
         )
     else:
         custom_cost = spec.cost if spec.cost not in ("value", "frequency", "unity") else None
-        if sdf is not None:
+        options: dict[str, Any] = {
+            "shadow": spec.shadow,
+            "cost": custom_cost,
+            "holding": spec.holding,
+            "top_n": top_n,
+            "request": request[1].column if request is not None else None,
+            "request_codes": request[1].codes if request is not None else (),
+        }
+        if sdf is not None:  # the records' pass on Spark, the roll-up on the driver
             from sdckit.spark.tables import spark_table
 
-            table = spark_table(
-                sdf,
-                hierarchies,
-                spec.response,
-                shadow=spec.shadow,
-                cost=custom_cost,
-                holding=spec.holding,
-                top_n=top_n,
-                request=request[1].column if request is not None else None,
-                request_codes=request[1].codes if request is not None else (),
-            )
+            table = spark_table(sdf, hierarchies, spec.response, **options)
         else:
             assert frame is not None
-            table = Table.from_microdata(
-                frame,
-                hierarchies,
-                spec.response,
-                shadow=spec.shadow,
-                cost=custom_cost,
-                holding=spec.holding,
-                top_n=top_n,
-                request=request[1].column if request is not None else None,
-                request_codes=request[1].codes if request is not None else (),
-            )
+            table = Table.from_microdata(frame, hierarchies, spec.response, **options)
     if spec.cost == "frequency":
         table.cost = table.freq.astype(float)
     elif spec.cost == "unity":
