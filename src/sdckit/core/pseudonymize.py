@@ -14,7 +14,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,10 +74,7 @@ def pseudonymize(values: pd.Series, key: bytes, length: int = 16) -> pd.Series:
     back exactly as they were read (``""``, ``None`` or ``NaN``). Work is done once per
     distinct value. ``length`` is 8..64 hex digits.
     """
-    if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
-        raise ConfigError(f"pseudonymize.length must be an integer from 8 to 64, got {length!r}")
-    if not 8 <= int(length) <= 64:
-        raise ConfigError(f"pseudonymize.length must be between 8 and 64, got {length}")
+    length = check_length(length)
     if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
         raise ConfigError(
             f"pseudonymize needs a secret key of at least {MIN_KEY_BYTES} bytes (see load_key); "
@@ -97,6 +96,34 @@ def pseudonymize(values: pd.Series, key: bytes, length: int = 16) -> pd.Series:
     if missing.any():
         out[missing] = values.to_numpy(dtype=object)[missing]
     return pd.Series(out, index=values.index, name=values.name, dtype=object)
+
+
+def check_length(length: object) -> int:
+    """A pseudonym length: an integer number of hex digits from 8 to 64 (else ConfigError)."""
+    if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
+        raise ConfigError(f"pseudonymize.length must be an integer from 8 to 64, got {length!r}")
+    if not 8 <= int(length) <= 64:
+        raise ConfigError(f"pseudonymize.length must be between 8 and 64, got {length}")
+    return int(length)
+
+
+def pseudonym_settings(
+    name: str, spec: Mapping[str, Any], base_dir: str | Path | None = None
+) -> tuple[bytes, int]:
+    """The key and token length an identifying attribute's ``pseudonymize`` settings give
+    (``key_file`` or ``key_env``, optional ``length``, default 16), checked; a relative
+    ``key_file`` is resolved against ``base_dir``. Both engines call it."""
+    unknown = sorted(set(spec) - {"key_file", "key_env", "length"})
+    if unknown:
+        raise ConfigError(
+            f"attributes.{name}.pseudonymize: unknown key(s) {unknown}; "
+            "allowed: key_file, key_env, length"
+        )
+    length = check_length(spec.get("length", 16))
+    key_file = spec.get("key_file")
+    if key_file is not None and base_dir is not None and not Path(key_file).is_absolute():
+        key_file = Path(base_dir) / key_file
+    return load_key(key_file, spec.get("key_env")), length
 
 
 def protect_identifiers(
@@ -121,17 +148,8 @@ def protect_identifiers(
         if not spec:
             out = out.drop(columns=[name])
             continue
-        unknown = sorted(set(spec) - {"key_file", "key_env", "length"})
-        if unknown:
-            raise ConfigError(
-                f"attributes.{name}.pseudonymize: unknown key(s) {unknown}; "
-                "allowed: key_file, key_env, length"
-            )
-        key_file = spec.get("key_file")
-        if key_file is not None and base_dir is not None and not Path(key_file).is_absolute():
-            key_file = Path(base_dir) / key_file
-        key = load_key(key_file, spec.get("key_env"))
-        out[name] = pseudonymize(out[name], key, spec.get("length", 16))
+        key, length = pseudonym_settings(name, spec, base_dir)
+        out[name] = pseudonymize(out[name], key, length)
         pseudonymized.append(name)
     if pseudonymized:
         notices.append(f"Pseudonymized columns: {', '.join(pseudonymized)}. {PERSONAL_DATA_NOTICE}")

@@ -383,7 +383,7 @@ def protect_identifiers_spark(
     sdckit's default). Returns the table and ``{"dropped": [...], "pseudonymized": [...]}``."""
     from pyspark.sql import functions as F
 
-    from sdckit.core.pseudonymize import load_key
+    from sdckit.core.pseudonymize import pseudonym_settings
     from sdckit.spark.io import text_column
 
     ids = [n for n in schema.identifying if n in sdf.columns]
@@ -395,23 +395,7 @@ def protect_identifiers_spark(
             out = out.drop(name)
             dropped.append(name)
             continue
-        unknown = sorted(set(spec) - {"key_file", "key_env", "length"})
-        if unknown:
-            raise ConfigError(
-                f"attributes.{name}.pseudonymize: unknown key(s) {unknown}; "
-                "allowed: key_file, key_env, length"
-            )
-        length = spec.get("length", 16)
-        if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
-            raise ConfigError(
-                f"pseudonymize.length must be an integer from 8 to 64, got {length!r}"
-            )
-        if not 8 <= int(length) <= 64:
-            raise ConfigError(f"pseudonymize.length must be between 8 and 64, got {length}")
-        key_file = spec.get("key_file")
-        if key_file is not None and base_dir is not None and not Path(key_file).is_absolute():
-            key_file = Path(base_dir) / key_file
-        key = load_key(key_file, spec.get("key_env"))
+        key, length = pseudonym_settings(name, spec, base_dir)
         text = text_column(out, name)
         token = F.substring(_hmac_sha256_hex(text, bytes(key)), 1, int(length))
         out = out.withColumn(name, F.when(text == "", _col(name)).otherwise(token))
