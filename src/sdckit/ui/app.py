@@ -37,7 +37,7 @@ from sdckit.ui.figures import (
     threshold_figure,
 )
 from sdckit.ui.projects import ROLES, TYPES, Project, ProjectStore, preview
-from sdckit.ui.runs import KINDS, RunManager, read_status, write_job
+from sdckit.ui.runs import KINDS, RunManager, read_json, read_status, write_job
 
 __all__ = ["create_app"]
 
@@ -460,7 +460,7 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
         project = ui.store.get(pid)
         folder = _run_folder(project, rid)
         status = read_status(folder)
-        meta = _read_json(folder / "meta.json") or {}
+        meta = read_json(folder / "meta.json") or {}
         return ui.page(
             "run.html",
             request,
@@ -519,7 +519,7 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
             ) from None
         job = load_job(folder / "job.yaml")
         result, head = analysis.node_release(job, ui.data(project), chosen)
-        space = _read_json(folder / "solution_space.json") or {}
+        space = read_json(folder / "solution_space.json") or {}
         node = next((n for n in space.get("nodes", []) if n["levels"] == chosen), None)
         return ui.page(
             "_node.html",
@@ -567,7 +567,7 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
         labels: dict[str, int] = {}
         for rid in chosen:
             folder = _run_folder(project, rid)
-            meta = _read_json(folder / "meta.json") or {}
+            meta = read_json(folder / "meta.json") or {}
             if not (folder / "release.csv").is_file():
                 raise ConfigError(f"run {rid} has no release to compare")
             label = str(meta.get("label") or rid)
@@ -597,33 +597,32 @@ def _text(form: FormData, key: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def _algorithms() -> list[str]:
     from sdckit.algorithms.anonymize import ALGORITHMS
 
     return list(ALGORITHMS)
 
 
-def _hierarchy_of(project: Project, ui: UI, column: str):
+def _build_hierarchy(project: Project, ui: UI, column: str, spec: Any, source: str):
+    """The hierarchy ``spec`` (an ARX file or a builder) gives ``column``, built as the job
+    loader builds it (:meth:`sdckit.jobs.config.Job.resolve_hierarchy`)."""
     from sdckit.jobs.config import job_from_dict
 
-    spec = project.attributes.get(column, {}).get("hierarchy")
-    if spec is None:
-        return None
     job = job_from_dict(
         {"input": project.input, "attributes": {column: {"hierarchy": spec}}},
         project.folder,
-        source="the classification",
+        source=source,
     )
     return job.resolve_hierarchy(
         spec, ui.data(project)[column], column, f"attributes.{column}.hierarchy"
     )
+
+
+def _hierarchy_of(project: Project, ui: UI, column: str):
+    spec = project.attributes.get(column, {}).get("hierarchy")
+    if spec is None:
+        return None
+    return _build_hierarchy(project, ui, column, spec, "the classification")
 
 
 def _hierarchy_page(
@@ -649,16 +648,8 @@ def _hierarchy_page(
 def _validate_hierarchy(project: Project, ui: UI, column: str, spec: Any, what: str) -> None:
     """Build the hierarchy and check that it covers every value of the column (the check the
     job runner does), so that a bad hierarchy is refused when imported, not at run time."""
-    from sdckit.jobs.config import job_from_dict
-
-    job = job_from_dict(
-        {"input": project.input, "attributes": {column: {"hierarchy": spec}}},
-        project.folder,
-        source=what,
-    )
-    values = ui.data(project)[column]
-    hierarchy = job.resolve_hierarchy(spec, values, column, f"attributes.{column}.hierarchy")
-    hierarchy.leaf_index(values.astype(str).to_numpy(), column=column)
+    hierarchy = _build_hierarchy(project, ui, column, spec, what)
+    hierarchy.leaf_index(ui.data(project)[column].astype(str).to_numpy(), column=column)
 
 
 def _hierarchy_levels(project: Project) -> dict[str, str]:
@@ -867,7 +858,7 @@ def _run_rows(project: Project) -> list[dict[str, Any]]:
     for rid in project.run_ids():
         folder = project.runs_folder / rid
         status = read_status(folder)
-        meta = _read_json(folder / "meta.json") or {}
+        meta = read_json(folder / "meta.json") or {}
         rows.append(
             {
                 "id": rid,
@@ -883,7 +874,7 @@ def _run_rows(project: Project) -> list[dict[str, Any]]:
 
 def _run_figures(folder: Path, status: dict[str, Any]) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    space = _read_json(folder / "solution_space.json")
+    space = read_json(folder / "solution_space.json")
     if space and space.get("nodes"):
         figures["space"] = solution_space_figure(space)
     summary = status.get("summary") or {}
@@ -901,7 +892,7 @@ def _run_figures(folder: Path, status: dict[str, Any]) -> dict[str, Any]:
 
 
 def _best_nodes(folder: Path, limit: int = 12) -> list[dict[str, Any]]:
-    space = _read_json(folder / "solution_space.json")
+    space = read_json(folder / "solution_space.json")
     if not space:
         return []
     ok = [n for n in space["nodes"] if n["satisfied"] and n["metric"] is not None]

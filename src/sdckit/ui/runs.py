@@ -33,7 +33,7 @@ import yaml
 
 from sdckit.core.io import write_text
 
-__all__ = ["KINDS", "OUTPUT_NAMES", "RunManager", "read_status", "write_job"]
+__all__ = ["KINDS", "OUTPUT_NAMES", "RunManager", "read_json", "read_status", "write_job"]
 
 #: The jobs a run can be (the command that runs its job file).
 KINDS = ("anonymize", "mask", "synthesize", "table", "compare")
@@ -70,14 +70,15 @@ def write_job(folder: Path, doc: dict[str, Any], kind: str) -> Path:
 
 def read_status(folder: Path) -> dict[str, Any]:
     """The run's status document (``state`` and what goes with it) plus its progress."""
-    status = _read_json(folder / "status.json") or {"state": "unknown"}
-    progress = _read_json(folder / "progress.json")
+    status = read_json(folder / "status.json") or {"state": "unknown"}
+    progress = read_json(folder / "progress.json")
     if progress:
         status["progress"] = progress
     return status
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON document of a run or project folder (None when absent or unreadable)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -154,7 +155,7 @@ class RunManager:
                 if not active.process.is_alive():
                     active.process.join()
                     del self._active[run_id]
-                    status = _read_json(active.folder / "status.json") or {}
+                    status = read_json(active.folder / "status.json") or {}
                     if status.get("state") == "running":  # died without a word (killed, OOM)
                         _write_status(
                             active.folder,
