@@ -91,7 +91,8 @@ class UI:
         self.cache = analysis.DataCache()
         self.env = _templates()
         self.token = token
-        self.risk_cache: tuple[str, Any, Any] | None = None  # (classification, data, analysis)
+        # (classification, data, (threshold, sampling fraction), analysis)
+        self.risk_cache: tuple[str, Any, tuple[float, float | None], Any] | None = None
 
     def page(
         self, name: str, request: Request, http_status: int = 200, **context: Any
@@ -397,7 +398,7 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
         page: int = 1,
     ):
         project = ui.store.get(pid)
-        result = _risk(ui, project, 0.2)
+        result = _risk(ui, project)
         table = analysis.record_risk_table(
             ui.data(project)[project.columns],
             result.record_risk,
@@ -692,21 +693,31 @@ def _size_histogram(sizes) -> tuple[Any, Any]:
     return distinct, per
 
 
-def _risk(ui: UI, project: Project, threshold: float, sampling_fraction: float | None = None):
-    """The ``analyze`` result of the project's classification (cached per classification)."""
+def _risk(
+    ui: UI,
+    project: Project,
+    threshold: float | None = None,
+    sampling_fraction: float | None = None,
+):
+    """The ``analyze`` result of the project's classification, cached: ``threshold=None`` (the
+    record table, whose per-record risk does not depend on the options) takes the cached
+    analysis of the same classification whatever its options, else analyzes at 0.2."""
     from sdckit.risk.analyze import analyze
 
     qis = project.columns_with_role("quasi_identifying")
     if not qis:
         raise ConfigError("mark at least one column as quasi-identifying on the Classify page")
     sensitive = project.columns_with_role("sensitive")
-    key = json.dumps([str(project.data_path), qis, sensitive, threshold, sampling_fraction])
+    classification = json.dumps([str(project.data_path), qis, sensitive])
     data = ui.data(project)
     cached = ui.risk_cache
-    if cached is not None and cached[0] == key and cached[1] is data:
-        return cached[2]
+    if cached is not None and cached[0] == classification and cached[1] is data:
+        if threshold is None or cached[2] == (threshold, sampling_fraction):
+            return cached[3]
+    if threshold is None:
+        threshold = 0.2
     result = analyze(data, qis, sensitive, threshold=threshold, sampling_fraction=sampling_fraction)
-    ui.risk_cache = (key, data, result)
+    ui.risk_cache = (classification, data, (threshold, sampling_fraction), result)
     return result
 
 
