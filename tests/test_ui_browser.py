@@ -102,8 +102,11 @@ def test_whole_workflow_on_adult_matches_the_command_line(page, server, tmp_path
 
     # 2 classify: roles; the hierarchies of ARX are attached to the demo's columns
     classify(page, adult_roles())
-    page.wait_for_selector("#qi-contributions")
-    assert page.locator("#qi-contributions tr").count() == 1 + len(QUASI_IDENTIFIERS)
+    # the risk panel refreshes after each role change: wait for the one with every QI
+    page.wait_for_function(
+        "n => document.querySelectorAll('#qi-contributions tr').length === n",
+        arg=1 + len(QUASI_IDENTIFIERS),
+    )
     page.click("#classify-table a.hierarchy-link >> nth=1")  # age's hierarchy
     page.wait_for_selector("#hierarchy-table")
     assert "level 4" in page.inner_text("#hierarchy-table")
