@@ -153,3 +153,26 @@ def test_no_solution_within_the_limit_exits_2(tmp_path: Path) -> None:
     res = runner.invoke(app, ["anonymize", "--config", str(job)])
     assert res.exit_code == 2, res.output
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize(("overrides", "code"), [({}, 0), ({"suppression_limit": 1.5}, 2)])
+def test_the_script_exits_with_the_commands_code_and_a_frozen_heap(
+    tmp_path: Path, overrides: dict, code: int
+) -> None:
+    # sdckit.cli.main freezes the heap once the command is over (the interpreter's teardown
+    # then skips the objects pandas/pyarrow/pydantic made); the exit code is the command's
+    import subprocess
+    import sys
+
+    job = _job(tmp_path, **overrides)
+    script = (
+        "import gc, sys\n"
+        f"sys.argv = ['sdckit', 'anonymize', '--config', {str(job)!r}, '--quiet']\n"
+        "from sdckit.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n"
+        "    print('FROZEN', gc.get_freeze_count() > 0)\n    raise\n"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert res.returncode == code, res.stderr[-500:]
+    assert "FROZEN True" in res.stdout
+    assert (tmp_path / "out.csv").is_file() == (code == 0)

@@ -195,3 +195,23 @@ def test_any_text_table_round_trips_through_csv(tmp_path_factory, cells):
         path = write_table(df, d / "t.csv", delimiter=sep)
         back = read_table(path, delimiter=sep)
         pd.testing.assert_frame_equal(back, df, check_dtype=False)
+
+
+_CELL = st.text(alphabet=st.characters(blacklist_categories=["Cs", "Cc"]), max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_CELL, _CELL, st.integers(-5, 5)), min_size=1, max_size=8),
+    width=st.sampled_from([1, 2, 3]),
+    categorical=st.booleans(),
+)
+def test_fast_csv_writer_writes_what_pandas_writes(tmp_path_factory, rows, width, categorical):
+    # write_table's pyarrow path (text, numbers, categoricals of text such as a release's
+    # generalized columns) must give the bytes pandas' writer gives, or hand over to it
+    d = tmp_path_factory.mktemp("fast")
+    df = pd.DataFrame(rows, columns=["a", "b", "n"]).iloc[:, :width]
+    if categorical:
+        df = df.astype({c: "category" for c in df.columns if c != "n"})
+    expected = df.to_csv(sep=";", index=False, lineterminator="\n")
+    assert write_table(df, d / "t.csv", delimiter=";").read_text() == expected

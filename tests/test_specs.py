@@ -241,3 +241,21 @@ def test_docstring_examples_run(module: str) -> None:
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_models_are_loaded_on_first_use_and_all_are_listed() -> None:
+    # a job naming k-anonymity imports that model's module, not the twenty others
+    import subprocess
+    import sys
+
+    import sdckit.models as models_package
+
+    assert sorted(models_package.__all__) == sorted(models_package._MODULES)
+    assert all(getattr(models_package, name) is not None for name in models_package.__all__)
+    script = (
+        "import sys\nfrom sdckit.models import KAnonymity, model_class\n"
+        "assert model_class('k_anonymity') is KAnonymity\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sdckit.models.')))"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert res.stdout.strip() == "['sdckit.models.base', 'sdckit.models.kanonymity']", res.stderr

@@ -612,25 +612,35 @@ def _write_csv_arrow(df: pd.DataFrame, path: Path, delimiter: str) -> bool:
     """Write ``df`` as UTF-8 CSV with pyarrow's writer (about 9x faster than pandas on
     numbers); False, writing nothing, when a column is not plain numbers or text.
 
-    Only integer, float and text columns (missing values written empty) take this path, so
-    the output is what pandas would have written: the header quoted where needed; no cell
+    Only integer, float and text columns (missing values written empty), and categoricals
+    of text (a released table's generalized columns, written as their labels) take this path,
+    so the output is what pandas would have written: the header quoted where needed; no cell
     quoted (a text cell with a delimiter, quote or line break sends the whole frame to
     pandas' writer); floats keep every digit (shortest round-trip form; an integral float is
     written without ``.0``, a tiny one as ``1e-7`` rather than ``1e-07``).
-    Booleans, dates, categoricals and mixed-type columns go to pandas' writer.
+    Booleans, dates, categoricals of numbers, mixed-type columns and one-column frames
+    (pandas quotes an empty cell there, ``""``, so the line is not blank) go to pandas'
+    writer.
     """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
-    for dtype in df.dtypes:  # numbers (no booleans: True/true) and text/object only
-        if dtype.kind not in "iufO" and not isinstance(dtype, pd.StringDtype):
-            return False
-    if len(set(map(str, df.columns))) != len(df.columns):
+    if df.shape[1] < 2 or len(set(map(str, df.columns))) != len(df.columns):
         return False
+    for dtype in df.dtypes:  # numbers (no booleans: True/true), text/object, text categories
+        if isinstance(dtype, pd.CategoricalDtype):
+            if dtype.categories.inferred_type not in ("string", "empty"):
+                return False
+        elif dtype.kind not in "iufO" and not isinstance(dtype, pd.StringDtype):
+            return False
     try:
         table = pa.Table.from_pandas(df, preserve_index=False)
     except (pa.ArrowTypeError, pa.ArrowInvalid):  # e.g. numbers and text in one column
         return False
+    table = pa.table(
+        [c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c for c in table.columns],
+        names=table.column_names,
+    )
     if any(
         not (
             pa.types.is_integer(t)

@@ -422,30 +422,11 @@ class Job:
 
 # -- privacy models ----------------------------------------------------------------------------
 def model_classes() -> dict[str, type[PrivacyModel]]:
-    """Job-file name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`)."""
-    from sdckit import models as m
+    """Job-file name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`);
+    imports every model (a job loads only the ones it names, :func:`build_model`)."""
+    from sdckit import models
 
-    classes: list[type[m.PrivacyModel]] = [
-        m.KAnonymity,
-        m.LDiversity,
-        m.TCloseness,
-        m.DeltaPresence,
-        m.KMap,
-        m.LKCPrivacy,
-        m.AverageRiskThreshold,
-        m.SampleUniquenessThreshold,
-        m.DifferentialPrivacy,
-        m.KEAnonymity,
-        m.EpsilonMAnonymity,
-        m.PersonalizedPrivacy,
-        m.MultiRKAnonymity,
-        m.XYPrivacy,
-        m.AlphaKAnonymity,
-        m.ConfidenceBounding,
-        m.BetaLikeness,
-        m.DeltaDisclosure,
-    ]
-    return {name: c for c in classes for name in (c.spec_name, *c.spec_aliases)}
+    return {name: models.model_class(name) for name in models.JOB_FILE_NAMES}
 
 
 def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
@@ -471,7 +452,9 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
             )
         elif h is None and attr in job.spec.attributes:
             params["hierarchy"] = job.schema.hierarchy(attr)
-    return model_classes()[name].from_dict(params, job.key(where))
+    from sdckit.models import model_class
+
+    return model_class(name).from_dict(params, job.key(where))
 
 
 # -- loading -------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from sdckit.core.params import SuppressionLimit
 from sdckit.core.schema import DataType, Role
 from sdckit.core.spec import Integer, Number, Spec, parse_entry
 from sdckit.errors import short_repr
+from sdckit.models import JOB_FILE_NAMES
 from sdckit.utility.generalization import MetricSpec
 
 __all__ = [
@@ -41,26 +42,7 @@ __all__ = [
 
 #: The privacy model names a job file may use (each the ``spec_name`` of a class of
 #: :mod:`sdckit.models`; a test checks that the two agree).
-MODEL_NAMES = (
-    "k_anonymity",
-    "l_diversity",
-    "t_closeness",
-    "delta_presence",
-    "k_map",
-    "lkc",
-    "average_risk",
-    "sample_uniqueness",
-    "differential_privacy",
-    "ke_anonymity",
-    "epsilon_m_anonymity",
-    "personalized_privacy",
-    "multir_k_anonymity",
-    "xy_privacy",
-    "alpha_k_anonymity",
-    "confidence_bounding",
-    "beta_likeness",
-    "delta_disclosure",
-)
+MODEL_NAMES = tuple(JOB_FILE_NAMES)
 #: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
 HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
 #: The sensitivity rules of :mod:`sdckit.tables.rules` a table job may name.
