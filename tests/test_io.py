@@ -215,3 +215,37 @@ def test_fast_csv_writer_writes_what_pandas_writes(tmp_path_factory, rows, width
         df = df.astype({c: "category" for c in df.columns if c != "n"})
     expected = df.to_csv(sep=";", index=False, lineterminator="\n")
     assert write_table(df, d / "t.csv", delimiter=";").read_text() == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(pieces=st.lists(st.sampled_from(list('ab1 ;,"\n\r\t') + ["NA", "é", "''"]), max_size=30))
+def test_fast_csv_reader_reads_what_pandas_reads(tmp_path_factory, pieces):
+    # read_table's pyarrow path either reads a file exactly as pandas' reader does (cells,
+    # column names, dtypes) or leaves the file to it
+    from sdckit.core.io import _header, _read_csv_arrow, _read_csv_pandas
+
+    path = tmp_path_factory.mktemp("fastread") / "t.csv"
+    path.write_bytes(("a;b\n" + "".join(pieces)).encode("utf-8"))
+    header = _header(path, ";", "utf-8", '"')
+    fast = _read_csv_arrow(path, ";", "utf-8", '"', header)
+    if fast is None:
+        return
+    slow = _read_csv_pandas(path, ";", "utf-8", '"', header)
+    pd.testing.assert_frame_equal(fast, slow)
+
+
+def test_fast_csv_reader_takes_plain_files_and_leaves_the_rest(tmp_path):
+    from sdckit.core.io import _header, _read_csv_arrow
+
+    def fast(content: str, encoding: str = "utf-8") -> bool:
+        path = tmp_path / "t.csv"
+        path.write_bytes(content.encode(encoding))
+        return _read_csv_arrow(path, ";", encoding, '"', _header(path, ";", encoding, '"'))
+
+    assert fast("a;b\n1;x y\n;NA\n\n3;4") is not None
+    leftovers = ['a;b\n1;"x"\n', "a;b\n1\n", "a;b\n1;2;3\n", "a;;c\n1;2;3\n", "a;a\n1;2\n"]
+    for leftover in [*leftovers, "a;b\n \n1;2\n", "a;b\n1;2\r3;4\n", "a\n1\n"]:
+        assert fast(leftover) is None, leftover
+    assert fast("a;b\né;2\n", encoding="latin-1") is None
+    df = read_table(tmp_path / "t.csv", delimiter=";", encoding="latin-1")
+    assert df.to_dict("records") == [{"a": "é", "b": "2"}]

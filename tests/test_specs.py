@@ -250,7 +250,10 @@ def test_models_are_loaded_on_first_use_and_all_are_listed() -> None:
 
     import sdckit.models as models_package
 
-    assert sorted(models_package.__all__) == sorted(models_package._MODULES)
+    assert sorted(models_package.__all__) == sorted(
+        [*models_package._MODULES, "check", "CheckResult"]
+    )
+    assert callable(models_package.check)
     assert all(getattr(models_package, name) is not None for name in models_package.__all__)
     script = (
         "import sys\nfrom sdckit.models import KAnonymity, model_class\n"
@@ -258,4 +261,5 @@ def test_models_are_loaded_on_first_use_and_all_are_listed() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('sdckit.models.')))"
     )
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert res.stdout.strip() == "['sdckit.models.base', 'sdckit.models.kanonymity']", res.stderr
+    loaded = {"_histograms", "base", "check", "kanonymity", "lkc", "presence"}  # check and theirs
+    assert res.stdout.strip() == str(sorted(f"sdckit.models.{m}" for m in loaded)), res.stderr

@@ -152,6 +152,25 @@ def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) 
     if not sample.strip():
         raise DataError(f"input file {str(path)!r} is empty; it needs a header line and rows")
     sep = delimiter or sniff_delimiter(sample)
+    header = _header(path, sep, encoding, quotechar)
+    df = _read_csv_arrow(path, sep, encoding, quotechar, header)
+    if df is None:
+        df = _read_csv_pandas(path, sep, encoding, quotechar, header)
+    df.attrs["delimiter"] = sep  # what a job writes its CSV outputs with, unless told
+    if df.shape[1] == 1 and delimiter is None and any(d in df.columns[0] for d in ";\t|,"):
+        raise DataError(
+            f"{str(path)!r} was read as a single column {df.columns[0]!r}; the delimiter "
+            "could not be detected: pass it with --delimiter"
+        )
+    return df
+
+
+def _read_csv_pandas(
+    path: Path, sep: str, encoding: str, quotechar: str, header: list[str]
+) -> pd.DataFrame:
+    """The CSV read by pandas (every file :func:`_read_csv_arrow` leaves), with the checks
+    that name what is wrong with a file pandas reads in its own way (extra or missing fields,
+    repeated column names)."""
     try:
         df = pd.read_csv(
             path,
@@ -171,7 +190,6 @@ def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) 
         ) from exc
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"input file {str(path)!r} is empty; it needs a header line") from exc
-    header = _header(path, sep, encoding, quotechar)
     if not isinstance(df.index, pd.RangeIndex):  # pandas took the extra fields as an index
         raise DataError(
             f"cannot parse {str(path)!r}: line 2 has more fields than the header's "
@@ -191,13 +209,57 @@ def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) 
                 f"cannot parse {str(path)!r}: {short}; fix that line (every row needs one "
                 f"field per column, {sep!r}-separated) or check the delimiter (--delimiter)"
             )
-    df.attrs["delimiter"] = sep  # what a job writes its CSV outputs with, unless told
-    if df.shape[1] == 1 and delimiter is None and any(d in df.columns[0] for d in ";\t|,"):
-        raise DataError(
-            f"{str(path)!r} was read as a single column {df.columns[0]!r}; the delimiter "
-            "could not be detected: pass it with --delimiter"
-        )
     return df
+
+
+def _read_csv_arrow(
+    path: Path, sep: str, encoding: str, quotechar: str, header: list[str]
+) -> pd.DataFrame | None:
+    """The CSV read by pyarrow's parser (3-4x faster than pandas' on text cells, and already
+    in the Arrow-backed strings pandas 3 keeps text in), or None to let pandas read it.
+
+    This path takes UTF-8 files without the quote character whose two or more header names
+    are non-empty and distinct and whose rows all have the header's number of fields; every
+    cell is text exactly as written (an empty cell is ``""``; ``NA`` stays ``NA``), as
+    :func:`read_table` promises. Any other file -- quoted cells, a short or long row, a
+    whitespace-only line (pandas skips it), a carriage return not followed by a line feed, a
+    byte order mark, another encoding -- goes to pandas, whose reading and messages stay the
+    rule (a test compares the two readers on random files).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    if encoding.lower().replace("-", "").replace("_", "") != "utf8":
+        return None
+    if len(header) < 2 or "" in header or len(set(header)) != len(header):
+        return None  # (one column: pandas skips a line of blanks, a value to pyarrow)
+    data = path.read_bytes()
+    if quotechar.encode("utf-8") in data:  # quoting: pandas' rules (e.g. an unclosed quote)
+        return None
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a lone CR: ditto
+        return None
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(data),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=sep,
+                quote_char=quotechar,
+                double_quote=True,
+                escape_char=False,
+                newlines_in_values=True,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={name: pa.string() for name in header},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
+        return None
+    if table.column_names != header:
+        return None
+    return table.to_pandas()
 
 
 def _header(path: Path, sep: str, encoding: str, quotechar: str) -> list[str]:

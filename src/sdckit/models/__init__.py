@@ -9,11 +9,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# loaded at once: the function ``check`` shares its name with its module, which would
+# otherwise shadow it as this package's attribute once some other import loads the module
+from sdckit.models.check import CheckResult, check
+
 if TYPE_CHECKING:
     from sdckit.models.alpha_k import AlphaKAnonymity
     from sdckit.models.base import ModelResult, PrivacyModel
     from sdckit.models.beta_likeness import BetaLikeness
-    from sdckit.models.check import CheckResult, check
     from sdckit.models.confidence_bounding import ConfidenceBounding, PrivacyTemplate
     from sdckit.models.delta_disclosure import DeltaDisclosure
     from sdckit.models.differential_privacy import DifferentialPrivacy
@@ -35,8 +38,6 @@ _MODULES = {
     "ModelResult": "base",
     "PrivacyModel": "base",
     "BetaLikeness": "beta_likeness",
-    "CheckResult": "check",
-    "check": "check",
     "ConfidenceBounding": "confidence_bounding",
     "PrivacyTemplate": "confidence_bounding",
     "DeltaDisclosure": "delta_disclosure",
@@ -107,7 +108,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """Load a public class (or :func:`check`) from its module on first use."""
+    """Load a public class from its module on first use."""
     module = _MODULES.get(name)
     if module is None:
         raise AttributeError(f"module 'sdckit.models' has no attribute {name!r}")
