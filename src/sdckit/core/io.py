@@ -250,7 +250,7 @@ def _read_csv_arrow(
                 ignore_empty_lines=True,
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
+                column_types={name: pa.large_string() for name in header},  # as pandas keeps it
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),

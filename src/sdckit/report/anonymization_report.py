@@ -65,7 +65,7 @@ def anonymization_report(result: AnonymizationResult) -> Report:
                 "attribute": list(result.transformation),
                 "level": list(result.transformation.values()),
                 "example released values": [
-                    ", ".join(map(str, pd.unique(result.data[a].astype(object))[:4]))
+                    ", ".join(map(str, pd.unique(result.data[a])[:4]))  # on codes
                     for a in result.transformation
                 ],
             }
