@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from sdckit._lazy import lazy_exports
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.errors import SdcError, SdcInputError
 
@@ -28,15 +29,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """Import the lazily exported names of :data:`_LAZY` on first access."""
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sdckit' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

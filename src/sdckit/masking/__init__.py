@@ -15,69 +15,57 @@ The same methods as typed, frozen parameter objects -- the entries of a mask job
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from sdckit._lazy import lazy_exports
 
 _EXPORTS = {
-    "MaskResult": "base",
-    "additive_noise": "noise",
-    "multiplicative_noise": "other",
-    "round_to_base": "other",
-    "resample": "other",
-    "mdav": "microaggregation",
-    "vmdav": "microaggregation",
-    "optimal_univariate": "microaggregation",
-    "individual_ranking": "microaggregation",
-    "categorical_microaggregation": "microaggregation",
-    "kanonymity_microaggregation": "microaggregation",
-    "fuzzy_microaggregation": "microaggregation",
-    "information_loss": "microaggregation",
-    "rank_swap": "swapping",
-    "rank_swap_p_buckets": "swapping",
-    "rank_swap_p_distribution": "swapping",
-    "data_swap": "swapping",
-    "record_swap": "swapping",
-    "pram": "randomization",
-    "pram_estimate": "randomization",
-    "invariant_matrix": "randomization",
-    "randomized_response": "randomization",
-    "rr_estimate": "randomization",
-    "local_suppression": "suppression",
-    "sample": "recoding",
-    "global_recode": "recoding",
-    "group_categories": "recoding",
-    "top_bottom_code": "recoding",
+    "MaskResult": ".base",
+    "additive_noise": ".noise",
+    "multiplicative_noise": ".other",
+    "round_to_base": ".other",
+    "resample": ".other",
+    "mdav": ".microaggregation",
+    "vmdav": ".microaggregation",
+    "optimal_univariate": ".microaggregation",
+    "individual_ranking": ".microaggregation",
+    "categorical_microaggregation": ".microaggregation",
+    "kanonymity_microaggregation": ".microaggregation",
+    "fuzzy_microaggregation": ".microaggregation",
+    "information_loss": ".microaggregation",
+    "rank_swap": ".swapping",
+    "rank_swap_p_buckets": ".swapping",
+    "rank_swap_p_distribution": ".swapping",
+    "data_swap": ".swapping",
+    "record_swap": ".swapping",
+    "pram": ".randomization",
+    "pram_estimate": ".randomization",
+    "invariant_matrix": ".randomization",
+    "randomized_response": ".randomization",
+    "rr_estimate": ".randomization",
+    "local_suppression": ".suppression",
+    "sample": ".recoding",
+    "global_recode": ".recoding",
+    "group_categories": ".recoding",
+    "top_bottom_code": ".recoding",
     # the methods as spec objects (job-file entries) and the pipeline applying them
-    "MaskingMethod": "methods",
-    "Pipeline": "methods",
-    "Noise": "methods",
-    "MultiplicativeNoise": "methods",
-    "Microaggregation": "methods",
-    "RankSwapping": "methods",
-    "DataSwapping": "methods",
-    "RecordSwapping": "methods",
-    "Pram": "methods",
-    "RandomizedResponse": "methods",
-    "Rounding": "methods",
-    "Resampling": "methods",
-    "Sampling": "methods",
-    "GlobalRecoding": "methods",
-    "TopBottomCoding": "methods",
-    "LocalSuppression": "methods",
+    "MaskingMethod": ".methods",
+    "Pipeline": ".methods",
+    "Noise": ".methods",
+    "MultiplicativeNoise": ".methods",
+    "Microaggregation": ".methods",
+    "RankSwapping": ".methods",
+    "DataSwapping": ".methods",
+    "RecordSwapping": ".methods",
+    "Pram": ".methods",
+    "RandomizedResponse": ".methods",
+    "Rounding": ".methods",
+    "Resampling": ".methods",
+    "Sampling": ".methods",
+    "GlobalRecoding": ".methods",
+    "TopBottomCoding": ".methods",
+    "LocalSuppression": ".methods",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module defining ``name`` on first access (PEP 562)."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sdckit.masking' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sdckit.masking.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,8 +6,9 @@ k-anonymity module only): a job naming one model does not pay for the import of 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sdckit._lazy import lazy_exports
 
 # loaded at once: the function ``check`` shares its name with its module, which would
 # otherwise shadow it as this package's attribute once some other import loads the module
@@ -34,27 +35,27 @@ if TYPE_CHECKING:
 
 #: Public name -> the module of :mod:`sdckit.models` that defines it.
 _MODULES = {
-    "AlphaKAnonymity": "alpha_k",
-    "ModelResult": "base",
-    "PrivacyModel": "base",
-    "BetaLikeness": "beta_likeness",
-    "ConfidenceBounding": "confidence_bounding",
-    "PrivacyTemplate": "confidence_bounding",
-    "DeltaDisclosure": "delta_disclosure",
-    "DifferentialPrivacy": "differential_privacy",
-    "EpsilonMAnonymity": "epsilon_m_anonymity",
-    "KAnonymity": "kanonymity",
-    "KEAnonymity": "ke_anonymity",
-    "LDiversity": "ldiversity",
-    "LKCPrivacy": "lkc",
-    "MultiRKAnonymity": "multir",
-    "PersonalizedPrivacy": "personalized",
-    "DeltaPresence": "presence",
-    "KMap": "presence",
-    "AverageRiskThreshold": "risk_thresholds",
-    "SampleUniquenessThreshold": "risk_thresholds",
-    "TCloseness": "tcloseness",
-    "XYPrivacy": "xy_privacy",
+    "AlphaKAnonymity": ".alpha_k",
+    "ModelResult": ".base",
+    "PrivacyModel": ".base",
+    "BetaLikeness": ".beta_likeness",
+    "ConfidenceBounding": ".confidence_bounding",
+    "PrivacyTemplate": ".confidence_bounding",
+    "DeltaDisclosure": ".delta_disclosure",
+    "DifferentialPrivacy": ".differential_privacy",
+    "EpsilonMAnonymity": ".epsilon_m_anonymity",
+    "KAnonymity": ".kanonymity",
+    "KEAnonymity": ".ke_anonymity",
+    "LDiversity": ".ldiversity",
+    "LKCPrivacy": ".lkc",
+    "MultiRKAnonymity": ".multir",
+    "PersonalizedPrivacy": ".personalized",
+    "DeltaPresence": ".presence",
+    "KMap": ".presence",
+    "AverageRiskThreshold": ".risk_thresholds",
+    "SampleUniquenessThreshold": ".risk_thresholds",
+    "TCloseness": ".tcloseness",
+    "XYPrivacy": ".xy_privacy",
 }
 
 #: A job file's model name (the class's ``spec_name``) -> the class's public name; a test
@@ -107,18 +108,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public class from its module on first use."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sdckit.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"sdckit.models.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_MODULES})
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 def model_class(name: str) -> type[PrivacyModel]:

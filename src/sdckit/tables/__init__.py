@@ -2,6 +2,7 @@
 cell suppression, audit, controlled rounding, controlled tabular adjustment, the cell key
 method and linked tables protected consistently (see each module)."""
 
+from sdckit._lazy import lazy_exports
 from sdckit.tables.dimension import TOTAL, Dimension
 from sdckit.tables.rules import (
     RULES,
@@ -41,15 +42,8 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """The solvers' modules (scipy) are imported when first used."""
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'sdckit.tables' has no attribute {name!r}")
+#: The solvers' modules (scipy) are imported when first used.
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
