@@ -159,3 +159,52 @@ def test_adult_t_closeness_release_is_verified():
     table = shares.unstack(fill_value=0.0).reindex(columns=overall.index, fill_value=0.0)
     distance = 0.5 * (table - overall).abs().sum(axis=1)
     assert distance.max() <= 0.2 + 1e-12
+
+
+def _without_timing(summary: dict) -> dict:
+    """The summary flattened to ``path -> value`` (for pytest.approx), timing left out."""
+    flat: dict = {}
+
+    def walk(value, path: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{path}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{path}[{i}]")
+        else:
+            flat[path] = value
+
+    walk({k: v for k, v in summary.items() if k != "elapsed_seconds"}, "")
+    return flat
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "limit", "with_missing"),
+    [("optimal", 0.0, False), ("optimal", 0.05, True), ("datafly", 0.05, False)],
+)
+def test_risk_before_and_after_equal_the_analysis_of_the_rows(algorithm, limit, with_missing):
+    # the risk is read from the classes the search and the verification counted; it must be
+    # what sdckit.analyze says of the input and of the released rows (suppressed and missing
+    # values a category of their own)
+    from sdckit.risk.analyze import analyze
+
+    df, h = load_adult()
+    df = df.iloc[:3000].reset_index(drop=True)
+    if with_missing:  # a missing value the hierarchy knows: "" under "*"
+        df = df.copy()
+        df.loc[::97, "race"] = ""
+        h = dict(h)
+        h["race"] = Hierarchy([[leaf, "*"] for leaf in [*h["race"].leaves, ""]], name="race")
+    qis = ["sex", "age", "race", "education", "marital-status"]
+    schema = Schema.from_roles(quasi_identifying=qis, hierarchies={q: h[q] for q in qis})
+    res = sdckit.anonymize(
+        df, schema, [KAnonymity(3)], suppression_limit=limit, algorithm=algorithm
+    )
+    before = analyze(df[qis], qis, measures=[], missing="category").summary
+    after = analyze(res.data, qis, measures=[], missing="category").summary
+    assert _without_timing(res.risk_before) == pytest.approx(_without_timing(before))
+    assert _without_timing(res.risk_after) == pytest.approx(_without_timing(after))
+    assert res.risk_before["missing_values"]["records_with_missing_key"] == (
+        len(range(0, 3000, 97)) if with_missing else 0
+    )

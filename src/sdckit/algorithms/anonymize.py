@@ -32,6 +32,7 @@ import pandas as pd
 from sdckit.core import params
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import (
+    FrequencySet,
     attribute_columns,
     build_frequency_set,
     encode_ordered,
@@ -45,7 +46,7 @@ from sdckit.models.check import _validate as validate_models
 from sdckit.models.kanonymity import KAnonymity
 from sdckit.utility.generalization import output_metrics, parse_metric
 
-__all__ = ["ALGORITHMS", "AnonymizationResult", "anonymize", "verify_output"]
+__all__ = ["ALGORITHMS", "AnonymizationResult", "anonymize", "verify_output", "verify_release"]
 
 #: Algorithm name -> "module:function"; imported only when used.
 ALGORITHMS: dict[str, str] = {
@@ -250,6 +251,22 @@ def verify_output(
 ) -> list[str]:
     """Independently re-check a release from its rows; return the names of the models.
 
+    See :func:`verify_release`, which also returns the released classes it counted.
+    """
+    return verify_release(original, output, schema, models, suppression_limit)[0]
+
+
+def verify_release(
+    original: pd.DataFrame,
+    output: AlgorithmOutput,
+    schema: Schema,
+    models: Sequence[PrivacyModel],
+    suppression_limit: float,
+) -> tuple[list[str], FrequencySet]:
+    """Independently re-check a release from its rows: the names of the models it satisfies
+    and the frequency set of its rows on the verification key (suppression flag excluded;
+    the classes the risk after the release is measured on).
+
     Builds a fresh frequency set from the released labels (not from the algorithm's codes):
     the key is the QI labels (or the columns in ``output.details["verification_key"]``, e.g.
     Anatomy's group id) plus the suppression flag; models are prepared on all records (so
@@ -308,6 +325,7 @@ def verify_output(
         published = build_frequency_set(
             [QuasiIdentifier(k.name, k.codes[~supp], k.values) for k in keys], None, {}
         )
+    released_classes = build_frequency_set(qi_objs[:-1], None, {})
     names = []
     for m in models:
         if m in population_models:
@@ -327,7 +345,7 @@ def verify_output(
                 f"violating classes): {r.details}. This is a bug in sdckit; nothing was written."
             )
         names.append(r.model)
-    return names
+    return names, released_classes
 
 
 def _evaluate_on_population(
@@ -421,7 +439,9 @@ def anonymize(
     # the same definitions as output_metrics); otherwise they come from the released rows
     metrics_all = output.details.get("metrics") or output_metrics(work, output, schema, spec)
     t2 = time.perf_counter()
-    satisfied = verify_output(work, output, schema, models, float(suppression_limit))
+    satisfied, released_classes = verify_release(
+        work, output, schema, models, float(suppression_limit)
+    )
     t3 = time.perf_counter()
     released = output.data
     if identifiers:
@@ -433,12 +453,19 @@ def anonymize(
     risk_before: dict[str, Any] = {}
     risk_after: dict[str, Any] = {}
     if risk:
-        from sdckit.risk.analyze import analyze
+        from sdckit.risk.analyze import analyze, analyze_frequency_set
 
         # ARX semantics: a suppressed or missing value is a category of its own (the release
-        # is judged by its equivalence classes); only the class-based measures are needed
-        risk_before = analyze(work, qis, measures=[], missing="category").summary
-        risk_after = analyze(output.data, qis, measures=[], missing="category").summary
+        # is judged by its equivalence classes); only the class-based measures are needed.
+        # The classes are those already counted: the input's by the search (when it counted
+        # every record on the QIs), the release's by the verification (when its key is the QIs)
+        def classes_risk(fs: FrequencySet | None, data: pd.DataFrame) -> dict[str, Any]:
+            if fs is not None and list(fs.names) == list(qis):
+                return analyze_frequency_set(fs, measures=[], missing="category").summary
+            return analyze(data, qis, measures=[], missing="category").summary
+
+        risk_before = classes_risk(output.input_classes, work)
+        risk_after = classes_risk(released_classes, output.data)
     t4 = time.perf_counter()
     details = dict(output.details)
     details["timings"] = {

@@ -621,6 +621,7 @@ def optimal(
         transformation=solution.transformation,
         nodes_checked=solution.nodes_checked,
         details=solution.details,
+        input_classes=base,
     )
 
 

@@ -32,10 +32,13 @@ An algorithm therefore returns an :class:`AlgorithmOutput`:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from sdckit.core.frequency import FrequencySet
 
 #: The label of a suppressed quasi-identifier value.
 SUPPRESSED = "*"
@@ -52,6 +55,10 @@ class AlgorithmOutput:
     nodes_checked: int = 0
     details: dict[str, Any] = field(default_factory=dict)
     extra_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: The input's frequency set on the quasi-identifiers, ungeneralized, when the algorithm
+    #: counted every input record (``optimal``): the risk before the release is read from it
+    #: instead of encoding the input again.
+    input_classes: FrequencySet | None = None
 
     @property
     def suppressed_records(self) -> int:
