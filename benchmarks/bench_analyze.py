@@ -1,4 +1,4 @@
-"""Benchmark of ``sdckit analyze`` and of the k-anonymity / t-closeness checks (issue 2, sec. 8).
+"""Benchmark of ``sdckit analyze`` and of the k-anonymity / t-closeness checks.
 
 Run ``python benchmarks/bench_analyze.py``. Wall and CPU time, median of 3 runs, measured
 after the data is parsed (the CSV is read once, outside the timings):
@@ -11,7 +11,7 @@ after the data is parsed (the CSV is read once, outside the timings):
   t-closeness (occupation sensitive, equal distance, t = 0.2) on Adult, QIs = the other 8
   columns, side by side with the Python peer pycanon (``k_anonymity`` and ``t_closeness``,
   which also use equal distance for text attributes). Target: >= 20x faster than pycanon
-  (issue: 0.29 s and 36 s on this machine).
+  (pycanon: 0.29 s and 36 s on this machine class).
 
 pycanon is not a dependency of sdckit. It is timed in-process when importable; otherwise give
 ``--pycanon-python PATH`` (an interpreter of a separate venv with ``pip install pycanon``) and

@@ -4,8 +4,8 @@ Run ``python benchmarks/bench_anonymize.py`` (``--big`` adds a 10,000,000-row re
 Adult, ``np.random.default_rng(0)``, k=5, 5%, with peak memory; ``--process`` runs the whole
 ``sdckit anonymize`` command as a fresh process on a 2,000,000-row x 8-QI resample of Adult
 (k=5, CSV + HTML + JSON written) and prints its wall time and peak memory; ``--case TEXT``
-runs only the cases whose name contains TEXT, e.g. ``--case t=0.2``). Cases as in issue 3,
-section 5; ARX 3.9.2's in-process ``anonymize()`` medians on the same machine class are
+runs only the cases whose name contains TEXT, e.g. ``--case t=0.2``). Cases: ARX's own
+benchmark settings; ARX 3.9.2's in-process ``anonymize()`` medians on the same machine class are
 printed beside ours. Two figures per case: ``search`` is the optimal search alone
 (:func:`sdckit.algorithms.optimal.optimal`: encoding, lattice search, applying the
 transformation -- what ARX's ``anonymize()`` does), ``anonymize`` is the whole

@@ -3,8 +3,8 @@
 Run ``python benchmarks/bench_heuristics.py`` (``--repeat N`` to change the number of runs).
 Data: the bundled Adult extract (30,162 records) with ARX's hierarchies; ``age`` is typed
 integer (Mondrian cuts it at medians, TDS splits it at run time; Datafly uses its hierarchy).
-Numba kernels are compiled (or loaded from cache) by a warm-up call before timing. Target
-(issue 3): Mondrian on Adult, k=5, well under 1-2 s.
+Numba kernels are compiled (or loaded from cache) by a warm-up call before timing. Target:
+Mondrian on Adult, k=5, well under 1-2 s.
 """
 
 from __future__ import annotations

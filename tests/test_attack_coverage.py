@@ -25,7 +25,7 @@ from sdckit.risk.analyze import measured_models
 
 RL, AL, TL, PA = ATTACKS
 
-#: Table II of the survey as recalled in the issue (the rows sdckit copies from it).
+#: Table II of the survey (the rows sdckit copies from it).
 SURVEY_TABLE_II = {
     "k_anonymity": {RL},
     "multir_k_anonymity": {RL},

@@ -1,4 +1,4 @@
-"""``sdckit analyze`` end to end: JSON keys, HTML page, and bad input (issue 2, sections 6, 9)."""
+"""``sdckit analyze`` end to end: JSON keys, HTML page, and bad input."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ RUNNER = CliRunner()
 ADULT_QIS = "sex,age,race,marital-status,education,native-country,workclass,occupation,salary-class"
 SDC_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 
-# The keys the issue lists for ``--json`` (scripts rely on them).
+# The keys ``--json`` promises (scripts rely on them).
 BASE_KEYS = {
     "records",
     "equivalence_classes",

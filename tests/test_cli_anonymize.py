@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -160,19 +163,39 @@ def test_the_script_exits_with_the_commands_code_and_a_frozen_heap(
     tmp_path: Path, overrides: dict, code: int
 ) -> None:
     # sdckit.cli.main freezes the heap once the command is over (the interpreter's teardown
-    # then skips the objects pandas/pyarrow/pydantic made); the exit code is the command's
-    import subprocess
-    import sys
-
+    # then skips the objects pandas/pyarrow/pydantic made); the exit code is the command's.
+    # A quiet run imports no rich table, and pydantic does not scan the installed
+    # distributions for plugins unless the user's environment asks for them.
     job = _job(tmp_path, **overrides)
+    res = _run_script(job, {})
+    assert res.returncode == code, res.stderr[-500:]
+    assert "FROZEN True" in res.stdout
+    assert "RICH_TABLE False" in res.stdout
+    assert "PLUGINS_SCANNED False" in res.stdout
+    assert (tmp_path / "out.csv").is_file() == (code == 0)
+
+
+def test_a_user_who_enables_pydantic_plugins_gets_them(tmp_path: Path) -> None:
+    res = _run_script(_job(tmp_path), {"PYDANTIC_DISABLE_PLUGINS": ""})
+    assert res.returncode == 0, res.stderr[-500:]
+    assert "PLUGINS_SCANNED True" in res.stdout
+
+
+def _run_script(job: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``sdckit anonymize --config job --quiet`` as the console script runs it, printing
+    what the process holds when the command has ended."""
     script = (
         "import gc, sys\n"
         f"sys.argv = ['sdckit', 'anonymize', '--config', {str(job)!r}, '--quiet']\n"
         "from sdckit.cli import main\n"
         "try:\n    main()\nexcept SystemExit as exc:\n"
-        "    print('FROZEN', gc.get_freeze_count() > 0)\n    raise\n"
+        "    print('FROZEN', gc.get_freeze_count() > 0)\n"
+        "    print('RICH_TABLE', 'rich.table' in sys.modules)\n"
+        "    loader = sys.modules.get('pydantic.plugin._loader')\n"
+        "    print('PLUGINS_SCANNED', getattr(loader, '_plugins', None) is not None)\n"
+        "    raise\n"
     )
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert res.returncode == code, res.stderr[-500:]
-    assert "FROZEN True" in res.stdout
-    assert (tmp_path / "out.csv").is_file() == (code == 0)
+    environ = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"} | env
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environ
+    )

@@ -1,4 +1,4 @@
-"""Tests: ``sdckit.evaluate`` (every measure of issue 5 in one document) and ``sdckit evaluate``."""
+"""Tests: ``sdckit.evaluate`` (every measure in one document) and ``sdckit evaluate``."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(x, columns=["a", "b", "c"])
 
 
-def test_document_has_the_issue_keys_and_is_json() -> None:
+def test_document_has_the_promised_keys_and_is_json() -> None:
     x = _frame()
     y = x + np.random.default_rng(1).normal(scale=0.3, size=x.shape)
     doc = sdckit.evaluate(x, y)

@@ -30,7 +30,7 @@ def adult_base(adult):
     return frequency_set(df, qis, sensitive=["occupation"], hierarchies=hier)
 
 
-# ------------------------------------------------------------------ published facts (issue 2)
+# ------------------------------------------------------------------ published facts
 
 
 def test_adult_nine_qis_classes_uniques_and_marketer(adult):

@@ -1,4 +1,4 @@
-"""Tests: the anonymization issue's generalization metrics on any (original, released) pair."""
+"""Tests: the generalization metrics of ``sdckit anonymize`` on any (original, released) pair."""
 
 from __future__ import annotations
 

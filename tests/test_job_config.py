@@ -167,3 +167,44 @@ def test_missing_files_and_columns(folder: Path) -> None:
     (folder / "bad.yaml").write_text("input: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid"):
         load_job(folder / "bad.yaml")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "# only a comment\n",
+        "models: [{k_anonymity: {k: 5}}]\nsuppression_limit: 0.05\nseed: 7\n",
+        "base: &b {k: 3, flag: yes, none: ~, when: 2024-01-31}\nuse: {<<: *b, k: 4}\n",
+        "list: [1, 1.5, -.inf, .nan, 0x1f, '007', \"tab\\there\", !!str 12]\n",
+        "text: |\n  two\n  lines\nfolded: >\n  one\n  line\n",
+        "- a\n- {b: [c, d]}\n- null\n",
+    ],
+)
+def test_the_yaml_reader_reads_what_safe_load_reads(text: str) -> None:
+    # load_yaml_checked parses once (libyaml's C parser where PyYAML has it) and sizes the
+    # tree before building it; what it builds is yaml.safe_load's value (pure-Python parser)
+    import math
+
+    import yaml
+
+    from sdckit.jobs.config import load_yaml_checked
+
+    got = load_yaml_checked(text, Path("job.yaml"))
+    want = yaml.load(text, Loader=yaml.SafeLoader)
+    if isinstance(want, dict) and "list" in want:  # NaN != NaN: compare it apart
+        assert math.isnan(got["list"][3]) and math.isnan(want["list"][3])
+        got["list"][3] = want["list"][3] = None
+    assert got == want
+
+
+@pytest.mark.parametrize("text", ["a: [1, 2\n", "a: b: c\n", "key: 'open\n", "--- 1\n--- 2\n"])
+def test_the_yaml_reader_refuses_what_safe_load_refuses(text: str) -> None:
+    import yaml
+
+    from sdckit.jobs.config import load_yaml_checked
+
+    with pytest.raises(yaml.YAMLError):
+        yaml.load(text, Loader=yaml.SafeLoader)
+    with pytest.raises(yaml.YAMLError):
+        load_yaml_checked(text, Path("job.yaml"))

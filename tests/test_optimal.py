@@ -71,7 +71,7 @@ def test_adult_with_suppression_metrics_agree(adult):
 
 
 def test_adult_t_closeness_prunes_below_failing_nodes():
-    """Adult, 8 QIs, 0.2-closeness (equal) on occupation, 5%: the issue-3 benchmark case.
+    """Adult, 8 QIs, 0.2-closeness (equal) on occupation, 5%: an ARX benchmark case.
 
     The optimum and its suppressed records are those of the search without the finer-violation
     bound (which evaluated 4,301 of the 4,320 nodes); with it, a few hundred nodes decide it.

@@ -1,4 +1,4 @@
-"""Keyed HMAC-SHA256 pseudonyms, the identifier output rule, and the schema (issue 2, sec. 2)."""
+"""Keyed HMAC-SHA256 pseudonyms, the identifier output rule, and the schema."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Spark engine (issue 16): frequency sets, analyze and anonymize equal the local engine's.
+"""The Spark engine: frequency sets, analyze and anonymize equal the local engine's.
 
 Every test runs on Spark in local[2] (the ``spark`` fixture; skipped without PySpark/Java).
 The engines must agree exactly: same classes in the same order, same risk summary, same

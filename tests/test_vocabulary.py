@@ -1,4 +1,4 @@
-"""One vocabulary in the Python API (issue 12 §4): ``quasi_identifiers``, ``columns``,
+"""One vocabulary in the Python API: ``quasi_identifiers``, ``columns``,
 ``original``/``protected``, ``seed``.
 
 The same idea once had six parameter names; this test inspects the signatures of every public

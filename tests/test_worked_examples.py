@@ -1,4 +1,4 @@
-"""Issue 2, section 7: the worked examples of seed 003 as exact unit tests.
+"""The worked examples of the seed tables (seed 003) as exact unit tests.
 
 The homogeneity-attack table (3-anonymous class (476**, 2*) with distinct-l = 1) and the LKC
 example (table 6.2 satisfies LKC L=2, K=2, C=50% but not 2-anonymity) are tested in

@@ -1,6 +1,6 @@
 """``sdckit.anonymize``: one call from data + schema + privacy models to a verified release.
 
-Steps (DESIGN.md, "verify before write"):
+Steps (docs/architecture.md, "verify independently"):
 
 1. validate the request (columns, models, hierarchies, suppression limit) -- bad input raises
    an :class:`~sdckit.errors.SdcInputError` subclass naming what is wrong and how to fix it;

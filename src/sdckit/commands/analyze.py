@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from sdckit.commands._common import (
     EngineOption,
@@ -20,6 +19,8 @@ from sdckit.commands._common import (
 
 
 def _print_risk(summary: dict) -> None:
+    from rich.table import Table  # (20 ms of import: only when printing)
+
     t = Table(title="Re-identification risk", show_header=True)
     t.add_column("measure")
     t.add_column("value", justify="right")

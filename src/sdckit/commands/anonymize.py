@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from sdckit.commands._common import (
     ConfigOption,
@@ -55,6 +54,8 @@ def _attack_names(attacks: list[str]) -> str:
 
 def print_summary(summary: dict[str, Any]) -> None:
     """The job's outcome as a table (transformation, suppression, metrics, risk)."""
+    from rich.table import Table  # (20 ms of import: only when printing)
+
     t = Table(title="Anonymization", show_header=True)
     t.add_column("measure")
     t.add_column("value", justify="right")

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from sdckit.commands._common import QuietOption, out, run_guarded
 
@@ -30,6 +29,8 @@ def _cell(v) -> str:
 def print_ranking(result: dict) -> None:
     """Print the ranking of a comparison as a table (columns depend on its R-U scale)."""
     scale = result.get("scale", "score")
+    from rich.table import Table  # (20 ms of import: only when printing)
+
     t = Table(
         title=f"Configurations ranked by R-U score = (IL + DR) / 2 ({scale} scale)",
         show_header=True,

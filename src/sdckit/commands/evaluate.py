@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from sdckit.commands._common import QuietOption, out, run_guarded, split_list
 
@@ -16,6 +15,8 @@ def _fmt(v: Any) -> str:
 
 
 def _print(doc: dict) -> None:
+    from rich.table import Table  # (20 ms of import: only when printing)
+
     t = Table(title="Evaluation", show_header=True)
     t.add_column("measure")
     t.add_column("value", justify="right")

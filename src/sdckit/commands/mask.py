@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from sdckit.commands._common import (
     EngineOption,
@@ -32,6 +31,8 @@ def mask_command(
     job.require_outputs(json_out)
     result = run_mask_job(job, json_path=json_out)
     if not quiet:
+        from rich.table import Table  # (20 ms of import: only when printing)
+
         t = Table(title=f"Masked {result.summary['input']}", show_header=True)
         t.add_column("step", justify="right")
         t.add_column("method")

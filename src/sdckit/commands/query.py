@@ -6,7 +6,6 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from sdckit.commands._common import out, run_guarded
 
@@ -30,6 +29,8 @@ def query_command(
         print(json.dumps(answer, indent=2))
         return answer
     rows = answer.get("rows", [])
+    from rich.table import Table  # (20 ms of import: only when printing)
+
     table = Table(title=f"{answer.get('mode', '')} answer", show_header=True)
     names = list(rows[0]) if rows else []
     for name in names:

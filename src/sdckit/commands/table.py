@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.table import Table
 
 from sdckit.commands._common import (
     ConfigOption,
@@ -21,6 +20,8 @@ from sdckit.commands._common import (
 
 def print_summary(summary: dict[str, Any]) -> None:
     """The job's outcome as a table."""
+    from rich.table import Table  # (20 ms of import: only when printing)
+
     t = Table(title="Table protection", show_header=True)
     t.add_column("measure")
     t.add_column("value", justify="right")

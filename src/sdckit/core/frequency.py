@@ -1,7 +1,7 @@
 """The frequency-set engine: equivalence classes of quasi-identifier combinations.
 
-This is the single place whose cost grows with the number of rows (DESIGN.md, "work on
-equivalence classes, not rows"). Everything else -- privacy models, risk measures,
+This is the single place whose cost grows with the number of rows (docs/architecture.md,
+"work on equivalence classes, not rows"). Everything else -- privacy models, risk measures,
 generalization metrics, lattice search -- reads a :class:`FrequencySet`:
 
 * ``keys``: one row per equivalence class, the QI codes (at the generalization ``levels``);

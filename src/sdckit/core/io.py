@@ -1,9 +1,9 @@
 """Reading and writing tables: CSV (delimiter given or sniffed), Parquet, DataFrames.
 
-Rules (DESIGN.md): cells are read exactly as written (no NA guessing, so a missing value is
-written back as it was read); outputs are written to a temporary file in the target directory
-and renamed into place, so a reader never sees a half-written file and a failed job leaves
-nothing behind; the input is never modified.
+Rules (docs/architecture.md): cells are read exactly as written (no NA guessing, so a missing
+value is written back as it was read); outputs are written to a temporary file in the target
+directory and renamed into place, so a reader never sees a half-written file and a failed job
+leaves nothing behind; the input is never modified.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import csv
 import fcntl
 import io
 import os
+import re
 import shutil
 import signal
 import stat
@@ -212,6 +213,10 @@ def _read_csv_pandas(
     return df
 
 
+#: a carriage return that does not end a CRLF line end (one scan; counting CR and CRLF took two)
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
 def _read_csv_arrow(
     path: Path, sep: str, encoding: str, quotechar: str, header: list[str]
 ) -> pd.DataFrame | None:
@@ -236,7 +241,7 @@ def _read_csv_arrow(
     data = path.read_bytes()
     if quotechar.encode("utf-8") in data:  # quoting: pandas' rules (e.g. an unclosed quote)
         return None
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):  # a lone CR: ditto
+    if _LONE_CR.search(data):  # a carriage return not followed by a line feed: ditto
         return None
     try:
         table = pa_csv.read_csv(

@@ -5,7 +5,7 @@
 page a person reads. The measures themselves live in
 :mod:`sdckit.utility` and :mod:`sdckit.risk` (each cites its source); this module only decides
 which of them apply to which columns and assembles the document whose key names scripts rely
-on (issue 5):
+on:
 
 * ``information_loss``: ``il1s`` (Yancey, Winkler & Creecy 2002), ``propensity_u`` (Woo et
   al. 2009), ``bounded_il`` (Mateo-Sanz, Domingo-Ferrer & Sebé 2005), ``score_il``
@@ -28,8 +28,8 @@ on (issue 5):
   ``isolation`` ((c, t)-isolation of Chawla et al. 2005 on the numeric intruder attributes:
   the shares of original records isolated by their own / by any released point;
   :func:`sdckit.risk.isolation.isolation_risk`);
-  ``generalization`` (the anonymization issue's metrics: loss, precision, discernibility, ...)
-  when hierarchies are given.
+  ``generalization`` (the generalization metrics of ``sdckit anonymize``: loss, precision,
+  discernibility, ...) when hierarchies are given.
 
 Column types. CSV cells arrive as text; a column is *numeric* when every cell of both files
 parses as a number, *categorical* when the original column is not numeric or when the caller
@@ -270,7 +270,7 @@ def evaluate(
     for DBRL (:mod:`sdckit.risk.isolation`).
 
     ``hierarchies`` (column -> :class:`~sdckit.core.hierarchy.Hierarchy`) adds the
-    generalization metrics of the anonymization issue (``generalization``: loss, precision,
+    generalization metrics of ``sdckit anonymize`` (``generalization``: loss, precision,
     discernibility, AECS, non-uniform entropy, height; ``metric`` sets loss's aggregate and
     weights) computed on the pair by :func:`sdckit.utility.generalization_pair.
     generalization_metrics`; those columns are compared as categories.

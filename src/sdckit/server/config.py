@@ -297,7 +297,7 @@ MAX_CONFIG_BYTES = 1_000_000
 
 def load_server_config(path: str | Path, environ: dict[str, str] | None = None) -> ServerConfig:
     """Read and validate a server YAML file (relative paths resolved against its folder)."""
-    from sdckit.jobs.config import _check_yaml_size
+    from sdckit.jobs.config import load_yaml_checked
 
     p = Path(path)
     if not p.is_file():
@@ -309,8 +309,7 @@ def load_server_config(path: str | Path, environ: dict[str, str] | None = None) 
     except UnicodeDecodeError as exc:
         raise ConfigError(f"server config {str(p)!r} is not UTF-8 text ({exc.reason})") from None
     try:
-        _check_yaml_size(yaml.compose(text, Loader=yaml.SafeLoader), p)
-        document = yaml.safe_load(text)
+        document = load_yaml_checked(text, p)
     except yaml.YAMLError as exc:
         raise ConfigError(
             f"server config {str(p)!r} is not valid YAML: {short_repr(str(exc), 600)[1:-1]}"
