@@ -605,6 +605,19 @@ def _lkc_schema() -> Schema:
     )
 
 
+def test_check_refuses_an_lkc_K_or_a_k_map_k_that_no_class_can_reach():
+    # LKC-privacy's K above the records, k-map's k above the population: parameter errors
+    # (the check finds these classes although sdckit.models loads neither module up front)
+    sens = {"Surgery": ["Transgender", "Urology"]}
+    n = len(LKC_TABLE)
+    with pytest.raises(ConfigError, match=rf"'K' \({n + 1}\).*records \({n}\)"):
+        check(LKC_TABLE, _lkc_schema(), [LKCPrivacy(2, n + 1, 0.5, sens)])
+    schema = Schema.from_roles(quasi_identifying=["age", "sex"], hierarchies={"age": DECADES})
+    with pytest.raises(ConfigError, match=r"'k' \(11\).*population \(10 records\)"):
+        check(SAMPLE, schema, [KMap(11, population=POPULATION)])
+    assert check(SAMPLE, schema, [KMap(2, population=POPULATION)], levels=[1, 0]).satisfied
+
+
 def test_lkc_privacy_holds_but_not_two_anonymity():
     # Generalized: every pair of QI values is shared by >= 2 records, e.g.
     # (Blue-collar, M) 4, (Professional, M) 3, (Professional, F) 2, (Blue-collar, F) 2;

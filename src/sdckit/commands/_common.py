@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from sdckit.errors import SdcInputError
 
@@ -23,7 +21,9 @@ __all__ = [
     "JsonOption",
     "QuietOption",
     "SparkMasterOption",
+    "LazyConsole",
     "err",
+    "escape",
     "out",
     "run_guarded",
     "split_list",
@@ -50,8 +50,39 @@ SparkMasterOption = Annotated[
     ),
 ]
 
-err = Console(stderr=True, soft_wrap=True)  # messages never broken mid-word
-out = Console()
+
+class LazyConsole:
+    """A rich ``Console`` made on first use: rich's console module and what it imports cost
+    20-25 ms, which a quiet run that succeeds never needs. Attributes are the console's
+    (``print``, ``file``, ...); :attr:`console` is the console itself (e.g. for a progress
+    bar)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Any = None
+
+    @property
+    def console(self) -> Any:
+        """The ``rich.console.Console`` (made now if it was not)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+def escape(text: str) -> str:
+    """``text`` with rich's markup escaped (``[`` read as a character, not a style)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+err = LazyConsole(stderr=True, soft_wrap=True)  # messages never broken mid-word
+out = LazyConsole()
 
 
 def split_list(value: str | None) -> list[str]:

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from sdckit.commands._common import (
     EngineOption,
     QuietOption,
     SparkMasterOption,
+    escape,
     out,
     run_guarded,
     split_list,

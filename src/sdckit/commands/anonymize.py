@@ -35,7 +35,7 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Callable[[int, int], Non
         BarColumn(),
         TextColumn("{task.completed:,}/{task.total:,}"),
         TimeElapsedColumn(),
-        console=err,
+        console=err.console,
         transient=True,
     ) as bar:
         task = bar.add_task(label, total=None)

@@ -36,7 +36,6 @@ parameters: ``interval`` (``widths`` or ``breakpoints``, ``bottom``, ``top``), `
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -473,19 +472,29 @@ def load_job(path: str | Path) -> Job:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"job file {str(p)!r} is not UTF-8 text ({exc.reason})") from None
-    try:
-        if p.suffix.lower() == ".toml":
+    if p.suffix.lower() == ".toml":
+        import tomllib  # (only for TOML job files: 4 ms of import)
+
+        try:
             doc = tomllib.loads(text)
-        else:
+        except tomllib.TOMLDecodeError as exc:
+            raise _not_valid(p, exc) from None
+    else:
+        try:
             doc = load_yaml_checked(text, p)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(
-            f"job file {str(p)!r} is not valid {p.suffix[1:] or 'YAML'}: "
-            f"{short_repr(str(exc), 600)[1:-1]}"
-        ) from None
+        except yaml.YAMLError as exc:
+            raise _not_valid(p, exc) from None
     job = job_from_dict(doc, base_dir=p.resolve().parent, source=repr(str(p)))
     job.job_file = p
     return job
+
+
+def _not_valid(path: Path, exc: Exception) -> ConfigError:
+    """The error for a job file its parser refuses (the parser's message, shortened)."""
+    return ConfigError(
+        f"job file {str(path)!r} is not valid {path.suffix[1:] or 'YAML'}: "
+        f"{short_repr(str(exc), 600)[1:-1]}"
+    )
 
 
 #: The largest job file read (bytes) and the most values its YAML may expand to (aliases
