@@ -71,6 +71,8 @@ class LazyConsole:
         return self._console
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # (not yet set: copying or unpickling an instance)
+            raise AttributeError(name)
         return getattr(self.console, name)
 
 
