@@ -1,10 +1,13 @@
 """What users wait for: each ``sdckit`` command as a fresh process, from start to files written.
 
 Run ``python benchmarks/bench_commands.py`` (``--repeat N``, default 3; ``--case TEXT`` runs
-only the cases whose name contains TEXT). Each case is run as a new Python process
-(``python -m sdckit.cli ...``, as the ``sdckit`` script does), median wall time of the runs;
-the reference figure beside it is ARX 3.9.2 (whole anonymization) or sdcMicro 5.8.1 measured
-on the same machine class (2 cores), and the target is the project's goal for the case.
+only the cases whose name contains TEXT, and the floor). Each case is run as a new Python
+process (``python -m sdckit.cli ...``, as the ``sdckit`` script does), in rounds (every case
+once per round, in turn); the table shows the median wall time of the runs and, beside it,
+the median over rounds of the case's time minus the floor's in the same round -- sdckit's own
+share, steadier than the total on a machine whose speed drifts from minute to minute. The
+reference figure is ARX 3.9.2 (whole anonymization) or sdcMicro 5.8.1 measured on the same
+machine class (2 cores), and the target is the project's goal for the case.
 
 The package's bytecode is compiled first, as ``pip install`` does. Cases: the floor (a
 process that only imports the libraries an ``anonymize`` job needs: pandas, pyarrow,
@@ -199,28 +202,34 @@ def main() -> None:
     # each module on first import, never when PYTHONDONTWRITEBYTECODE is set (0.1-0.2 s more)
     compileall.compile_dir(Path(sdckit.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
+        chosen = [
+            c for c in cases(Path(tmp)) if c[3] is FLOOR or args.case in c[0]
+        ]  # the floor always: each round's floor is the base of that round's differences
+        walls: dict[str, list[float]] = {name: [] for name, *_ in chosen}
+        for _ in range(max(args.repeat, 1)):  # rounds: every case once, in turn
+            for name, _ref, _target, argv in chosen:
+                walls[name].append(_run(argv))
+    floor = walls[chosen[0][0]]
+    print(
+        f"{'case (fresh process)':32} {'median s':>9} {'over floor':>11} {'runs':>22}  "
+        f"{'reference':>14}  target"
+    )
+    for name, reference, target, argv in chosen:
+        w = walls[name]
+        over = "" if argv is FLOOR else f"{statistics.median(np.subtract(w, floor)):+.2f}"
+        runs = " ".join(f"{x:.2f}" for x in w)
         print(
-            f"{'case (fresh process)':32} {'median s':>9} {'runs':>22}  {'reference':>14}  target"
+            f"{name:32} {statistics.median(w):9.2f} {over:>11} {runs:>22}  {reference:>14}  "
+            f"{target}"
         )
-        for name, reference, target, argv in cases(folder):
-            if args.case not in name:
-                continue
-            walls = []
-            for _ in range(max(args.repeat, 1)):
-                t0 = time.perf_counter()
-                command = argv if argv is FLOOR else ["-m", "sdckit.cli", *argv]
-                subprocess.run(
-                    [sys.executable, *command],
-                    check=True,
-                    stdout=subprocess.DEVNULL,
-                )
-                walls.append(time.perf_counter() - t0)
-            runs = " ".join(f"{w:.2f}" for w in walls)
-            print(
-                f"{name:32} {statistics.median(walls):9.2f} {runs:>22}  {reference:>14}  {target}",
-                flush=True,
-            )
+
+
+def _run(argv: list[str]) -> float:
+    """Wall seconds of one fresh process (the floor's imports, or ``sdckit`` with argv)."""
+    t0 = time.perf_counter()
+    command = argv if argv is FLOOR else ["-m", "sdckit.cli", *argv]
+    subprocess.run([sys.executable, *command], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":
