@@ -452,3 +452,27 @@ def test_nearest_with_ties_equals_brute_force(seed):
     assert np.array_equal(credit, expected)
     assert at_min[np.arange(300), nearest].all()
     assert (n_at_min > 1).sum() > 100  # the case is about ties
+
+
+def test_prl_blocking_on_columns_compares_only_records_that_agree_on_them():
+    # two blocking columns (a text and a number, one value missing): the candidate pairs are
+    # exactly the (original, protected) pairs with equal values on both, missing = missing
+    rng = np.random.default_rng(11)
+    n = 60
+    x = pd.DataFrame(
+        {
+            "region": rng.choice(["n", "s", None], n),
+            "size": rng.integers(1, 4, n),
+            "a": rng.normal(size=n),
+            "b": rng.normal(size=n),
+        }
+    )
+    y = x.copy()
+    y[["a", "b"]] += 0.05 * rng.normal(size=(n, 2))
+    y.loc[::7, "size"] = 9  # some protected records leave their block
+    res = probabilistic_linkage(x, y, columns=["a", "b"], blocking=["region", "size"])
+    kx = list(zip(x["region"].fillna("~"), x["size"], strict=True))
+    ky = list(zip(y["region"].fillna("~"), y["size"], strict=True))
+    expected = sum(1 for i in range(n) for j in range(n) if kx[i] == ky[j])
+    assert res.n_pairs == expected
+    assert res.blocking == ["region", "size"]

@@ -44,6 +44,7 @@ import pandas as pd
 from numba import njit
 
 from sdckit.core.encoding import as_text
+from sdckit.core.frequency import group_keys
 from sdckit.errors import DataError, SdcInputError, preview
 from sdckit.risk.linkage import align_pair, numeric_block, resolve_columns
 
@@ -432,17 +433,14 @@ def probabilistic_linkage(
             for frame, name in ((original, "the original file"), (protected, "protected file")):
                 if c not in frame.columns:
                     raise DataError(f"blocking column {c!r} not in {name}; fix blocking")
-        key_codes = np.column_stack(
-            [
-                pd.factorize(
-                    np.concatenate([as_text(original[c]), as_text(protected[c])]),
-                    use_na_sentinel=False,
-                )[0]
-                for c in bcols
-            ]
-        )
-        _, codes = np.unique(key_codes, axis=0, return_inverse=True)
-        codes = codes.ravel()
+        key_codes = [
+            pd.factorize(
+                np.concatenate([as_text(original[c]), as_text(protected[c])]),
+                use_na_sentinel=False,
+            )[0]
+            for c in bcols
+        ]
+        codes = group_keys(key_codes, [int(k.max(initial=0)) + 1 for k in key_codes])[0]
         ia, ib = blocked_pairs(codes[:n], codes[n:], max_pairs)
         block_desc = bcols
         cols = [c for c in cols if c not in bcols]

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.frequency import group_keys
 from sdckit.errors import ConfigError, DataError, ParameterError, VerificationError, preview
 from sdckit.tables.dimension import Dimension
 from sdckit.tables.rules import Primary, SensitivityRule, primary_cells
@@ -127,8 +128,9 @@ class LinkedTables:
                 nodes[:, names.index(d.name)] = t.nodes[:, j]
             full.append(nodes)
         stacked = np.concatenate(full)
-        uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
-        inverse = np.asarray(inverse).ravel()
+        columns = [stacked[:, j] for j in range(stacked.shape[1])]
+        inverse, _, first = group_keys(columns, [int(c.max(initial=0)) + 1 for c in columns])
+        uniq = stacked[first]  # the distinct cells in lexicographic order of their nodes
         self.nodes: np.ndarray = uniq
         offsets = np.cumsum([0, *[t.n_cells for t in tables]])
         self.cells_of: list[np.ndarray] = [

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import as_text
+from sdckit.core.frequency import group_keys
 from sdckit.errors import DataError
 from sdckit.utility.numeric import check_aligned
 
@@ -68,16 +69,6 @@ def changed_values_share(
     return float(np.mean(codes[:n] != codes[n:]))
 
 
-def _combined_key(codes: np.ndarray) -> np.ndarray:
-    """One integer per row for the combination of its codes (re-factorized, never overflows)."""
-    key = codes[:, 0].copy()
-    for j in range(1, codes.shape[1]):
-        width = int(codes[:, j].max()) + 1
-        key, _ = pd.factorize(key * width + codes[:, j])
-        key = key.astype(np.int64)
-    return key
-
-
 def contingency_table_loss(
     original: pd.DataFrame,
     protected: pd.DataFrame,
@@ -109,8 +100,8 @@ def contingency_table_loss(
     tables = 0
     for order in range(1, min(max_order, len(cols)) + 1):
         for combo in combinations(range(len(cols)), order):
-            key = _combined_key(codes[:, list(combo)])
-            k = int(key.max()) + 1
+            sub = [codes[:, j] for j in combo]  # the cells of this table: the frequency engine
+            key, k, _ = group_keys(sub, [int(c.max(initial=0)) + 1 for c in sub], ordered=False)
             diff = np.bincount(key[:n], minlength=k) - np.bincount(key[n:], minlength=k)
             total += int(np.abs(diff).sum())
             tables += 1
