@@ -216,9 +216,11 @@ def test_progress_and_cancel_while_the_app_stays_usable(page, server, tmp_path):
     import numpy as np
     import pandas as pd
 
-    # a file on the server: MDAV on 60,000 x 6 numbers keeps a worker busy for seconds
+    # a file on the server: MDAV on 250,000 x 6 numbers keeps a worker busy for many seconds
+    # (60,000 rows took about a second once MDAV got faster, and the run could end before the
+    # cancel button was pressed); a cancelled run ends at once, so the size costs nothing else
     rng = np.random.default_rng(1)
-    data = pd.DataFrame({f"x{i}": rng.normal(50, 10, 60_000).round(2) for i in range(6)})
+    data = pd.DataFrame({f"x{i}": rng.normal(50, 10, 250_000).round(2) for i in range(6)})
     path = tmp_path / "numbers.csv"
     data.to_csv(path, index=False)
     page.goto(server.url + "/")

@@ -660,11 +660,7 @@ def kanonymity_microaggregation(
     """
     method = "kanonymity_microaggregation"
     qis = check_columns(data, quasi_identifiers)
-    numeric = all(
-        pd.api.types.is_numeric_dtype(data[c].dtype)
-        and not pd.api.types.is_bool_dtype(data[c].dtype)
-        for c in qis
-    )
+    numeric = all(is_numeric(data[c]) for c in qis)
     if numeric:
         inner = mdav(data, qis, k=k)
     else:

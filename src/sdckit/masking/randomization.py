@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import as_text
+from sdckit.core.encoding import as_text, is_numeric
 from sdckit.errors import DataError, ParameterError, preview
 from sdckit.masking.base import MaskResult, accepts_series, check_columns
 
@@ -78,11 +78,7 @@ def _output_series(s: pd.Series, values: Sequence[Any], codes: np.ndarray) -> pd
         cat = pd.Categorical.from_codes(out_codes, categories=cats, ordered=s.cat.ordered)
         return pd.Series(cat, index=s.index, name=s.name)
     vals = pd.Series(list(values), dtype=object)
-    if (
-        len(values)
-        and pd.api.types.is_numeric_dtype(s.dtype)
-        and not pd.api.types.is_bool_dtype(s.dtype)
-    ):
+    if len(values) and is_numeric(s):
         num = pd.to_numeric(vals, errors="coerce")
         if not num.isna().any():
             small = num.to_numpy(dtype=np.float64)

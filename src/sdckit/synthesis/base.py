@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from sdckit.core.encoding import is_numeric
 from sdckit.errors import DataError, ParameterError
 
 __all__ = [
@@ -55,7 +56,7 @@ def column_kinds(
     kinds: dict[str, ColumnKind] = {}
     for c in data.columns:
         s = data[c]
-        is_num = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+        is_num = is_numeric(s)
         if c in categorical:
             kinds[c] = "categorical"
         elif c in numeric:
