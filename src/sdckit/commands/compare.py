@@ -28,9 +28,9 @@ def _cell(v) -> str:
 
 def print_ranking(result: dict) -> None:
     """Print the ranking of a comparison as a table (columns depend on its R-U scale)."""
-    scale = result.get("scale", "score")
     from rich.table import Table  # (20 ms of import: only when printing)
 
+    scale = result.get("scale", "score")
     t = Table(
         title=f"Configurations ranked by R-U score = (IL + DR) / 2 ({scale} scale)",
         show_header=True,

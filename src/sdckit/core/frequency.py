@@ -54,11 +54,14 @@ def _dense_ranks(key: np.ndarray, ordered: bool = True) -> tuple[np.ndarray, int
 
 
 def group_keys(
-    codes: Sequence[np.ndarray], cardinalities: Sequence[int], ordered: bool = True
+    codes: Sequence[np.ndarray],
+    cardinalities: Sequence[int] | None = None,
+    ordered: bool = True,
 ) -> tuple[np.ndarray, int, np.ndarray]:
     """Group items by the combination of their integer codes.
 
-    ``codes[c][i]`` is item ``i``'s code in column ``c`` (``0 <= code < cardinalities[c]``).
+    ``codes[c][i]`` is item ``i``'s code in column ``c`` (``0 <= code < cardinalities[c]``;
+    without ``cardinalities``, each column's largest code + 1).
     Returns ``(group, n_groups, representative)``: the dense group index of every item
     (groups ordered by their combined key, i.e. lexicographically by the codes, so the result
     does not depend on item order), the number of groups, and one item index per group.
@@ -71,6 +74,8 @@ def group_keys(
     for callers that only need the grouping, such as class sizes of projections.
     """
     n = len(codes[0]) if codes else 0
+    if cardinalities is None:
+        cardinalities = [int(np.max(c, initial=0)) + 1 for c in codes]
     if not codes:
         return np.zeros(0, dtype=np.int64), (1 if n else 0), np.zeros(1, dtype=np.int64)
     key = np.zeros(n, dtype=np.int64)

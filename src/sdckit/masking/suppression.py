@@ -44,7 +44,7 @@ def _row_groups(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
     """Dense ids of the distinct rows of ``codes`` (missing ``-1`` is a value of its own):
     the frequency engine's :func:`~sdckit.core.frequency.group_keys` on the shifted codes."""
     cols = [codes[:, j] + 1 for j in range(codes.shape[1])]
-    return group_keys(cols, [int(c.max()) + 1 if len(c) else 1 for c in cols])
+    return group_keys(cols)
 
 
 def _fk_codes(codes: np.ndarray) -> np.ndarray:

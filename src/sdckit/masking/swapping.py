@@ -684,7 +684,7 @@ def _profiles(similar: Any) -> list[list[str]]:
 
 def _refine(key: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Dense ids of the pairs (``key``, ``codes``) of two non-negative code columns."""
-    return group_keys([key, codes], [int(key.max()) + 1, int(codes.max()) + 1])[0]
+    return group_keys([key, codes])[0]
 
 
 @accepts_series

@@ -139,6 +139,13 @@ class PrivacyModel(Spec):
         """
         return None
 
+    def size_conflict(self, n_records: int) -> str | None:
+        """Why a size parameter of the model can never be met by data of ``n_records``
+        records (e.g. ``k`` above it), or None. :func:`sdckit.models.check` refuses such a
+        model as a parameter error, naming the model. Default: None."""
+        del n_records
+        return None
+
     def unreachable(self, base: FrequencySet) -> str | None:
         """Why no generalization or suppression of ``base`` can satisfy the model, or None.
 

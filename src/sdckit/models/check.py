@@ -9,10 +9,8 @@ fulfilled" check on a ``DataHandle``), without anonymizing anything.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -27,11 +25,6 @@ from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError
 from sdckit.models.base import ModelResult, PrivacyModel
-from sdckit.models.kanonymity import KAnonymity
-
-if TYPE_CHECKING:
-    from sdckit.models.lkc import LKCPrivacy
-    from sdckit.models.presence import KMap
 
 __all__ = ["CheckResult", "check"]
 
@@ -138,39 +131,11 @@ def _validate(data: pd.DataFrame, schema: Schema, models: Sequence[PrivacyModel]
                     )
             if attr not in sensitive:
                 sensitive.append(attr)
-    n = len(data)
-    lkc = cast("type[LKCPrivacy] | None", _loaded("lkc", "LKCPrivacy"))
-    k_map = cast("type[KMap] | None", _loaded("presence", "KMap"))
     for m in models:
-        if isinstance(m, KAnonymity) and m.k > n:
-            raise ConfigError(
-                f"model {m.name}: parameter 'k' ({m.k}) is larger than the "
-                f"number of records ({n}); no class can reach it: choose k <= {n}"
-            )
-        if lkc is not None and isinstance(m, lkc) and m.K > n:
-            raise ConfigError(
-                f"model {m.name}: parameter 'K' ({m.K}) is larger than the number of records "
-                f"({n}); choose K <= {n}"
-            )
-        if (
-            k_map is not None
-            and isinstance(m, k_map)
-            and m.population is not None
-            and m.k > len(m.population)
-        ):
-            raise ConfigError(
-                f"model {m.name}: parameter 'k' ({m.k}) is larger than the "
-                f"population ({len(m.population)} records)"
-            )
+        conflict = m.size_conflict(len(data))
+        if conflict:
+            raise ConfigError(f"model {m.name}: {conflict}")
     return sensitive
-
-
-def _loaded(module: str, name: str) -> type | None:
-    """The model class ``sdckit.models.<module>.<name>`` if its module is loaded, else None:
-    a model of that class can only exist once its module is (models load on first use, and
-    a job that uses neither LKC-privacy nor k-map does not pay for importing them)."""
-    loaded = sys.modules.get(f"sdckit.models.{module}")
-    return getattr(loaded, name, None) if loaded is not None else None
 
 
 def check(

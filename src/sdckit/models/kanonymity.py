@@ -50,6 +50,15 @@ class KAnonymity(PrivacyModel):
     def minimal_class_size(self) -> int:
         return self.k
 
+    def size_conflict(self, n_records: int) -> str | None:
+        """``k`` above the number of records."""
+        if self.k > n_records:
+            return (
+                f"parameter 'k' ({self.k}) is larger than the number of records "
+                f"({n_records}); no class can reach it: choose k <= {n_records}"
+            )
+        return None
+
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag classes with ``count < k``."""
         counts = fs.counts

@@ -109,6 +109,15 @@ class LKCPrivacy(PrivacyModel):
     def minimal_class_size(self) -> int:
         return self.K
 
+    def size_conflict(self, n_records: int) -> str | None:
+        """``K`` above the number of records."""
+        if self.K > n_records:
+            return (
+                f"parameter 'K' ({self.K}) is larger than the number of records "
+                f"({n_records}); choose K <= {n_records}"
+            )
+        return None
+
     def _codes(self, fs: FrequencySet) -> dict[str, np.ndarray]:
         """Column codes of the sensitive values in ``fs``'s histograms."""
         out = {}

@@ -355,6 +355,16 @@ class KMap(PrivacyModel):
     def minimal_class_size(self) -> int:
         return self.derived_k if self.derived_k is not None else 1
 
+    def size_conflict(self, n_records: int) -> str | None:
+        """``k`` above the size of the given population."""
+        del n_records
+        if self.population is not None and self.k > len(self.population):
+            return (
+                f"parameter 'k' ({self.k}) is larger than the population "
+                f"({len(self.population)} records)"
+            )
+        return None
+
     def prepare(self, base: FrequencySet) -> None:
         """Encode the population, or cap the derived k at the number of records (as ARX)."""
         if self.population is not None:

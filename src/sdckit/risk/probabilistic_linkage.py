@@ -440,7 +440,7 @@ def probabilistic_linkage(
             )[0]
             for c in bcols
         ]
-        codes = group_keys(key_codes, [int(k.max(initial=0)) + 1 for k in key_codes])[0]
+        codes = group_keys(key_codes)[0]
         ia, ib = blocked_pairs(codes[:n], codes[n:], max_pairs)
         block_desc = bcols
         cols = [c for c in cols if c not in bcols]

@@ -129,7 +129,7 @@ class LinkedTables:
             full.append(nodes)
         stacked = np.concatenate(full)
         columns = [stacked[:, j] for j in range(stacked.shape[1])]
-        inverse, _, first = group_keys(columns, [int(c.max(initial=0)) + 1 for c in columns])
+        inverse, _, first = group_keys(columns)
         uniq = stacked[first]  # the distinct cells in lexicographic order of their nodes
         self.nodes: np.ndarray = uniq
         offsets = np.cumsum([0, *[t.n_cells for t in tables]])

@@ -101,7 +101,7 @@ def contingency_table_loss(
     for order in range(1, min(max_order, len(cols)) + 1):
         for combo in combinations(range(len(cols)), order):
             sub = [codes[:, j] for j in combo]  # the cells of this table: the frequency engine
-            key, k, _ = group_keys(sub, [int(c.max(initial=0)) + 1 for c in sub], ordered=False)
+            key, k, _ = group_keys(sub, ordered=False)
             diff = np.bincount(key[:n], minlength=k) - np.bincount(key[n:], minlength=k)
             total += int(np.abs(diff).sum())
             tables += 1
