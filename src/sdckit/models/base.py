@@ -258,6 +258,17 @@ def settle_group_models(
     return violating, int(fs.counts[violating].sum()) <= budget
 
 
+def exceeds_records(parameter: str, value: int, n_records: int, why: str = "") -> str | None:
+    """The :meth:`PrivacyModel.size_conflict` of a class-size parameter (``k``, ``K``) larger
+    than the number of records, or None when it fits."""
+    if value <= n_records:
+        return None
+    return (
+        f"parameter {parameter!r} ({value}) is larger than the number of records "
+        f"({n_records}); {why}choose {parameter} <= {n_records}"
+    )
+
+
 def check_reachable(
     models: Sequence[PrivacyModel], base: FrequencySet, algorithm: str, suppression_limit: float
 ) -> None:

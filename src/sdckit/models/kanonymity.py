@@ -14,7 +14,7 @@ from pydantic import Field
 
 from sdckit.core.frequency import FrequencySet
 from sdckit.core.spec import Integer
-from sdckit.models.base import ModelResult, PrivacyModel
+from sdckit.models.base import ModelResult, PrivacyModel, exceeds_records
 
 __all__ = ["KAnonymity"]
 
@@ -52,12 +52,7 @@ class KAnonymity(PrivacyModel):
 
     def size_conflict(self, n_records: int) -> str | None:
         """``k`` above the number of records."""
-        if self.k > n_records:
-            return (
-                f"parameter 'k' ({self.k}) is larger than the number of records "
-                f"({n_records}); no class can reach it: choose k <= {n_records}"
-            )
-        return None
+        return exceeds_records("k", self.k, n_records, "no class can reach it: ")
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
         """Flag classes with ``count < k``."""

@@ -29,7 +29,7 @@ from sdckit.core.frequency import FrequencySet
 from sdckit.core.spec import Integer, Number
 from sdckit.errors import ConfigError
 from sdckit.models._histograms import histogram
-from sdckit.models.base import ModelResult, PrivacyModel
+from sdckit.models.base import ModelResult, PrivacyModel, exceeds_records
 
 __all__ = ["LKCPrivacy"]
 
@@ -111,12 +111,7 @@ class LKCPrivacy(PrivacyModel):
 
     def size_conflict(self, n_records: int) -> str | None:
         """``K`` above the number of records."""
-        if self.K > n_records:
-            return (
-                f"parameter 'K' ({self.K}) is larger than the number of records "
-                f"({n_records}); choose K <= {n_records}"
-            )
-        return None
+        return exceeds_records("K", self.K, n_records)
 
     def _codes(self, fs: FrequencySet) -> dict[str, np.ndarray]:
         """Column codes of the sensitive values in ``fs``'s histograms."""
