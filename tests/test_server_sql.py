@@ -74,6 +74,36 @@ def test_refusals_name_the_reason(sql, reason):
         parse(sql)
 
 
+def test_guard_sees_every_column_with_its_clause():
+    seen: list[tuple[str, str]] = []
+    parse_query(
+        "SELECT dept, COUNT(*), COUNT(name), SUM(salary), AVG(age) FROM people "
+        "WHERE age > 3 AND (dept IN ('A') OR NOT salary BETWEEN 1 AND 2) GROUP BY dept",
+        "people",
+        COLUMNS,
+        KEYS,
+        guard=lambda col, clause: seen.append((col, clause)),
+    )
+    assert seen == [
+        ("dept", "GROUP BY"),
+        ("name", "COUNT"),
+        ("salary", "SUM"),
+        ("age", "AVG"),
+        ("age", "WHERE"),
+        ("dept", "WHERE"),
+        ("salary", "WHERE"),
+    ]
+
+    def refuse(col: str, clause: str) -> None:
+        if col == "salary" and clause == "WHERE":
+            raise UnsupportedQuery("salary selects no records")
+
+    with pytest.raises(UnsupportedQuery, match="salary selects"):
+        parse_query(
+            "SELECT SUM(salary) FROM people WHERE salary > 1", "people", COLUMNS, guard=refuse
+        )
+
+
 def test_sql_is_generated_from_the_tree():
     import sqlglot
 

@@ -12,6 +12,8 @@
         budget: {epsilon: 1.0, query_epsilon: 0.1}   # dp: per analyst; default per-query epsilon
         bounds: {age: [17, 90]}                   # clamping ranges of numeric columns
         public_keys: [sex, race]                  # GROUP BY keys (or {sex: [Female, Male]})
+        public: [sex, race, education]            # restriction/camouflage: may select records
+        identifiers: [pid]                        # restriction/camouflage: never used at all
         min_query_set: 5                          # restriction
         camouflage: {range_percent: 10, columns: [age]}   # camouflage
     analysts: {alice: {key_env: ALICE_KEY}}       # keys read from environment variables
@@ -20,8 +22,10 @@
 Relative paths are resolved against the file's folder. The file is read as the job files are
 (:func:`sdckit.jobs.config.load_job`'s conventions: UTF-8, YAML alias bombs refused, errors are
 :class:`~sdckit.errors.ConfigError` naming the file and the key, ``datasets.adult.bounds.age``).
-Analyst keys never appear in the file: each is read from the environment variable its
-``key_env`` names and kept only as its SHA-256 digest.
+In restriction and camouflage modes every column has a role (:mod:`sdckit.server.roles`):
+``public`` (and the ``public_keys``) may select records, ``identifiers`` are never used, every
+other column is confidential. Analyst keys never appear in the file: each is read from the
+environment variable its ``key_env`` names and kept only as its SHA-256 digest.
 """
 
 from __future__ import annotations
@@ -94,6 +98,8 @@ class DatasetSpec(_Strict):
     budget: BudgetSpec | None = None
     bounds: dict[str, tuple[float, float]] = Field(default_factory=dict)
     public_keys: list[str] | dict[str, list[Any] | None] = Field(default_factory=list)
+    public: list[str] = Field(default_factory=list)
+    identifiers: list[str] = Field(default_factory=list)
     min_query_set: int | None = Field(default=None, ge=1)
     camouflage: CamouflageSpec | None = None
 
@@ -141,6 +147,8 @@ class Dataset:
     query_epsilon: float | None
     bounds: dict[str, tuple[float, float]]
     public_keys: dict[str, list[Any] | None]
+    public: tuple[str, ...]  # declared public columns and the public keys, in that order
+    identifiers: tuple[str, ...]
     min_query_set: int | None
     range_percent: float | None
     camouflage_columns: list[str] | None
@@ -206,6 +214,8 @@ def _dataset(name: str, spec: DatasetSpec, base: Path, source: str) -> Dataset:
         if isinstance(spec.public_keys, list)
         else dict(spec.public_keys)
     )
+    public = tuple(dict.fromkeys([*spec.public, *keys]))
+    _check_roles(where, spec, public, keys)
     budget = spec.budget
     return Dataset(
         name=name,
@@ -217,10 +227,43 @@ def _dataset(name: str, spec: DatasetSpec, base: Path, source: str) -> Dataset:
         query_epsilon=budget.query_epsilon if budget else None,
         bounds={c: (float(lo), float(hi)) for c, (lo, hi) in spec.bounds.items()},
         public_keys=keys,
+        public=public,
+        identifiers=tuple(spec.identifiers),
         min_query_set=spec.min_query_set,
         range_percent=spec.camouflage.range_percent if spec.camouflage else None,
         camouflage_columns=spec.camouflage.columns if spec.camouflage else None,
     )
+
+
+def _check_roles(
+    where: str, spec: DatasetSpec, public: tuple[str, ...], keys: dict[str, Any]
+) -> None:
+    """The column roles of a dataset must not contradict each other (the names themselves
+    are checked against the table when the server starts)."""
+    if spec.mode == "dp" and (spec.public or spec.identifiers):
+        key = "public" if spec.public else "identifiers"
+        raise ConfigError(
+            f"{where}.{key}: column roles apply to restriction and camouflage modes; dp mode "
+            "protects every column with noise and lets any column select records: remove it"
+        )
+    for key, names in (("public", spec.public), ("identifiers", spec.identifiers)):
+        if len(set(names)) != len(names):
+            raise ConfigError(f"{where}.{key} names a column twice; name each column once")
+    for name in spec.identifiers:
+        if name in public:
+            declared = "public_keys" if name in keys else "public"
+            raise ConfigError(
+                f"{where}: {name!r} is in identifiers and in {declared}; an identifier never "
+                f"selects records: remove it from one of them"
+            )
+    if spec.mode == "camouflage" and spec.camouflage and spec.camouflage.columns:
+        for name in spec.camouflage.columns:
+            if name in public or name in spec.identifiers:
+                role = "identifiers" if name in spec.identifiers else "public (or public_keys)"
+                raise ConfigError(
+                    f"{where}.camouflage.columns names {name!r}, which is also in {role}; a "
+                    "camouflaged column is confidential: remove it from one of them"
+                )
 
 
 def config_from_dict(

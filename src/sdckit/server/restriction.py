@@ -54,10 +54,25 @@ counts as determined (for 0/1 query matrices an undetermined record's ``P_ii`` i
 number below 1 whose denominator divides a Gram determinant of the query sets, so it stays
 far from 1 unless that determinant is astronomically large).
 
-COUNT answers do not reveal confidential values; :meth:`QuerySetAuditor.check_size` applies
-the size rule alone. AVG with a known count is a SUM and is audited as one. One auditor audits
-one confidential column (or all of them, when SUM queries over every column share the same
-query sets, which is what the audit assumes anyway).
+What the auditor reads
+----------------------
+Only record ids: the query sets of this query and of the queries answered before, and the
+table's size ``n``. It never sees a value of the table, so every decision (size rule and audit)
+is a function of the query sets alone. The server lets only public columns select records
+(:mod:`sdckit.server.roles`), so the query sets are functions of public values, and a decision
+could be computed by the analyst without the confidential values: the auditor is *simulatable*
+(Kenthapadi, Mishra & Nissim 2005, "Simulatable auditing", PODS), and neither a refusal nor the
+presence of an answer tells anything about a confidential value. (Were a query set chosen by a
+confidential predicate, its size alone, through the size rule, would disclose the predicate.)
+
+The server audits every query set it answers, COUNT included: a COUNT over a public query set
+reveals only public facts, but ``COUNT(col)`` counts the records of the set where a possibly
+confidential column is not missing, i.e. it is a SUM of a confidential 0/1 value, and
+auditing all query sets alike covers it. :meth:`QuerySetAuditor.check_size` (the size rule
+alone, nothing recorded) remains for callers that do not need the audit. AVG with a known
+count is a SUM and is audited as one. One auditor audits every confidential column at once:
+the audit depends on the query sets only, and every aggregate of a query is taken over the
+same sets.
 """
 
 from __future__ import annotations
@@ -131,6 +146,10 @@ class QuerySetAuditor:
     atomically and is what a server calls. With ``audit=False`` only the size rule applies.
     ``tolerance`` is how close to 1 a record's projector diagonal must come to count as
     determined. All public methods are thread-safe.
+
+    The auditor reads record ids only, never a value of the data: its decisions are functions
+    of the query sets (module docstring, "What the auditor reads"), simulatable when those
+    sets are selected by public columns (Kenthapadi, Mishra & Nissim 2005).
     """
 
     def __init__(
@@ -367,8 +386,9 @@ class QuerySetAuditor:
         return _ALLOWED, trial
 
     def check_size(self, query_sets: Sequence[np.ndarray]) -> Decision:
-        """The size rule alone (Denning & Schlörer 1983), for COUNT queries, whose answers
-        reveal no confidential value and so are neither audited nor recorded."""
+        """The size rule alone (Denning & Schlörer 1983), nothing recorded: for a caller that
+        audits nothing (the server audits COUNT queries too, through
+        :meth:`check_and_record`)."""
         sets = self._validate(query_sets)
         return self._size_decision(sets) or _ALLOWED
 

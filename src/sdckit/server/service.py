@@ -34,6 +34,7 @@ from sdckit.server.modes import (
     end_columns,
     query_sets,
 )
+from sdckit.server.roles import ColumnRoles
 from sdckit.server.sql import ParsedQuery, UnsupportedQuery, parse_query
 
 __all__ = ["QueryService", "Refusal"]
@@ -51,13 +52,15 @@ class Refusal(Exception):
 
 @dataclass
 class _Served:
-    """A dataset at run time: its settings, columns, key domains and (restriction) auditor."""
+    """A dataset at run time: its settings, columns, key domains, column roles (restriction
+    and camouflage) and (restriction) auditor."""
 
     spec: Dataset
     columns: dict[str, str]
     domain: Domain
     n_records: int
     camouflaged: frozenset[str]
+    roles: ColumnRoles | None = None
     auditor: Any = None
     lock: threading.Lock | None = None
 
@@ -148,6 +151,8 @@ class QueryService:
             ("bounds", list(d.bounds)),
             ("public_keys", list(d.public_keys)),
             ("camouflage.columns", list(d.camouflage_columns or [])),
+            ("public", list(d.public)),
+            ("identifiers", list(d.identifiers)),
         ):
             for name in names:
                 if name not in columns:
@@ -176,6 +181,8 @@ class QueryService:
                         "server loads the data: drop the table (or use a new database) and "
                         "start again with load: {path: ...}"
                     )
+        if d.mode != "dp":
+            served.roles = self._roles(d, served)
         if d.mode == "restriction":
             from sdckit.server.restriction import QuerySetAuditor
 
@@ -187,6 +194,21 @@ class QueryService:
             )
             served.lock = threading.Lock()
         return served
+
+    @staticmethod
+    def _roles(d: Dataset, served: _Served) -> ColumnRoles:
+        """The column roles; a camouflaged column (``camouflage.columns`` or, by default, the
+        numeric columns with bounds) may not also be public or an identifier."""
+        roles = ColumnRoles.of(d, served.columns, served.camouflaged)
+        clash = sorted(roles.camouflaged & {*roles.public, *roles.identifiers})
+        if clash:
+            raise ConfigError(
+                f"server config: {d.key('camouflage.columns')}: {clash[0]!r} is camouflaged "
+                "(camouflage.columns, by default the numeric columns with bounds) and also "
+                "public or an identifier; a camouflaged column is confidential: name the "
+                "camouflaged columns in camouflage.columns, or remove it from public"
+            )
+        return roles
 
     def _domain(self, d: Dataset, key: str, declared: list[Any] | None) -> list[Any]:
         """The public values of a key: declared in the config, or read from the data now
@@ -257,15 +279,16 @@ class QueryService:
         served = self._dataset(dataset, sql)
         spec = served.spec
         try:
-            parsed = parse_query(sql, spec.table, served.columns, spec.public_keys)
+            guard = served.roles.guard if served.roles is not None else None
+            parsed = parse_query(sql, spec.table, served.columns, spec.public_keys, guard)
             if spec.mode == "dp":
                 return self._dp(analyst, served, parsed, epsilon)
             if spec.mode == "restriction":
                 return self._restriction(analyst, served, parsed)
             return self._camouflage(analyst, served, parsed)
         except UnsupportedQuery as exc:
-            self.ledger.log(analyst, spec.name, spec.mode, "unsupported_query")
-            raise Refusal(403, "unsupported_query", str(exc)) from None
+            self.ledger.log(analyst, spec.name, spec.mode, exc.code)
+            raise Refusal(403, exc.code, str(exc)) from None
         except Refusal as exc:
             if exc.status == 403:
                 self.ledger.log(analyst, spec.name, spec.mode, exc.code)
@@ -444,6 +467,8 @@ class QueryService:
                 "bounds": {c: list(b) for c, b in spec.bounds.items()},
                 "public_keys": served.domain.values,
             }
+            if served.roles is not None:
+                entry["column_roles"] = served.roles.describe()
             if spec.mode == "dp":
                 entry["budget_epsilon"] = spec.epsilon
                 entry["query_epsilon"] = spec.query_epsilon

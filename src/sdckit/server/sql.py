@@ -12,7 +12,9 @@ Accepted (one statement)::
   dp mode only);
 * ``key``: a public key of the dataset (GROUP BY keys only; a selected key must be grouped);
 * ``predicate``: comparisons (``= <> < <= > >=``) of a column with a literal, ``IN`` (literal
-  lists), ``BETWEEN`` literals, ``IS [NOT] NULL``, combined with ``AND``, ``OR``, ``NOT``.
+  lists), ``BETWEEN`` literals, ``IS [NOT] NULL``, combined with ``AND``, ``OR``, ``NOT``;
+* in restriction and camouflage modes, every column is also checked against its role
+  (:mod:`sdckit.server.roles`, through the ``guard`` of :func:`parse_query`).
 
 Everything else -- joins, subqueries, ``SELECT *``, ``DISTINCT``, ``HAVING``, ``ORDER BY``,
 ``LIMIT``, other functions, DDL or DML, several statements -- raises
@@ -226,15 +228,23 @@ def _check_literal(value: float | int | str | None, col: str, kinds: Mapping[str
         raise _refuse(f"column {col!r} is text; compare it with a quoted 'text' literal")
 
 
+#: ``guard(column, clause)`` raises when ``column`` may not be used in ``clause`` (``WHERE``,
+#: ``GROUP BY``, ``COUNT``, ``SUM``, ``AVG``, ``QUANTILE``): the column roles of
+#: :class:`sdckit.server.roles.ColumnRoles`.
+Guard = Callable[[str, str], None]
+
+
 class _WhereBuilder:
     """Checks a WHERE tree and rebuilds it from the parsed values."""
 
-    def __init__(self, table: str, columns: Mapping[str, str]) -> None:
-        self.table, self.columns = table, columns
+    def __init__(self, table: str, columns: Mapping[str, str], guard: Guard | None) -> None:
+        self.table, self.columns, self.guard = table, columns, guard
         self.used: set[str] = set()
 
     def col(self, node: exp.Expression) -> str:
         name = _resolve_column(node, self.table, self.columns)
+        if self.guard is not None:
+            self.guard(name, "WHERE")
         self.used.add(name)
         return name
 
@@ -341,12 +351,15 @@ def parse_query(
     table: str,
     columns: Mapping[str, str],
     public_keys: Mapping[str, object] | None = None,
+    guard: Guard | None = None,
 ) -> ParsedQuery:
     """Parse and check ``sql`` against the subset (module docstring).
 
     ``columns``: the table's columns and their kind (``numeric``, ``text`` or ``other``; the
-    server's id column is not among them); ``public_keys``: the columns GROUP BY may use.
-    Raises :class:`UnsupportedQuery` with the reason.
+    server's id column is not among them); ``public_keys``: the columns GROUP BY may use;
+    ``guard``: called with every column of GROUP BY, of an aggregate and of WHERE and the
+    clause (:data:`Guard`), before anything is executed. Raises :class:`UnsupportedQuery`
+    with the reason.
     """
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("the query is empty; send a SELECT statement")
@@ -394,6 +407,8 @@ def parse_query(
             raise _refuse("ROLLUP, CUBE and GROUPING SETS are not supported")
         for node in grouped.expressions:
             name = _resolve_column(node, table, columns)
+            if guard is not None:
+                guard(name, "GROUP BY")
             if name not in keys:
                 raise _refuse(
                     f"GROUP BY {name!r}: only public keys may be grouped by "
@@ -416,6 +431,8 @@ def parse_query(
                 raise _refuse(f"the column {name!r} is selected but not in GROUP BY")
             continue
         func, col, q = _aggregate(node, table, columns)
+        if col is not None and guard is not None:
+            guard(col, func.upper())
         if col is not None and func != "count" and columns[col] != "numeric":
             raise _refuse(f"{func.upper()}({col}) needs a numeric column; {col!r} is not")
         default = {
@@ -435,7 +452,7 @@ def parse_query(
     used: frozenset[str] = frozenset()
     condition = tree.args.get("where")
     if condition is not None:
-        builder = _WhereBuilder(table, columns)
+        builder = _WhereBuilder(table, columns, guard)
         where = builder.build(condition.this)
         used = frozenset(builder.used)
     normalized = _normalized(aggregates, group, where, table)
