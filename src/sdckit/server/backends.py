@@ -7,6 +7,11 @@ DuckDB also holds a process-wide lock (one writer at a time: DuckDB's optimistic
 would otherwise abort conflicting updates, DuckDB docs "Concurrency") and for PostgreSQL is a
 plain transaction whose conditional ``UPDATE`` takes the row lock (PostgreSQL docs, 13.2.1
 "Read Committed Isolation Level": a concurrent update re-evaluates its WHERE on the new row).
+A read-modify-write that must see the latest committed row reads it with
+:attr:`Backend.row_lock` appended: ``FOR UPDATE`` on PostgreSQL (the row stays locked until
+the transaction ends, across processes and connections; PostgreSQL docs, 13.3.2 "Row-Level
+Locks"); nothing on DuckDB, where the process-wide lock of :meth:`Backend.transaction` already
+serialises the transactions and a database file is opened by one process only.
 
 The loaded table gets an extra column ``_sdc_id`` (0..n-1, the record id restriction mode
 audits; never returned).
@@ -36,6 +41,8 @@ class Backend:
 
     dialect = "duckdb"
     placeholder = "?"
+    #: appended to a SELECT inside :meth:`transaction` to lock the rows it reads
+    row_lock = ""
 
     def frame(self, sql: str) -> pd.DataFrame:
         """Run a data query (no parameters) and return its result."""
@@ -172,6 +179,7 @@ class PostgresBackend(Backend):
 
     dialect = "postgres"
     placeholder = "%s"
+    row_lock = " FOR UPDATE"
 
     def __init__(self, conninfo: str) -> None:
         import psycopg

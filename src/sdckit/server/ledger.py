@@ -12,27 +12,54 @@ Tables (created when absent; they survive restarts):
   Gaboardi et al. 2016, "PSI: a private data sharing interface", and of Google's DP libraries);
 * ``_sdc_log`` -- one row per answered or refused query: the utility and risk record of each
   analyst (noise variance, refusals, interval widths);
-* ``_sdc_auditor (dataset, state)`` -- the restriction-mode auditor's state (JSON).
+* ``_sdc_audit (dataset, n_records, version)`` and ``_sdc_audit_sets (dataset, version,
+  query_sets)`` -- the restriction-mode audit trail of each dataset: every answered batch of
+  query sets, numbered ``1 .. version`` (one compressed bitmap of the records per query set);
+* ``_sdc_auditor (dataset, state)`` -- the auditor snapshot (:meth:`QuerySetAuditor.state`)
+  earlier versions stored; read once, when a dataset's audit trail is created, and never
+  written.
 
 :meth:`Ledger.release` makes the charge and stores the answer in **one transaction**: the
 conditional ``UPDATE ... SET spent = spent + e WHERE spent + e <= budget RETURNING`` either
 finds the row (and the answer is stored and returned) or not (nothing changes: budget
 exhausted). Under concurrency the row lock (PostgreSQL) or the writer lock (DuckDB) serialises
 the charges, so the budget can never be overspent.
+
+:meth:`Ledger.audit_release` does the same for restriction mode: one transaction locks the
+dataset's ``_sdc_audit`` row (``SELECT ... FOR UPDATE``, :attr:`Backend.row_lock`), brings this
+process's :class:`AuditCopy` up to the row's version by replaying the batches it has not seen
+(any number of server processes may answer from one database), checks the new batch, and on
+success computes the answer, appends the batch and the log row and bumps the version; only
+after the commit is the answer returned. Every server process thus audits against every
+answer any of them gave (Chin & Özsoyoğlu 1982's audit needs the complete answered history).
+Replaying a batch is what recording it did, so every process's auditor holds the same
+floating-point state and makes the same decisions.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import math
+import threading
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
+import numpy as np
+
+from sdckit.errors import ConfigError
 from sdckit.server.backends import Backend
+from sdckit.server.restriction import Decision, QuerySetAuditor
 
-__all__ = ["Ledger", "UNITS", "epsilon_units", "units_epsilon"]
+__all__ = ["AuditCopy", "Ledger", "UNITS", "epsilon_units", "units_epsilon"]
+
+T = TypeVar("T")
 
 #: Ledger units per 1 epsilon.
 UNITS = 10**12
@@ -47,7 +74,12 @@ _TABLES = (
     "mode TEXT NOT NULL, outcome TEXT NOT NULL, epsilon_units BIGINT NOT NULL, "
     "noise_variance DOUBLE PRECISION, interval_width DOUBLE PRECISION, cells BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS _sdc_auditor (dataset TEXT PRIMARY KEY, state TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS _sdc_audit (dataset TEXT PRIMARY KEY, "
+    "n_records BIGINT NOT NULL, version BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS _sdc_audit_sets (dataset TEXT NOT NULL, version BIGINT NOT NULL, "
+    "query_sets TEXT NOT NULL, PRIMARY KEY (dataset, version))",
 )
+_LOG_ROW = "INSERT INTO _sdc_log VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def epsilon_units(epsilon: float) -> tuple[int, Fraction]:
@@ -188,27 +220,127 @@ class Ledger:
         noise_variance: float | None = None,
         interval_width: float | None = None,
         cells: int = 0,
-        auditor_state: dict[str, Any] | None = None,
     ) -> None:
-        """Record a query's outcome (and the auditor's new state, in the same transaction)."""
+        """Record a query's outcome."""
         with self.backend.transaction() as run:
-            if auditor_state is not None:
-                text = json.dumps(auditor_state)
-                found = run(
-                    "UPDATE _sdc_auditor SET state = ? WHERE dataset = ? RETURNING dataset",
-                    [text, dataset],
-                )
-                if not found:
-                    run("INSERT INTO _sdc_auditor VALUES (?, ?)", [dataset, text])
             run(
-                "INSERT INTO _sdc_log VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _LOG_ROW,
                 [analyst, dataset, mode, outcome, units, noise_variance, interval_width, cells],
             )
 
-    def auditor_state(self, dataset: str) -> dict[str, Any] | None:
-        """The stored auditor state of a restriction dataset, or None."""
-        rows = self.backend.execute("SELECT state FROM _sdc_auditor WHERE dataset = ?", [dataset])
-        return json.loads(rows[0][0]) if rows else None
+    # -- restriction mode: the audit trail ----------------------------------------------------
+    def open_audit(self, dataset: str, n_records: int, min_query_set: int) -> AuditCopy:
+        """This process's copy of ``dataset``'s audit, up to date with the database.
+
+        Creates the dataset's ``_sdc_audit`` row when absent (taking over the audit trail of a
+        snapshot an earlier version stored in ``_sdc_auditor``); refuses a table whose record
+        count differs from the one the trail was recorded on (record ids would not match).
+        """
+        copy = AuditCopy(dataset, n_records, min_query_set)
+        with copy.lock, self.backend.transaction() as run:
+            created = run(
+                "INSERT INTO _sdc_audit VALUES (?, ?, 0) ON CONFLICT DO NOTHING RETURNING dataset",
+                [dataset, n_records],
+            )
+            if created:
+                self._adopt_snapshot(run, dataset, n_records)
+            self._synced(run, copy)
+        return copy
+
+    def _adopt_snapshot(self, run: Callable[..., list[tuple]], dataset: str, n: int) -> None:
+        """Append the batches of an earlier version's auditor snapshot to the new trail."""
+        rows = run("SELECT state FROM _sdc_auditor WHERE dataset = ?", [dataset])
+        if not rows:
+            return
+        try:
+            state = json.loads(rows[0][0])
+        except ValueError:
+            raise ConfigError(
+                f"the stored auditor state of dataset {dataset!r} (table _sdc_auditor) is not "
+                "JSON; restore the database from a backup"
+            ) from None
+        if isinstance(state, dict) and state.get("n_records") != n:
+            raise ConfigError(_count_changed(dataset, state.get("n_records"), n))
+        batches = QuerySetAuditor.recorded_batches(state)
+        for version, sets in enumerate(batches, start=1):
+            run("INSERT INTO _sdc_audit_sets VALUES (?, ?, ?)", [dataset, version, _pack(sets, n)])
+        run("UPDATE _sdc_audit SET version = ? WHERE dataset = ?", [len(batches), dataset])
+
+    def _synced(self, run: Callable[..., list[tuple]], copy: AuditCopy) -> QuerySetAuditor:
+        """Lock the dataset's audit row and bring ``copy`` up to its version (inside a
+        transaction, ``copy.lock`` held)."""
+        rows = run(
+            f"SELECT n_records, version FROM _sdc_audit WHERE dataset = ?{self.backend.row_lock}",
+            [copy.dataset],
+        )
+        if not rows:
+            raise ConfigError(f"the audit trail of dataset {copy.dataset!r} is missing")
+        n_records, version = int(rows[0][0]), int(rows[0][1])
+        if n_records != copy.n_records:
+            raise ConfigError(_count_changed(copy.dataset, n_records, copy.n_records))
+        if copy.auditor is None or copy.version > version:
+            copy.auditor = QuerySetAuditor(copy.n_records, copy.min_query_set, audit=True)
+            copy.version = 0
+        if copy.version < version:
+            for seen, text in run(
+                "SELECT version, query_sets FROM _sdc_audit_sets WHERE dataset = ? "
+                "AND version > ? ORDER BY version",
+                [copy.dataset, copy.version],
+            ):
+                if int(seen) != copy.version + 1:
+                    raise ConfigError(f"the audit trail of dataset {copy.dataset!r} has a gap")
+                copy.auditor.record(_unpack(str(text), copy.n_records, copy.dataset))
+                copy.version += 1
+            if copy.version != version:
+                raise ConfigError(f"the audit trail of dataset {copy.dataset!r} is incomplete")
+        return copy.auditor
+
+    def audit_release(
+        self,
+        analyst: str,
+        copy: AuditCopy,
+        query_sets: Sequence[np.ndarray],
+        answer: Callable[[], tuple[T, int]],
+    ) -> tuple[Decision, T | None]:
+        """Audit a batch of query sets against every answer given on the dataset (by any
+        server process) and, when allowed, compute ``answer() -> (result, cells)``, record
+        the batch and log it, in one transaction under the dataset's audit row lock.
+
+        Returns the decision and the result (``None`` when refused: nothing is recorded).
+        An exception (from ``answer`` or the database) rolls everything back and makes the
+        copy reload from the database on the next call.
+        """
+        with copy.lock:  # the threads of this process; the row lock orders the processes
+            try:
+                with self.backend.transaction() as run:
+                    auditor = self._synced(run, copy)
+                    before = (auditor.n_atoms, auditor.rank)
+                    decision = auditor.check_and_record(query_sets)
+                    if not decision.allowed:
+                        return decision, None
+                    result, cells = answer()
+                    version = copy.version
+                    if (auditor.n_atoms, auditor.rank) != before:
+                        # a batch that splits no atom and adds no rank (a repeat, or a sum
+                        # of answered sets) changes no later decision: not stored
+                        version += 1
+                        run(
+                            "INSERT INTO _sdc_audit_sets VALUES (?, ?, ?)",
+                            [copy.dataset, version, _pack(query_sets, copy.n_records)],
+                        )
+                        run(
+                            "UPDATE _sdc_audit SET version = ? WHERE dataset = ?",
+                            [version, copy.dataset],
+                        )
+                    run(
+                        _LOG_ROW,
+                        [analyst, copy.dataset, "restriction", "answered", 0, None, None, cells],
+                    )
+            except BaseException:
+                copy.auditor = None  # it may hold a batch the database does not
+                raise
+            copy.version = version
+            return decision, result
 
     def usage(self, analyst: str) -> dict[str, dict[str, Any]]:
         """Per dataset: answered and refused counts (by code), epsilon spent, the noise
@@ -246,3 +378,58 @@ class _Race(Exception):
 
 class _Exhausted(Exception):
     """The conditional charge found no budget left."""
+
+
+@dataclass
+class AuditCopy:
+    """A server process's copy of a restriction dataset's auditor (:class:`QuerySetAuditor`)
+    and the audit-trail version it reflects; :meth:`Ledger.audit_release` keeps it current."""
+
+    dataset: str
+    n_records: int
+    min_query_set: int
+    auditor: QuerySetAuditor | None = None
+    version: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _count_changed(dataset: str, stored: Any, n: int) -> str:
+    return (
+        f"dataset {dataset!r}: the restriction audit trail in the database was recorded on "
+        f"{stored} records but the table has {n}; the record ids of the answered queries no "
+        "longer match. Serve the table the trail was recorded on, or start a new database"
+    )
+
+
+def _pack(query_sets: Sequence[np.ndarray], n: int) -> str:
+    """Query sets as JSON text: per set, the base64 of the zlib-compressed bitmap of its
+    records (``n / 8`` bytes before compression, whatever the set's size)."""
+    out = []
+    for ids in query_sets:
+        member = np.zeros(n, dtype=np.bool_)
+        member[np.asarray(ids, dtype=np.int64)] = True
+        out.append(base64.b64encode(zlib.compress(np.packbits(member).tobytes())).decode())
+    return json.dumps(out)
+
+
+def _unpack(text: str, n: int, dataset: str) -> list[np.ndarray]:
+    """The record ids of :func:`_pack`'s query sets."""
+    try:
+        packed = json.loads(text)
+        if not isinstance(packed, list) or not packed:
+            raise ValueError("not a list of query sets")
+        sets = []
+        for item in packed:
+            bits = np.frombuffer(zlib.decompress(base64.b64decode(item, validate=True)), np.uint8)
+            if bits.size != (n + 7) // 8:
+                raise ValueError("bitmap length")
+            member = np.unpackbits(bits)
+            if member[n:].any():
+                raise ValueError("bits beyond the last record")
+            sets.append(np.flatnonzero(member[:n]))
+    except (ValueError, TypeError, zlib.error, binascii.Error):
+        raise ConfigError(
+            f"the audit trail of dataset {dataset!r} (table _sdc_audit_sets) is malformed; "
+            "restore the database from a backup"
+        ) from None
+    return sets

@@ -466,16 +466,10 @@ class QuerySetAuditor:
             )
             answered = int(state["answered"])
             refused = {code: int(state["refused"][code]) for code in (TOO_SMALL, AUDIT_REFUSED)}
-            if auditor._audit:
-                atom_of = np.asarray(state["atom_of"], dtype=np.int64)
-                parent = np.asarray(state["atom_parent"], dtype=np.int64)
-                batches = [
-                    [(np.asarray(q["atoms"], dtype=np.int64), int(q["n_atoms"])) for q in batch]
-                    for batch in state["batches"]
-                ]
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"auditor state is malformed ({type(exc).__name__})") from None
         if auditor._audit:
+            atom_of, parent, batches = _trail(state)
             for sets in _replay_sets(atom_of, parent, batches, auditor._n):
                 auditor._record(sets)
             if not (
@@ -488,6 +482,33 @@ class QuerySetAuditor:
         auditor._answered = answered
         auditor._refused = refused
         return auditor
+
+    @staticmethod
+    def recorded_batches(state: dict[str, Any]) -> list[list[np.ndarray]]:
+        """The batches of query sets (record ids) a :meth:`state` holds, in the order they
+        were recorded (empty for an auditor without audit): the audit trail of Chin &
+        Özsoyoğlu 1982, for storing it elsewhere. The state is validated as in
+        :meth:`from_state`."""
+        auditor = QuerySetAuditor.from_state(state)
+        if not auditor._audit:
+            return []
+        return _replay_sets(*_trail(state), auditor._n)
+
+
+def _trail(
+    state: dict[str, Any],
+) -> tuple[np.ndarray, np.ndarray, list[list[tuple[np.ndarray, int]]]]:
+    """The atom of each record, the atom tree and the recorded batches of a state."""
+    try:
+        atom_of = np.asarray(state["atom_of"], dtype=np.int64)
+        parent = np.asarray(state["atom_parent"], dtype=np.int64)
+        batches = [
+            [(np.asarray(q["atoms"], dtype=np.int64), int(q["n_atoms"])) for q in batch]
+            for batch in state["batches"]
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"auditor state is malformed ({type(exc).__name__})") from None
+    return atom_of, parent, batches
 
 
 def _weighted_rows(basis: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from sdckit.core.io import read_table
 from sdckit.errors import ConfigError, DataError
 from sdckit.server.backends import ID_COLUMN, Backend, open_backend
 from sdckit.server.config import Dataset, ServerConfig, key_digest
-from sdckit.server.ledger import Ledger, epsilon_units, query_key, units_epsilon
+from sdckit.server.ledger import AuditCopy, Ledger, epsilon_units, query_key, units_epsilon
 from sdckit.server.modes import (
     ENDS_PREFIX,
     Answer,
@@ -61,8 +60,7 @@ class _Served:
     n_records: int
     camouflaged: frozenset[str]
     roles: ColumnRoles | None = None
-    auditor: Any = None
-    lock: threading.Lock | None = None
+    auditor: AuditCopy | None = None
 
 
 def _read(dataset: Dataset) -> pd.DataFrame:
@@ -184,15 +182,7 @@ class QueryService:
         if d.mode != "dp":
             served.roles = self._roles(d, served)
         if d.mode == "restriction":
-            from sdckit.server.restriction import QuerySetAuditor
-
-            state = self.ledger.auditor_state(d.name)
-            served.auditor = (
-                QuerySetAuditor.from_state(state)
-                if state is not None
-                else QuerySetAuditor(n, int(d.min_query_set or 1), audit=True)
-            )
-            served.lock = threading.Lock()
+            served.auditor = self.ledger.open_audit(d.name, n, int(d.min_query_set or 1))
         return served
 
     @staticmethod
@@ -380,21 +370,17 @@ class QueryService:
         for agg in parsed.aggregates:
             if agg.func == "quantile":
                 raise UnsupportedQuery("MEDIAN and QUANTILE are answered in dp mode only")
-        assert served.lock is not None
-        with served.lock:  # one auditor per dataset, shared by every analyst
-            cells, sets = self._run_sets(served, parsed)
-            decision = served.auditor.check_and_record(sets)
-            if not decision.allowed:
-                raise Refusal(403, str(decision.code or "audit_refused"), decision.message)
-            answer = self._run(lambda: answer_exact(self.backend, spec, parsed, cells))
-            self.ledger.log(
-                analyst,
-                spec.name,
-                "restriction",
-                "answered",
-                cells=answer.cells,
-                auditor_state=served.auditor.state(),
-            )
+        assert served.auditor is not None
+        cells, sets = self._run_sets(served, parsed)
+
+        def exact() -> tuple[Answer, int]:
+            found = self._run(lambda: answer_exact(self.backend, spec, parsed, cells))
+            return found, found.cells
+
+        # one audit per dataset, shared by every analyst and every server on the database
+        decision, answer = self.ledger.audit_release(analyst, served.auditor, sets, exact)
+        if answer is None:
+            raise Refusal(403, str(decision.code or "audit_refused"), decision.message)
         return {
             "rows": answer.rows,
             "mode": "restriction",
