@@ -51,6 +51,7 @@ def restriction(path: str, table: str) -> dict:
         "mode": "restriction",
         "min_query_set": 2,
         "public_keys": ["dept"],
+        "public": ["age"],
     }
 
 
