@@ -9,7 +9,6 @@ leaves nothing behind; the input is never modified.
 from __future__ import annotations
 
 import csv
-import fcntl
 import io
 import os
 import re
@@ -28,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import is_numeric
+from sdckit.core.folder_lock import folder_locks
 from sdckit.errors import DataError
 
 #: Texts treated as missing when a column is converted to numbers.
@@ -404,29 +404,6 @@ def _stage(path: Path, writer: Callable[[Path], None]) -> tuple[Path, Path]:
 
 
 @contextmanager
-def _folder_locks(folders: list[Path]) -> Iterator[None]:
-    """Hold exclusive ``flock`` locks on ``folders`` (sorted, so two runs never deadlock).
-
-    Two jobs committing outputs into the same folder take turns: the renames of one job's
-    output set never interleave with another's.
-    """
-    fds: list[int] = []
-    try:
-        for folder in sorted(set(folders)):
-            try:
-                fd = os.open(folder, os.O_RDONLY)
-            except OSError:
-                continue
-            fds.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        for fd in reversed(fds):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
-@contextmanager
 def _signals_deferred() -> Iterator[None]:
     """Defer SIGINT and SIGTERM while an output set is renamed into place (main thread only),
     so an interrupted run never leaves half of a release."""
@@ -447,7 +424,9 @@ def _commit(staged: list[tuple[Path, Path]]) -> None:
     terminal) is opened and written, never renamed over.
     """
     folders = [dest.parent for _, dest in staged if not _is_special(dest)]
-    with _signals_deferred(), _folder_locks(folders):
+    # The lock is waited for with signals live (a waiting run ends at once on SIGTERM, its
+    # temporaries removed); only the renames themselves run with signals deferred.
+    with folder_locks(folders), _signals_deferred():
         for tmp, dest in staged:
             if _is_special(dest):
                 try:
@@ -492,7 +471,9 @@ class OutputSet:
     Inside ``with output_set():`` every :func:`atomic_write` (and so :func:`write_table`,
     :func:`write_text`, the JSON and HTML writers) only stages its file; when the block ends
     without error all staged files are renamed into place together, under an exclusive lock
-    on their folders, with SIGINT/SIGTERM deferred. A failed or interrupted job removes its
+    on their folders (:func:`sdckit.core.folder_lock.folder_locks`: each folder locked once
+    however it is named, another run's lock waited for with signals live and for a bounded
+    time), with SIGINT/SIGTERM deferred during the renames. A failed or interrupted job removes its
     temporaries and replaces nothing. ``run_id`` stamps the JSON summary and the HTML report
     of the set, so a report can be matched with the data it describes.
     """
