@@ -285,3 +285,25 @@ def test_a_spark_cell_key_job_perturbs_as_the_local_job(spark, tmp_path) -> None
     _assert_same_outputs(tmp_path / "local", tmp_path / "spark")
     cells = _outputs(tmp_path / "spark")[0]
     assert (cells["published"] != cells["value"]).any()  # the keys moved some counts
+
+
+def test_a_constant_record_key_is_refused_by_both_engines(spark, tmp_path) -> None:
+    messages = []
+    for name in ("local", "spark"):
+        path = _write_job(
+            tmp_path / name,
+            name,
+            response=None,
+            holding=None,
+            rules=None,
+            method="cell_key",
+            options={"ptable": "p.txt", "key": "rkey"},
+        )
+        MICRO.assign(rkey=0.375).to_csv(tmp_path / name / "micro.csv", index=False)
+        (tmp_path / name / "p.txt").write_text(PTABLE, encoding="utf-8")
+        with pytest.raises(DataError) as info:
+            run_table_job(load_job(path))
+        messages.append(str(info.value))
+        assert not (tmp_path / name / "cells.csv").exists()
+    assert messages[0].startswith("record key column 'rkey' has the same value (0.375) in all 15")
+    assert messages[1] == messages[0]

@@ -246,3 +246,46 @@ def test_small_synthetic_table_by_hand(tmp_path: Path) -> None:
     assert r.noise.tolist() == [0, 0, -1]
     assert r.perturbed.tolist() == [3, 2, 0]
     assert r.details["relations_broken"] == 1 and r.details["cells_perturbed"] == 1
+
+
+_PTABLE = "i;j;p;v;p_int_ub\n1;0;0.3;-1;0.3\n1;1;0.7;0;1\n2;1;0.2;-1;0.2\n2;2;0.8;0;1\n"
+
+
+def test_a_constant_record_key_column_is_refused(tmp_path: Path) -> None:
+    """Keys equal in every record make each cell's key a function of its count (c * i mod 1):
+    every cell of one count gets the same noise, so the key column is refused, by name."""
+    pt = _write(tmp_path, _PTABLE)
+    df = pd.DataFrame({"g": ["a", "a", "b", "c"], "k": [0.25] * 4})
+    with pytest.raises(DataError) as err:
+        cell_key(df, pt, dimensions=["g"], key="k")
+    assert str(err.value).startswith(
+        "record key column 'k' has the same value (0.25) in all 4 records: the cell key method "
+        "needs a key that varies per record"
+    )
+    with pytest.raises(DataError, match="'k' has the same value"):
+        cell_keys(df, Table.from_microdata(df, ["g"]), key="k")
+    assert cell_key(df.assign(k=[0.25, 0.5, 0.25, 0.25]), pt, dimensions=["g"], key="k")
+    assert cell_key(df.head(1), pt, dimensions=["g"], key="k")  # one record: one key
+
+
+def test_a_table_job_with_a_constant_key_exits_2_naming_the_column(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    _write(tmp_path, _PTABLE)
+    pd.DataFrame({"g": ["a", "a", "b", "c"], "RecKey": ["0.5"] * 4}).to_csv(
+        tmp_path / "micro.csv", index=False
+    )
+    _write(
+        tmp_path,
+        "input: micro.csv\ndimensions: {g: {}}\nmethod: cell_key\n"
+        "options: {ptable: pt.txt, key: RecKey}\noutput: {cells: out.csv}\n",
+        "ck.yaml",
+    )
+    res = CliRunner().invoke(app, ["table", "--config", str(tmp_path / "ck.yaml")])
+    assert res.exit_code == 2, res.output
+    assert "record key column 'RecKey' has the same value (0.5) in all 4 records" in " ".join(
+        res.output.split()
+    )
+    assert not (tmp_path / "out.csv").exists()

@@ -126,6 +126,36 @@ def test_table_from_cells_checks_additivity_and_fills_empty_cells() -> None:
         Table.from_cells(pd.concat([cells, cells.tail(1)]), ["r"])
 
 
+def test_a_cells_file_without_total_rows_is_told_to_add_them() -> None:
+    """Cells given without their totals: the error says total rows are missing (how many,
+    the first one's codes and its parts' sum) and how to have them, not "Total is 0"."""
+    cells = pd.DataFrame(
+        {"region": ["N", "N", "S"], "sector": ["a", "b", "a"], "value": [50.0, 55.0, 0.0]}
+    )
+    with pytest.raises(DataError) as err:
+        Table.from_cells(cells, ["region", "sector"])
+    msg = str(err.value)
+    assert msg.startswith(
+        "the cells file lacks total rows: 5 of its 5 total and sub-total cells have no row, "
+        "e.g. {'region': 'Total', 'sector': 'a'}, whose parts add up to 50."
+    )
+    assert "{'region': 'Total', 'sector': 'Total'}" in msg and "`input:`" in msg
+    # all totals but one given: one missing row (N x Total = 105), named
+    full = Table.from_microdata(
+        pd.DataFrame({"region": ["N", "N", "S"], "sector": ["a", "b", "a"], "v": [50, 55, 0]}),
+        ["region", "sector"],
+        "v",
+    ).to_frame()
+    given = full[~((full["region"] == "N") & (full["sector"] == "Total"))]
+    with pytest.raises(DataError, match=r"1 of its 5 .* e\.g\. \{'region': 'N', 'sector': "
+                       r"'Total'\}, whose parts add up to 105\."):  # fmt: skip
+        Table.from_cells(given, ["region", "sector"])
+    # a total given with a wrong value is still "not additive"
+    wrong = full.assign(value=np.where(full.index == 0, 1.0, full["value"]))
+    with pytest.raises(DataError, match="not additive"):
+        Table.from_cells(wrong, ["region", "sector"])
+
+
 # -- rules: X = 100, x1 = 80, x2 = 15 (three contributors: 80, 15, 5) ----------------------------
 def test_p_percent_rule_hand_computed() -> None:
     t = _one_cell_table([80, 15, 5])

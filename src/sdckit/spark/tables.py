@@ -454,7 +454,12 @@ def spark_cell_keys(sdf: DataFrame, table: Table, key: str) -> np.ndarray:
     driver rolls the leaf sums up. Equal to the local engine's keys bit for bit."""
     from pyspark.sql import functions as F
 
-    from sdckit.tables.cell_key import KEY_BITS, bad_record_key, cell_keys_from_leaf_sums
+    from sdckit.tables.cell_key import (
+        KEY_BITS,
+        bad_record_key,
+        cell_keys_from_leaf_sums,
+        constant_record_key,
+    )
 
     if key not in sdf.columns:
         raise DataError(
@@ -464,10 +469,15 @@ def spark_cell_keys(sdf: DataFrame, table: Table, key: str) -> np.ndarray:
     value, bad = _number(sdf, key)
     bad = bad | (value < 0) | (value > 1)
     bad = F.coalesce(bad, F.lit(True))
-    count = int(sdf.agg(F.sum(bad.cast("long"))).collect()[0][0] or 0)
+    stats = sdf.agg(
+        F.sum(bad.cast("long")), F.min(value), F.max(value), F.count(F.lit(1))
+    ).collect()[0]
+    count = int(stats[0] or 0)
     if count:
         row, shown = _first_bad_row(sdf, key, bad)
         raise bad_record_key(key, row, shown, count)
+    if stats[3] > 1 and stats[1] == stats[2]:
+        raise constant_record_key(key, float(stats[1]), int(stats[3]))
     one = float(2**KEY_BITS)
     q = F.rint(value * F.lit(one)).cast("decimal(38,0)")
     keyed = _with_leaf_cells(sdf, table.dimensions, [q.alias("__q")])

@@ -63,6 +63,7 @@ __all__ = [
     "cell_key",
     "cell_keys",
     "cell_keys_from_leaf_sums",
+    "constant_record_key",
     "read_ptable",
     "record_keys",
 ]
@@ -324,6 +325,24 @@ def bad_record_key(key: str, row: int, value: object, count: int) -> DataError:
     )
 
 
+def constant_record_key(key: str, value: object, n: int) -> DataError:
+    """The error for a record key column with one value in all ``n`` (>= 2) records.
+
+    The cell key method's protection rests on record keys that vary independently per record
+    (Thompson, Broadfoot & Elazar 2013, "Methodology for the automatic confidentialisation of
+    statistical outputs from remote servers at the Australian Bureau of Statistics"): with a
+    constant key ``c`` a cell of ``i`` records has key ``i * c mod 1``, a function of its count
+    alone, so every cell of the same count gets the same noise and the noise can be undone.
+    """
+    return DataError(
+        f"record key column {key!r} has the same value ({value!r}) in all {n:,} records: the "
+        "cell key method needs a key that varies per record (uniform in [0, 1)); with a "
+        "constant key every cell's key depends only on its count, so all cells of one count "
+        "get the same noise and nothing is protected. Fill the column with random keys "
+        "(sdckit.tables.cell_key.record_keys) and store them with the microdata"
+    )
+
+
 def _record_keys(
     data: pd.DataFrame, key: str | None, seed: int | np.random.Generator | None
 ) -> np.ndarray:
@@ -346,6 +365,8 @@ def _record_keys(
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise bad_record_key(str(key), r, data[key].iloc[r], int(bad.sum()))
+    if len(vals) > 1 and vals.min() == vals.max():
+        raise constant_record_key(str(key), float(vals[0]), len(vals))
     return vals
 
 

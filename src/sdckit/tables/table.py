@@ -348,11 +348,18 @@ class Table:
             costs = np.zeros(n_cells)
             costs[cell] = _numeric(cells, cost)
         table = cls(dims, vals, fr, fr.copy(), tops, costs)
-        table.check_additive()
+        given = np.zeros(n_cells, dtype=bool)
+        given[cell] = True
+        table.check_additive(given)
         return table
 
-    def check_additive(self) -> None:
-        """DataError naming the first relation whose cells do not add up."""
+    def check_additive(self, given: np.ndarray | None = None) -> None:
+        """DataError naming the first relation whose cells do not add up.
+
+        ``given``: which cells the input had a row for (a cells file). A relation that fails
+        because its total has no row (read as 0) gets an error saying that total rows are
+        missing and that a cells file's totals are not computed from its parts.
+        """
         a = self.constraints()
         if a.shape[0] == 0:
             return
@@ -361,6 +368,11 @@ class Table:
         bad = np.abs(resid) > ADDITIVITY_TOLERANCE * scale
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
+            if given is not None:
+                totals = (a > 0).tocsr().indices  # one +1 entry per relation: its total cell
+                absent = pd.unique(totals[bad][~given[totals[bad]]])
+                if len(absent):
+                    raise self._missing_totals(int(absent[0]), totals, resid, given)
             row = a.getrow(r)
             total_cell = int(row.indices[row.data > 0][0])
             codes = self.codes().iloc[total_cell].to_dict()
@@ -369,6 +381,24 @@ class Table:
                 f"its parts add up to {self.value[total_cell] - resid[r]:g} ({int(bad.sum())} "
                 "such relation(s)); give every sub-total as the sum of its parts"
             )
+
+    def _missing_totals(
+        self, first: int, totals: np.ndarray, resid: np.ndarray, given: np.ndarray
+    ) -> DataError:
+        """The error for a cells file without rows for total cells: ``first``, a total whose
+        parts are not 0 (its codes and their sum), and how many total cells have no row."""
+        parts = float(-resid[int(np.flatnonzero(totals == first)[0])])
+        codes = self.codes().iloc[first].to_dict()
+        every = np.unique(totals)
+        roots = {d.name: str(d.codes[0]) for d in self.dimensions}
+        return DataError(
+            f"the cells file lacks total rows: {int((~given[every]).sum())} of its "
+            f"{len(every)} total and sub-total cells have no row, e.g. {codes}, whose parts "
+            f"add up to {parts:g}. Totals are not computed from a cells file: add one row per "
+            f"total and sub-total with the sum of its parts (the totals' codes: {roots}; a "
+            "hierarchy's inner codes are its sub-totals), or build the table from the "
+            "microdata (a table job's `input:`), which computes every total"
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The cells as a DataFrame: codes, ``value``, ``freq``, ``contributors``."""
