@@ -208,3 +208,69 @@ def test_the_yaml_reader_refuses_what_safe_load_refuses(text: str) -> None:
         yaml.load(text, Loader=yaml.SafeLoader)
     with pytest.raises(yaml.YAMLError):
         load_yaml_checked(text, Path("job.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("command", "body", "message"),
+    [
+        (
+            "synthesize",
+            "input: data.csv\nseed: 1\nmethod: marginal_dp\nepsilon: 1e-9\noutput: {path: s.csv}\n",
+            "epsilon must be a number, got '1e-9' (text, not a number: YAML 1.1 reads a number "
+            "without a dot, or with an unsigned exponent, as text; write 1.0e-9)",
+        ),
+        (
+            "anonymize",
+            "input: {path: data.csv, delimiter: ';'}\n"
+            "attributes: {zip: {role: quasi_identifying, hierarchy: {masking: {}}}}\n"
+            "models: [{k_anonymity: {k: 1e1}}]\noutput: {path: a.csv}\n",
+            "models[0].k_anonymity.k must be an integer, got '1e1' (text, not a number: YAML "
+            "1.1 reads a number without a dot, or with an unsigned exponent, as text; write 10)",
+        ),
+        (
+            "mask",
+            "input: {path: data.csv, delimiter: ';'}\nseed: 1\n"
+            "methods: [{noise: {columns: [age], alpha: 5E-1}}]\noutput: {path: m.csv}\n",
+            "methods[0].noise.alpha must be a number, got '5E-1' (text, not a number: YAML 1.1 "
+            "reads a number without a dot, or with an unsigned exponent, as text; write 5.0e-1)",
+        ),
+        (
+            "mask",
+            "input: {path: data.csv, delimiter: ';'}\nseed: 1\n"
+            "methods: [{noise: {columns: [age], alpha: '0.5'}}]\noutput: {path: m.csv}\n",
+            "methods[0].noise.alpha must be a number, got '0.5' (text, not a number: write 0.5 "
+            "without quotes)",
+        ),
+    ],
+)
+def test_a_number_yaml_reads_as_text_gets_the_form_to_write(
+    folder: Path, command: str, body: str, message: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    (folder / "job.yaml").write_text(body)
+    res = CliRunner().invoke(app, [command, "--config", str(folder / "job.yaml")])
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.output.split())
+
+
+def test_the_number_hint_gives_yaml_1_1_forms() -> None:
+    import yaml
+
+    from sdckit.core.spec import number_text_hint
+
+    def written(text: str, integer: bool = False) -> str:
+        return number_text_hint(text, integer=integer).rsplit("write ", 1)[-1].rstrip(")")
+
+    for text, form in [("1e-9", "1.0e-9"), ("-2.5e3", "-2.5e+3"), (".5e2", "0.5e+2")]:
+        assert written(text) == form
+        assert yaml.safe_load(form) == float(text) and isinstance(yaml.safe_load(text), str)
+    assert written("1e3", integer=True) == "1000"
+    assert written("3.") == "3. without quotes"  # YAML reads 3. as 3.0
+    assert written("1000", integer=True) == "1000 without quotes"
+    assert number_text_hint("1.5", integer=True) == ""  # not an integer: no form to suggest
+    assert number_text_hint("abc", integer=False) == ""
+    assert number_text_hint("inf", integer=False) == ""
+    assert number_text_hint(0.5, integer=False) == ""

@@ -199,6 +199,57 @@ def _error_text(err: Mapping[str, Any], allowed: Sequence[str]) -> tuple[str, bo
     return err["msg"], True
 
 
+#: A decimal number as text: sign, digits, fraction, exponent (what ``float()`` reads, less
+#: ``inf``/``nan`` and digit separators).
+_DECIMAL = re.compile(r"([-+]?)(\d*)(?:\.(\d*))?(?:[eE]([-+]?)(\d+))?")
+#: What YAML 1.1 reads as a decimal number (PyYAML's resolver patterns for int and float).
+_YAML_NUMBER = re.compile(
+    r"[-+]?(?:0|[1-9][0-9_]*)|[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?"
+    r"|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+)
+_NUMBER_ERRORS = ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float")
+_NUMBER_WORDS = ("must be a number", "must be an integer")
+
+
+def _yaml_float(text: str, number: float) -> str:
+    """``number`` (read from ``text``) as YAML 1.1 reads a float: a dot in the mantissa and a
+    signed exponent (the YAML 1.1 float tag's pattern, yaml.org/type/float.html, which PyYAML
+    implements: ``1e-9`` is text there, ``1.0e-9`` a number)."""
+    m = _DECIMAL.fullmatch(text) or _DECIMAL.fullmatch(repr(number))
+    assert m is not None  # repr of a finite float always matches
+    sign, whole, frac, exp_sign, exp = m.groups()
+    out = f"{sign}{whole or '0'}.{frac or '0'}"
+    return out + (f"e{exp_sign or '+'}{exp}" if exp else "")
+
+
+def number_text_hint(value: Any, *, integer: bool) -> str:
+    """For a number field given text that reads as a number (``'1e-9'``, a quoted ``'0.5'``),
+    how to write it so a job file's YAML reads a number; ``""`` for any other value.
+
+    YAML 1.1 (PyYAML) reads ``1e-9`` as text: its floats need a dot and a signed exponent,
+    so the hint gives that form (``1.0e-9``); an integer field gets the integer (``1e1``:
+    ``10``); text that YAML reads as a number was quoted.
+    """
+    if not isinstance(value, str):
+        return ""
+    text = value.strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return ""
+    if not math.isfinite(number):
+        return ""
+    if integer and not number.is_integer():
+        return ""
+    if _YAML_NUMBER.fullmatch(text):  # YAML reads it as a number: it was quoted
+        return f" (text, not a number: write {text} without quotes)"
+    written = str(int(number)) if integer else _yaml_float(text, number)
+    return (
+        f" (text, not a number: YAML 1.1 reads a number without a dot, or with an unsigned "
+        f"exponent, as text; write {written})"
+    )
+
+
 def describe_validation_error(exc: ValidationError, where: str, *, key_style: bool) -> str:
     """The first error of ``exc`` as one sdckit message.
 
@@ -241,6 +292,9 @@ def describe_validation_error(exc: ValidationError, where: str, *, key_style: bo
     got = f", got {short_repr(err.get('input'))}" if echo and loc else ""
     if err["type"] in ("literal_error", "enum") and isinstance(err.get("input"), str):
         got += did_you_mean(err["input"], _choices(err))
+    if got and (err["type"] in _NUMBER_ERRORS or text.startswith(_NUMBER_WORDS)):
+        integer = err["type"].startswith("int") or text.startswith("must be an integer")
+        got += number_text_hint(err.get("input"), integer=integer)
     note = notes.get(loc[0]) if len(loc) == 1 else None
     if note and err["type"] != "missing":
         got += f" ({note})"
