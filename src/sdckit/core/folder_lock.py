@@ -86,9 +86,9 @@ def describe_holder(folder: Path) -> str:
         pid = int(info["pid"])
         command, since = str(info["command"]), str(info["since"])
     except (OSError, ValueError, KeyError, TypeError):
-        return "another process (it left no description)"
+        return "it left no description"
     if not _pid_alive(pid):
-        return "another process (it left no description)"
+        return "it left no description"
     return f"pid {pid}, holding it since {since}: {command}"
 
 
@@ -109,7 +109,7 @@ def _acquire(fd: int, folder: Path, deadline: float, timeout: float) -> None:
         if now >= deadline:
             holder = describe_holder(folder)
             raise SdcInputError(
-                f"output folder {folder} is locked by another sdckit run ({holder}); "
+                f"output folder {folder} is locked by another run ({holder}); "
                 f"waited {timeout:g} s and wrote nothing. Let that run finish or stop it, then "
                 f"run again; set {LOCK_TIMEOUT_ENV}=SECONDS to wait longer"
             )
