@@ -293,3 +293,23 @@ def test_above_threshold_function():
     res = dp.above_threshold([-50.0, -40.0, 200.0, 300.0], 0.0, 1.0, seed=5)
     assert res.value == 2
     assert dp.above_threshold([-500.0, -400.0], 0.0, 1.0, seed=5).value is None
+
+
+def test_noise_source_ignores_the_seed_unless_told_it_is_insecure():
+    """A release made from a job draws its noise from the CSPRNG whatever the seed; only
+    insecure_reproducible_noise draws it from the seed, under a kind that says so."""
+    from sdckit.dp.randomness import INSECURE_KIND, noise_source
+
+    assert noise_source(7).kind == "csprng"
+    assert noise_source(np.random.default_rng(7)).kind == "csprng"
+    draws = [dp.discrete_gaussian([0] * 20, 1, rho=0.01, seed=noise_source(7)).value for _ in "ab"]
+    assert not np.array_equal(*draws)
+    insecure = [noise_source(7, insecure_reproducible_noise=True) for _ in "ab"]
+    assert insecure[0].kind == INSECURE_KIND
+    released = [dp.discrete_gaussian([0] * 20, 1, rho=0.01, seed=r) for r in insecure]
+    np.testing.assert_array_equal(released[0].value, released[1].value)
+    assert released[0].randomness == INSECURE_KIND
+    with pytest.raises(ParameterError, match="needs a seed"):
+        noise_source(None, insecure_reproducible_noise=True)
+    with pytest.raises(ParameterError, match="true or false"):
+        noise_source(7, insecure_reproducible_noise="yes")

@@ -188,22 +188,34 @@ def test_accountant_spends_exactly_epsilon_and_delta():
     assert small.ledger == ()
 
 
-def test_same_seed_same_output():
+def test_the_seed_does_not_fix_the_sampling_and_search():
+    """Attack: the job's seed regenerated SafePub's random sampling and search (its privacy
+    mechanism). Two runs with one seed now draw different samples (from the CSPRNG); only
+    insecure_reproducible_noise reproduces a run, and the details then say it is not private."""
     df, schema = _table(500, 2)
     model = DifferentialPrivacy(epsilon=2.0, delta=1e-4)
-    runs = [
-        sdckit.anonymize(df, schema, [model], algorithm="safepub", seed=s, risk=False)
-        for s in (7, 7, 8)
-    ]
+    a, b = (
+        sdckit.anonymize(df, schema, [model], algorithm="safepub", seed=7, risk=False)
+        for _ in range(2)
+    )
+    assert not a.data.equals(b.data)  # 500 records drawn again: a different sample
+    assert a.details["randomness"] == "csprng" and a.details["privacy"] == "private"
+
+    def insecure(seed):
+        return sdckit.anonymize(
+            df, schema, [model], algorithm="safepub", seed=seed, risk=False,
+            insecure_reproducible_noise=True,
+        )  # fmt: skip
+
+    runs = [insecure(s) for s in (7, 7, 8)]
     a, b, c = runs
     assert a.data.to_csv().encode() == b.data.to_csv().encode()
     assert a.transformation == b.transformation
     assert a.details["search_path"] == b.details["search_path"]
     assert a.details["search_path"] != c.details["search_path"] or not a.data.equals(c.data)
-    gen = sdckit.anonymize(
-        df, schema, [model], algorithm="safepub", seed=np.random.default_rng(7), risk=False
-    )
-    assert gen.data.equals(a.data)
+    assert insecure(np.random.default_rng(7)).data.equals(a.data)
+    assert a.details["randomness"] == "insecure_reproducible_noise"
+    assert a.details["privacy"].startswith("NOT PRIVATE")
 
 
 def test_bad_options_and_combinations():

@@ -96,6 +96,9 @@ class SafePubOptions(AlgorithmOptions):
 
     spec_name: ClassVar[str] = "safepub"
 
+    #: tests only: draw the sampling and the search from the seed (the release is then not
+    #: private); otherwise from the OS CSPRNG whatever the seed (:mod:`sdckit.dp.randomness`)
+    insecure_reproducible_noise: bool = False
     search_steps: Annotated[Integer, Field(ge=1)] = 100
     score: Literal["loss", "discernibility", "aecs"] = "loss"
     output: Literal["best", "last"] = "best"

@@ -196,8 +196,11 @@ def safepub(
     quasi-identifier needs a hierarchy. Options (:class:`~sdckit.algorithms.options.
     SafePubOptions`): ``search_steps`` (default 100, as ARX), ``score`` (``loss``, the
     default as in ARX, ``discernibility`` or ``aecs``) and ``output`` (``best`` or ``last``
-    pivot). ``seed`` (int or numpy Generator) makes the sampling and the selection
-    reproducible; ``None`` draws from the operating system's CSPRNG. ``accountant`` (an
+    pivot). The random sampling and the search are the privacy mechanism: they draw from the
+    operating system's CSPRNG whatever ``seed`` says (:func:`sdckit.dp.randomness.noise_source`;
+    a job's seed is no secret); only the option ``insecure_reproducible_noise: true`` (tests)
+    draws them from ``seed``, and ``details["privacy"]`` then says the release is not
+    private. ``accountant`` (an
     :class:`sdckit.dp.Accountant`) is charged ``(epsilon_anon, delta)`` for the sampling and
     k-anonymization and ``epsilon_search / search_steps`` per search step; without one, a
     private accountant of exactly ``(epsilon, delta)`` is used. The check that the whole cost
@@ -212,7 +215,7 @@ def safepub(
     """
     from sdckit.algorithms.optimal import prepare_base, require_hierarchies
     from sdckit.dp.accountant import Accountant, BudgetExhausted, PrivacyCost
-    from sdckit.dp.randomness import Randomness
+    from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
     from sdckit.dp.selection import exponential
 
     if metric is not None:
@@ -250,7 +253,7 @@ def safepub(
             f"safepub: the release costs epsilon={eps_anon + eps_search:g}, delta={delta:g}, "
             f"more than the accountant has left ({accountant!r}); nothing was drawn"
         )
-    rnd = seed if isinstance(seed, Randomness) else Randomness(seed)
+    rnd = noise_source(seed, insecure_reproducible_noise=opts.insecure_reproducible_noise)
 
     # 1. sampling (charged before the draw)
     accountant.charge(
@@ -344,6 +347,7 @@ def safepub(
         "records_suppressed": int(supp.sum()),
         "accountant_spent": {"epsilon": spent.epsilon, "delta": spent.delta},
         "randomness": rnd.kind,
+        "privacy": NOT_PRIVATE if rnd.kind == INSECURE_KIND else "private",
         "guarantee": (
             f"({eps_anon + eps_search:g}, {delta:g})-differential privacy: sampling with "
             f"beta={beta:.6g} and suppression of classes under k={k} give "

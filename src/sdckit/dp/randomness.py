@@ -11,6 +11,14 @@ lane, an integer uniform on ``{0, ..., n-1}``. The CSPRNG path masks 64-bit word
 ``os.urandom`` to the bit length of ``n - 1`` and rejects values ``>= n`` (exact; each round
 accepts with probability above 1/2); the seeded path uses ``Generator.integers``, which is
 unbiased. No floating-point number is ever drawn.
+
+**Releases made from a job** (synthesis, anonymization) take their privacy noise from
+:func:`noise_source`: the OS CSPRNG whatever the job's ``seed`` says, because a job file is
+shared (the workbench exports it next to the release) and anyone holding a seed regenerates
+the noise and subtracts it. The seed still fixes what is not privacy noise (e.g. sampling
+records from a fitted DP model, which is post-processing). Only the switch
+``insecure_reproducible_noise=True`` -- for tests -- draws the noise from the seed, and the
+release then states that it is not private (:data:`INSECURE_KIND`).
 """
 
 from __future__ import annotations
@@ -29,6 +37,13 @@ from sdckit.errors import ParameterError, short_repr
 Seed = int | np.random.Generator | None
 
 _WORD = 1 << 63
+#: :attr:`Randomness.kind` of noise drawn from a job's seed by ``insecure_reproducible_noise``.
+INSECURE_KIND = "insecure_reproducible_noise"
+#: What a release made with :data:`INSECURE_KIND` noise says about itself.
+NOT_PRIVATE = (
+    "NOT PRIVATE: the privacy noise was drawn from the seed (insecure_reproducible_noise: "
+    "true); anyone holding the seed or the job file regenerates the noise and removes it"
+)
 
 
 def _bit_lengths(values: np.ndarray) -> np.ndarray:
@@ -136,6 +151,31 @@ class Randomness:
 
     def __repr__(self) -> str:
         return f"Randomness({self.kind})"
+
+
+def noise_source(seed: Seed, *, insecure_reproducible_noise: bool = False) -> Randomness:
+    """The random source of the privacy noise of a release made from a job or an API call
+    that also takes a ``seed`` for other purposes (module docstring).
+
+    The OS CSPRNG whatever ``seed`` is. With ``insecure_reproducible_noise=True`` (tests
+    only) the noise is drawn from ``seed`` (which must then be given) and the source's
+    :attr:`~Randomness.kind` is :data:`INSECURE_KIND`, so the release can say it is not private.
+    """
+    if not isinstance(insecure_reproducible_noise, bool):
+        raise ParameterError(
+            "insecure_reproducible_noise must be true or false, got "
+            f"{short_repr(insecure_reproducible_noise)}"
+        )
+    if not insecure_reproducible_noise:
+        return Randomness(None)
+    if seed is None or isinstance(seed, Randomness):
+        raise ParameterError(
+            "insecure_reproducible_noise: true needs a seed to reproduce the noise from; give "
+            "`seed:` (or drop the switch: the noise then comes from the OS CSPRNG)"
+        )
+    rnd = Randomness(seed)
+    rnd.kind = INSECURE_KIND
+    return rnd
 
 
 def as_randomness(seed: Any) -> Randomness:
