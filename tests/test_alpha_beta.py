@@ -204,7 +204,7 @@ def test_dgamma_parameters_and_synthesize_json() -> None:
     res = sdckit.synthesize(
         data, method="alpha_beta", seed=2, alpha=0.4, beta=0.1, d=0.01, gamma=0.05, evaluate=False
     )
-    g = res.to_dict()["details"]["guarantee"]
+    g = res.to_dict()["steward_evaluation"]["method_details"]["guarantee"]
     assert g["dgamma"]["dgamma_private"] is True
     assert g["dgamma"]["positive_disclosure"]["largest_posterior"] == pytest.approx(0.005 / 0.104)
     # the domain (values seen in the data: at most 20 x 4 x 50) and the instance size give the
@@ -235,7 +235,8 @@ def test_synthesize_command_json_and_html(tmp_path) -> None:
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
     res = CliRunner().invoke(app, ["synthesize", "--config", str(tmp_path / "job.yaml"), "-q"])
     assert res.exit_code == 0, res.output
-    dg = json.loads((tmp_path / "s.json").read_text())["details"]["guarantee"]["dgamma"]
+    doc = json.loads((tmp_path / "s.json").read_text())
+    dg = doc["steward_evaluation"]["method_details"]["guarantee"]["dgamma"]
     # hand values of test_dgamma_negative_disclosure
     assert dg["dgamma_private"] is False and dg["negative_disclosure"]["holds"] is False
     page = (tmp_path / "s.html").read_text()

@@ -193,13 +193,24 @@ def test_combining_rules_hand_computed() -> None:
         combine([1.0], [0.1], n_original=10, partial=True)
 
 
+#: the public domain of network(): categories and the bounds of X
+BN_DECLARED = {
+    "domain": {"A": list(P_A), "B": ["b0", "b1"], "C": ["c0", "c1", "c2"]},
+    "bounds": {"X": [-10.0, 50.0]},
+}
+
+
 def test_marginal_dp_through_the_api_states_its_budget(bn: pd.DataFrame) -> None:
-    r = sdckit.synthesize(bn, "marginal_dp", seed=1, epsilon=1.0, delta=1e-6, holdout=0.2)
+    r = sdckit.synthesize(
+        bn, "marginal_dp", seed=1, epsilon=1.0, delta=1e-6, holdout=0.2, **BN_DECLARED
+    )
     d = r.to_dict()
-    assert d["epsilon"] == 1.0 and d["delta"] == 1e-6
-    assert d["training_records"] == 4800 and d["holdout_records"] == 1200
-    assert set(d["utility"]) >= {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"}
-    assert 0 <= d["risk"]["dcr_share_closer_than_holdout"] <= 1
+    privacy = d["release"]["privacy"]
+    assert privacy["epsilon"] == 1.0 and privacy["delta"] == 1e-6 and privacy["private"]
+    ev = d["steward_evaluation"]
+    assert ev["training_records"] == 4800 and ev["holdout_records"] == 1200
+    assert set(ev["utility"]) >= {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"}
+    assert 0 <= ev["risk"]["dcr_share_closer_than_holdout"] <= 1
     with pytest.raises(ParameterError, match="needs its privacy budget"):
         sdckit.synthesize(bn, "marginal_dp")
     with pytest.raises(ParameterError, match="takes no epsilon"):
@@ -241,14 +252,16 @@ def test_synthesize_job_writes_copies_report_and_json(tmp_path, bn: pd.DataFrame
     res = runner.invoke(app, ["synthesize", "--config", str(job)])
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "syn.json").read_text())
-    for key in ("method", "records", "copies", "epsilon", "delta", "elapsed_seconds"):
-        assert key in doc
-    assert doc["copies"] == 2 and doc["records"] == 4800
-    assert doc["risk"]["tcap"] is not None
-    assert {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"} <= set(doc["utility"])
+    release, ev = doc["release"], doc["steward_evaluation"]
+    assert release["copies"] == 2 and release["records"] == 4800
+    assert release["privacy"]["guarantee"] is None and release["details"] == {}
+    assert ev["risk"]["tcap"] is not None
+    assert {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"} <= set(ev["utility"])
+    assert "visit_sequence" in ev["method_details"]  # no guarantee covers cart's facts
     first = pd.read_csv(tmp_path / "syn_1.csv")
     assert len(first) == 4800 and (tmp_path / "syn_2.csv").is_file()
-    assert "Disclosure risk" in (tmp_path / "syn.html").read_text()
+    page = (tmp_path / "syn.html").read_text()
+    assert "For the data steward, not covered by epsilon: disclosure risk" in page
     # same job, same bytes
     again = runner.invoke(app, ["synthesize", "--config", str(job), "--quiet"])
     assert again.exit_code == 0
@@ -301,7 +314,14 @@ def test_compare_grid_ranks_synthetic_beside_masked_releases(tmp_path, bn: pd.Da
         small,
         attributes={"A": "quasi_identifying", "B": "quasi_identifying", "C": "sensitive"},
         grid=[
-            {"synthesize": {"method": ["cart", "marginal_dp"], "epsilon": [1.0], "delta": 1e-6}},
+            {
+                "synthesize": {
+                    "method": ["cart", "marginal_dp"],
+                    "epsilon": [1.0],
+                    "delta": 1e-6,
+                    "options": BN_DECLARED,  # marginal_dp's domain, not given to cart
+                }
+            },
             {"pram": {"columns": ["B"], "p_diagonal": 0.7}},
         ],
         output={"json": "cmp.json", "report": "cmp.html"},
@@ -362,3 +382,93 @@ def test_a_failed_fit_leaves_the_synthesizer_unfitted(bn: pd.DataFrame) -> None:
     assert not s.fitted
     with pytest.raises(ParameterError, match="call fit"):
         s.sample(3)
+
+
+def test_marginal_dp_job_without_a_declared_domain_is_refused(tmp_path) -> None:
+    """Attack: a one-record input with epsilon 1 printed `privacy: epsilon 1` and wrote that
+    record six times; the domain was read from the data for free. The job is refused (exit 2)
+    with the declaration to write, and nothing is written."""
+    one = pd.DataFrame({"sex": ["F"], "age": [87], "diagnosis": ["hiv"]})
+    job = _job(tmp_path, one, method="marginal_dp", epsilon=1.0, options={"holdout": 0})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 2, res.output
+    assert "'sex', 'age', 'diagnosis' is not declared" in res.output
+    assert "sex: [<value>, <value>, ...]" in res.output and "age: [<low>, <high>]" in res.output
+    assert "hiv" not in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "syn.csv").exists() and not (tmp_path / "syn.json").exists()
+    declared = {
+        "holdout": 0,
+        "domain": {"sex": ["F", "M"], "diagnosis": ["none", "flu", "hiv"]},
+        "bounds": {"age": [17, 90]},
+    }
+    job = _job(tmp_path, one, method="marginal_dp", epsilon=1.0, options=declared)
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "syn.json").read_text())
+    assert doc["release"]["details"]["columns"]["age"]["bounds"] == [17, 90]
+
+
+def _noisy_job(tmp_path, bn: pd.DataFrame, folder: str, **options) -> dict:
+    (tmp_path / folder).mkdir()
+    job = _job(
+        tmp_path / folder,
+        bn.iloc[:1500],
+        method="marginal_dp",
+        epsilon=1.0,
+        options={"holdout": 0, **BN_DECLARED, **options},
+    )
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / folder / "syn.json").read_text())
+    doc["page"] = (tmp_path / folder / "syn.html").read_text()
+    doc["printed"] = res.output
+    return doc
+
+
+def test_the_job_seed_does_not_fix_the_dp_noise(tmp_path, bn: pd.DataFrame) -> None:
+    """Attack: anyone holding the job file (the workbench exports it next to the release)
+    reran it with its seed, regenerated the noise and subtracted it. Two runs with one seed
+    now give different noisy marginals; only insecure_reproducible_noise: true reproduces
+    them, and the JSON, the report and the console then say the release is not private."""
+    first, second = (_noisy_job(tmp_path, bn, f"run{i}") for i in (1, 2))
+    measured = [d["release"]["details"]["estimated_records"] for d in (first, second)]
+    assert measured[0] != measured[1]
+    assert first["release"]["privacy"]["private"] is True
+    assert first["release"]["details"]["randomness"] == "csprng"
+    a, b = (
+        _noisy_job(tmp_path, bn, f"insecure{i}", insecure_reproducible_noise=True) for i in (1, 2)
+    )
+    assert (
+        a["release"]["details"]["estimated_records"] == b["release"]["details"]["estimated_records"]
+    )
+    assert (tmp_path / "insecure1" / "syn.csv").read_bytes() == (
+        tmp_path / "insecure2" / "syn.csv"
+    ).read_bytes()
+    privacy = a["release"]["privacy"]
+    assert privacy["private"] is False and privacy["statement"].startswith("NOT PRIVATE")
+    assert "Privacy guarantee: NOT PRIVATE" in a["page"]
+    assert "NOT PRIVATE" in a["printed"]
+
+
+def test_synthesize_json_keeps_the_release_apart_from_the_steward_evaluation(
+    tmp_path, bn: pd.DataFrame
+) -> None:
+    """Attack: the JSON and report next to a DP release carried exact statistics of the
+    original (record count, utility, TCAP) that epsilon does not cover. They are kept, but in
+    the steward's part, labelled so; the release part holds only covered facts."""
+    doc = _noisy_job(tmp_path, bn, "split")
+    from sdckit.synthesis.api import JSON_KEYS, RELEASE_KEYS, STEWARD_KEYS
+
+    assert tuple(k for k in doc if k in JSON_KEYS) == JSON_KEYS
+    assert tuple(doc["release"]) == RELEASE_KEYS
+    assert tuple(doc["steward_evaluation"]) == STEWARD_KEYS
+    release_text = json.dumps(doc["release"])
+    for exact in ("training_records", "utility", "tcap", "pmse", "records_fitted"):
+        assert exact not in release_text
+    ev = doc["steward_evaluation"]
+    assert "not covered by epsilon" in ev["label"]
+    assert ev["training_records"] == 1500 and ev["method_details"]["records_fitted"] == 1500
+    page = doc["page"]
+    assert page.index("Release (may be published") < page.index(
+        "For the data steward, not covered by epsilon: the evaluation against the original"
+    )

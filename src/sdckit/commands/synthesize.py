@@ -19,24 +19,32 @@ def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict
     outcome = run_synthesize_job(job, json_out=json_out)
     s = outcome.summary
     if not quiet:
+        rel, ev = s["release"], s["steward_evaluation"]
         out.print(
-            f"{s['method']}: {s['copies']} cop{'y' if s['copies'] == 1 else 'ies'} of "
-            f"{s['records']:,} records from {s['training_records']:,} training records"
+            f"{s['method']}: {rel['copies']} cop{'y' if rel['copies'] == 1 else 'ies'} of "
+            f"{rel['records']:,} records"
         )
-        if s.get("epsilon") is not None:
-            out.print(f"privacy: epsilon {s['epsilon']:g}, delta {s.get('delta')}")
+        privacy = rel["privacy"]
+        if privacy.get("epsilon") is not None:
+            out.print(f"privacy: epsilon {privacy['epsilon']:g}, delta {privacy.get('delta')}")
+            if not privacy["private"]:
+                out.print(privacy["statement"])
+        out.print(
+            f"steward evaluation (not covered by epsilon, do not publish): fitted on "
+            f"{ev['training_records']:,} training records"
+        )
         for key, label in (
             ("s_pmse", "S_pMSE"),
             ("tvd_1way_mean", "mean TVD 1-way"),
             ("tvd_2way_mean", "mean TVD 2-way"),
         ):
-            v = s["utility"].get(key)
+            v = ev["utility"].get(key)
             if v is not None:
-                out.print(f"{label}: {v:.4f}")
+                out.print(f"  {label}: {v:.4f}")
         for key, label in (("dcr_share_closer_than_holdout", "DCR share closer"), ("tcap", "TCAP")):
-            v = s["risk"].get(key)
+            v = ev["risk"].get(key)
             if v is not None:
-                out.print(f"{label}: {v:.4f}")
+                out.print(f"  {label}: {v:.4f}")
         for kind, path in outcome.written.items():
             out.print(f"{kind}: {path}")
     return s

@@ -32,7 +32,11 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
           models: [{k_anonymity: {k: [2, 5, 10]}}]
           suppression_limit: [0, 0.05]
           algorithm: optimal                                   # or a list: [optimal, mondrian]
-      - synthesize: {method: [cart, marginal_dp], epsilon: [0.5, 1], delta: 1.0e-6}  # 3
+      - synthesize:                                            # 3
+          method: [cart, marginal_dp]
+          epsilon: [0.5, 1]                                    # marginal_dp only
+          delta: 1.0e-6
+          options: {domain: {sex: [m, f]}, bounds: {age: [0, 99]}}  # marginal_dp's domain
     options: {categorical: [], transparency: true, scale: reidentification}
     output: {report: compare.html, json: compare.json}
 
@@ -50,7 +54,10 @@ algorithms, metrics -- and runs :func:`sdckit.anonymize` with the top-level ``at
 an anonymization without a solution is ranked last with a note. A ``synthesize: {method,
 epsilon, delta, options}`` entry runs :func:`sdckit.synthesize` (fitted on every record, the
 job's seed; ``method`` a list expands, and ``epsilon``/``delta`` lists expand for the
-differentially private methods only; ``options`` are the method's parameters). Synthetic
+differentially private methods only; ``options`` are the method's parameters, and
+``marginal_dp``'s public domain -- ``domain``, ``bounds``, ``other``, ``nullable``,
+``max_categories``, which it requires -- is given to it only, so one entry serves
+``[cart, marginal_dp]``). Synthetic
 releases do not keep the original records, so a grid with synthesize entries is ranked on the
 ``synthetic`` scale (IL = 100 pMSE / its maximum, DR = 100 TCAP of the ``target`` option, by
 default the first sensitive attribute, from the quasi-identifiers), which every other entry
@@ -286,6 +293,15 @@ def _expand_synthesize(spec: Any, where: str) -> list[tuple[dict[str, Any], list
     options = spec.get("options") or {}
     if not isinstance(options, Mapping):
         raise ConfigError(f"{where}.synthesize.options must be a mapping, got {options!r}")
+
+    def method_options(method: str) -> dict[str, Any]:
+        """The entry's options for ``method``: marginal_dp's domain declaration goes to it only."""
+        if method == "marginal_dp":
+            return dict(options)
+        return {k: v for k, v in options.items() if k not in DECLARATION_KEYS}
+
+    from sdckit.synthesis.marginal_dp import DECLARATION_KEYS
+
     out = []
     for method in listed("method", ["cart"]):
         if method not in METHODS:
@@ -295,7 +311,7 @@ def _expand_synthesize(spec: Any, where: str) -> list[tuple[dict[str, Any], list
             )
         if method in ("marginal_dp", "safepub"):
             for eps, delta in itertools.product(listed("epsilon", [None]), listed("delta", [None])):
-                settings = {"method": method, "options": dict(options)}
+                settings = {"method": method, "options": method_options(method)}
                 parts = [str(method)]
                 if eps is not None:
                     settings["epsilon"] = eps
@@ -305,7 +321,7 @@ def _expand_synthesize(spec: Any, where: str) -> list[tuple[dict[str, Any], list
                     parts.append(f"delta={_fmt_value(delta)}")
                 out.append((settings, parts))
         else:
-            out.append(({"method": method, "options": dict(options)}, [str(method)]))
+            out.append(({"method": method, "options": method_options(method)}, [str(method)]))
     return out
 
 

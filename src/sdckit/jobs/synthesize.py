@@ -21,7 +21,11 @@
 With ``m`` > 1 copies, copy ``i`` is written to ``<stem>_<i><suffix>`` (``synthetic_1.csv``,
 ``synthetic_2.csv``, ...; synthpop's ``write.syn`` names them so); the evaluation is of the
 first copy. The method's parameters are those of :mod:`sdckit.synthesis` (each method's
-class documents them).
+class documents them); ``marginal_dp`` needs every column's public domain declared there
+(``domain``, ``bounds``; :mod:`sdckit.synthesis.marginal_dp`). The JSON and the report keep
+what may be published with the copies (``release``) apart from the evaluation against the
+original, which is for the data steward and not covered by epsilon (``steward_evaluation``;
+:meth:`sdckit.synthesis.api.SynthesisResult.to_dict`).
 """
 
 from __future__ import annotations
@@ -107,7 +111,6 @@ def run_synthesize_job(job: Job, *, json_out: Path | None = None) -> SynthesizeJ
     summary = result.to_dict()
     summary["input"] = str(job.input["path"]) if not hasattr(job.input["path"], "shape") else None
     summary["seed_given"] = spec.seed is not None
-    summary["evaluation_notes"] = result.evaluation_notes
     out = job.output
     json_path = json_out or out.json
     written: dict[str, Path] = {}

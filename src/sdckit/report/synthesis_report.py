@@ -1,4 +1,5 @@
-"""The page of ``sdckit synthesize``: the method and its guarantee, utility, risk, marginals."""
+"""The page of ``sdckit synthesize``: the release and its guarantee, then the data steward's
+evaluation against the original (utility, risk, marginals), headed as not covered by epsilon."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def _marginal_figure(original: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
             if len(ov):
                 bins = np.histogram_bin_edges(ov, bins=20)
                 ax.hist(ov, bins=bins, alpha=0.55, density=True, label="original")
-                ax.hist(sv, bins=bins, alpha=0.55, density=True, label="synthetic")
+                sv = sv[(sv >= bins[0]) & (sv <= bins[-1])]  # a density needs a count
+                if len(sv):
+                    ax.hist(sv, bins=bins, alpha=0.55, density=True, label="synthetic")
         else:
             oc = o.astype(str).value_counts(normalize=True)
             sc = s.astype(str).value_counts(normalize=True)
@@ -57,41 +60,70 @@ def _marginal_figure(original: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
 def synthesis_report(
     summary: dict[str, Any], original: pd.DataFrame, synthetic: pd.DataFrame
 ) -> Any:
-    """The HTML report of a synthesis job (``summary``: the job's JSON document)."""
+    """The HTML report of a synthesis job (``summary``: the job's JSON document). Its first
+    part is the release (what may be published with the synthetic data: method, parameters,
+    guarantee); the second, headed as such, is the evaluation against the original records,
+    for the data steward and not covered by epsilon (:mod:`sdckit.synthesis.api`)."""
     from sdckit.report.writer import Report, Section
 
+    release, ev = summary["release"], summary["steward_evaluation"]
+    privacy = release["privacy"]
     rep = Report("sdckit synthesize", subtitle=f"Synthesis of {summary.get('input')}")
     rep.add(
         Section(
-            "Job",
+            "Release (may be published with the synthetic data)",
             facts={
-                "method": summary["method"],
-                "records per copy": summary["records"],
-                "copies": summary["copies"],
-                "training records (fitted on)": summary["training_records"],
-                "holdout records (risk reference)": summary["holdout_records"],
+                "method": release["method"],
+                "records per copy": release["records"],
+                "copies": release["copies"],
                 "seed given": summary.get("seed_given"),
-                "elapsed seconds": summary["elapsed_seconds"],
-                **{f"parameter {k}": v for k, v in summary["parameters"].items()},
+                **{f"parameter {k}": v for k, v in release["parameters"].items()},
             },
         )
     )
-    if summary.get("epsilon") is not None:
+    if privacy.get("epsilon") is not None:
         rep.add(
             Section(
-                "Privacy guarantee",
-                facts={"epsilon": summary["epsilon"], "delta": summary.get("delta")},
-                text="Differential privacy: the whole budget is spent in fitting, and every "
-                "copy drawn from the fitted model is post-processing. The method's details "
-                "below list how the budget was split.",
+                "Privacy guarantee" if privacy["private"] else "Privacy guarantee: NOT PRIVATE",
+                facts={
+                    "guarantee": privacy["guarantee"],
+                    "epsilon": privacy["epsilon"],
+                    "delta": privacy.get("delta"),
+                    "private": "yes" if privacy["private"] else "NO",
+                },
+                text=privacy["statement"] + ". The method's details below list how the budget "
+                "was split.",
             )
         )
-    dgamma = ((summary.get("details") or {}).get("guarantee") or {}).get("dgamma")
+    details = release.get("details") or {}
+    plain = {
+        k: v for k, v in details.items() if not isinstance(v, (list, dict)) or len(str(v)) < 300
+    }
+    if plain:
+        rep.add(Section("Method details (covered by the guarantee)", facts=plain))
+    steward = "For the data steward, not covered by epsilon: {}"
+    rep.add(
+        Section(
+            steward.format("the evaluation against the original"),
+            text="Everything below is computed from the original records (exact counts, "
+            "utility, disclosure risk, the marginal plots): no privacy guarantee covers it. "
+            "Keep it with the data steward; do not publish it with the release.",
+            facts={
+                "training records (fitted on)": ev["training_records"],
+                "holdout records (risk reference)": ev["holdout_records"],
+                "elapsed seconds": summary["elapsed_seconds"],
+            },
+        )
+    )
+    method_details = ev.get("method_details") or {}
+    dgamma = (method_details.get("guarantee") or {}).get("dgamma") if method_details else None
     if dgamma:
         pos, neg = dgamma["positive_disclosure"], dgamma["negative_disclosure"]
         rep.add(
             Section(
-                f"(d, gamma)-privacy (d = {dgamma['d']:g}, gamma = {dgamma['gamma']:g})",
+                steward.format(
+                    f"(d, gamma)-privacy (d = {dgamma['d']:g}, gamma = {dgamma['gamma']:g})"
+                ),
                 text="Rastogi, Suciu & Hong (2007), Definition 2.2: against an adversary whose "
                 "prior for any tuple is at most d, the posterior stays at most gamma (a) and "
                 "drops by at most the factor d / gamma (b).",
@@ -108,7 +140,7 @@ def synthesis_report(
                 },
             )
         )
-    u, r = summary["utility"], summary["risk"]
+    u, r = ev["utility"], ev["risk"]
     rows = [
         ("pMSE (propensity score mean squared error)", u.get("pmse"), "0 = indistinguishable"),
         (
@@ -121,7 +153,7 @@ def synthesis_report(
     ]
     rep.add(
         Section(
-            "Utility (first copy against the training records)",
+            steward.format("utility (first copy against the training records)"),
             table=[{"measure": a, "value": b, "reading": c} for a, b, c in rows],
         )
     )
@@ -147,24 +179,25 @@ def synthesis_report(
     ]
     rep.add(
         Section(
-            "Disclosure risk",
+            steward.format("disclosure risk"),
             table=[{"measure": a, "value": b, "reading": c} for a, b, c in risk_rows],
-            note="; ".join(summary.get("evaluation_notes") or []) or None,
+            note="; ".join(ev.get("notes") or []) or None,
         )
     )
     one_way = u.get("tvd_1way") or {}
     if one_way:
         rep.add(
             Section(
-                "Marginals: original and synthetic",
+                steward.format("marginals, original and synthetic"),
                 table=[{"column": k, "TVD": v} for k, v in one_way.items()],
                 figures=[_marginal_figure(original, synthetic)],
             )
         )
-    details = summary.get("details") or {}
     plain = {
-        k: v for k, v in details.items() if not isinstance(v, (list, dict)) or len(str(v)) < 300
+        k: v
+        for k, v in method_details.items()
+        if not isinstance(v, (list, dict)) or len(str(v)) < 300
     }
     if plain:
-        rep.add(Section("Method details", facts=plain))
+        rep.add(Section(steward.format("the method's facts about the records"), facts=plain))
     return rep

@@ -22,6 +22,16 @@ the holdout serves as the reference for the distance-to-closest-record risk
 more synthetic records closer to the training part than the training share predicts. Utility
 (pMSE/S_pMSE, 1-/2-way TVD) and TCAP compare the first copy with the training records. With
 ``holdout: 0`` every record is used for fitting and the DCR against a holdout is not measured.
+
+**What may be published and what may not** (:meth:`SynthesisResult.to_dict`). The JSON has two
+parts. ``release`` is what accompanies the synthetic data: the method, its parameters, the
+privacy guarantee (``privacy``; ``private`` is false when the noise was drawn from the seed),
+the number of copies and of records per copy, and for a differentially private method its
+details -- declared, noisy or parameter values only, which the guarantee covers.
+``steward_evaluation`` is everything computed from the original records: record counts,
+utility, risk (DCR, TCAP), the notes, and the method's facts about the records (for a method
+without a formal guarantee, all of its details). Its ``label`` says it: for the data steward,
+not covered by epsilon -- exact statistics of the original that a release must not carry.
 """
 
 from __future__ import annotations
@@ -53,19 +63,23 @@ METHODS: dict[str, str] = {
 #: copy would be a second release (spending the budget again), so ``m`` must be 1.
 SINGLE_RELEASE = ("safepub", "alpha_beta")
 #: The JSON keys of :meth:`SynthesisResult.to_dict`, in order.
-JSON_KEYS = (
-    "method",
-    "records",
-    "copies",
-    "epsilon",
-    "delta",
-    "parameters",
+JSON_KEYS = ("method", "release", "steward_evaluation", "elapsed_seconds")
+#: The keys of its ``release`` part (what may be published with the synthetic data).
+RELEASE_KEYS = ("method", "copies", "records", "privacy", "parameters", "details")
+#: The keys of its ``steward_evaluation`` part (computed from the original records).
+STEWARD_KEYS = (
+    "label",
     "training_records",
     "holdout_records",
     "utility",
     "risk",
-    "details",
-    "elapsed_seconds",
+    "notes",
+    "method_details",
+)
+#: How the steward's part is labelled, in the JSON and the report.
+STEWARD_LABEL = (
+    "for the data steward, not covered by epsilon: computed from the original records "
+    "(exact counts, utility, risk); do not publish it with the release"
 )
 
 
@@ -77,6 +91,19 @@ class SafePubRelease(Synthesizer):
     ``n`` is ignored."""
 
     name = "safepub"
+    #: facts of SafePub's result computed from the records (exact counts, the metrics of
+    #: the released data against the original): not covered by the guarantee
+    STEWARD_FACTS = (
+        "metrics",
+        "iloss",
+        "timings",
+        "records",
+        "records_sampled",
+        "records_not_sampled",
+        "records_suppressed_small_classes",
+        "records_suppressed",
+        "note",
+    )
 
     def __init__(
         self,
@@ -119,11 +146,13 @@ class SafePubRelease(Synthesizer):
         kept = ~(result.data[qis] == "*").all(axis=1)
         self._release = result.data.loc[kept].reset_index(drop=True)
         self._original = self._release.iloc[:0].copy()
-        self.details = {
+        details = {
             "transformation": result.transformation,
             "metrics": result.metrics,
             **{k: v for k, v in result.details.items() if k not in ("solution_space",)},
         }
+        self.details = {k: v for k, v in details.items() if k not in self.STEWARD_FACTS}
+        self.steward_details = {k: v for k, v in details.items() if k in self.STEWARD_FACTS}
         self.privacy = {"epsilon": float(self.model.epsilon), "delta": float(self.model.delta)}
 
     def _sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -228,24 +257,63 @@ class SynthesisResult:
         """``{"epsilon", "delta", ...}`` of a differentially private method, else None."""
         return self.synthesizer.privacy
 
+    def privacy_statement(self) -> dict[str, Any]:
+        """The release's guarantee: ``{guarantee, epsilon, delta, rho, private, statement}``
+        (``private`` false for a DP method whose noise was drawn from the seed)."""
+        from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
+
+        privacy = self.privacy
+        if privacy is None:
+            return {
+                "guarantee": None,
+                "epsilon": None,
+                "delta": None,
+                "private": False,
+                "statement": f"{self.method} gives no formal privacy guarantee",
+            }
+        insecure = self.synthesizer.details.get("randomness") == INSECURE_KIND
+        return {
+            "guarantee": "(epsilon, delta)-differential privacy",
+            "epsilon": privacy.get("epsilon"),
+            "delta": privacy.get("delta"),
+            **({"rho": privacy["rho"]} if "rho" in privacy else {}),
+            "private": not insecure,
+            "statement": NOT_PRIVATE
+            if insecure
+            else "the whole budget is spent in fitting, with noise from the OS CSPRNG; every "
+            "copy drawn from the fitted model is post-processing",
+        }
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document (keys :data:`JSON_KEYS`)."""
+        """The JSON document (keys :data:`JSON_KEYS`): the ``release`` part, which may be
+        published, and the ``steward_evaluation`` part, which may not (module docstring)."""
         from sdckit.report.writer import to_jsonable
 
-        privacy = self.privacy or {}
+        dp = self.privacy is not None
+        details = self.synthesizer.details
+        steward = dict(self.synthesizer.steward_details)
+        if not dp:  # no guarantee covers the method's facts about the records
+            steward = {**details, **steward}
         return to_jsonable(
             {
                 "method": self.method,
-                "records": len(self.copies[0]),
-                "copies": len(self.copies),
-                "epsilon": privacy.get("epsilon"),
-                "delta": privacy.get("delta"),
-                "parameters": self.parameters,
-                "training_records": self.training_records,
-                "holdout_records": self.holdout_records,
-                "utility": self.utility,
-                "risk": self.risk,
-                "details": self.synthesizer.details,
+                "release": {
+                    "method": self.method,
+                    "copies": len(self.copies),
+                    "records": len(self.copies[0]),
+                    "privacy": self.privacy_statement(),
+                    "parameters": self.parameters,
+                    "details": details if dp else {},
+                },
+                "steward_evaluation": {
+                    "label": STEWARD_LABEL,
+                    "training_records": self.training_records,
+                    "holdout_records": self.holdout_records,
+                    "utility": self.utility,
+                    "risk": self.risk,
+                    "notes": self.evaluation_notes,
+                    "method_details": steward,
+                },
                 "elapsed_seconds": self.elapsed_seconds,
             }
         )
@@ -376,13 +444,16 @@ def synthesize(
     """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
     of ``n`` records each (default: as many as the training records), evaluated.
 
-    ``seed``: same seed, same bytes (the holdout split, the fit -- DP noise included -- and
-    every copy draw from generators spawned from it); ``epsilon``/``delta``: the budget of a
-    differentially private method; ``schema``: roles and hierarchies (safepub's hierarchies,
-    partial's quasi-identifiers, TCAP's keys and target); ``quasi_identifiers``/``target``
-    override the schema's for TCAP; ``regression`` (``{target, predictors}``) adds the
-    regression CI overlap to the utility; further keyword arguments are the method's parameters
-    (module docstring of each method). Identifying attributes of ``schema`` are dropped.
+    ``seed``: same seed, same bytes (the holdout split, the fit and every copy draw from
+    generators spawned from it) -- except the privacy noise of a differentially private
+    method, which comes from the OS CSPRNG whatever the seed (unless the method's option
+    ``insecure_reproducible_noise`` is true: tests only, not private); ``epsilon``/``delta``:
+    the budget of a differentially private method; ``schema``: roles and hierarchies
+    (safepub's hierarchies, partial's quasi-identifiers, TCAP's keys and target);
+    ``quasi_identifiers``/``target`` override the schema's for TCAP; ``regression``
+    (``{target, predictors}``) adds the regression CI overlap to the utility; further keyword
+    arguments are the method's parameters (module docstring of each method). Identifying
+    attributes of ``schema`` are dropped.
     """
     t0 = time.perf_counter()
     if not isinstance(data, pd.DataFrame):

@@ -97,8 +97,12 @@ class Synthesizer(ABC):
     """Fit on a DataFrame, then sample synthetic rows.
 
     Subclasses set :attr:`name` (the job file's ``method:``), implement :meth:`_fit` and
-    :meth:`_sample`, and may fill :attr:`details` (JSON-ready facts for the report) and
+    :meth:`_sample`, and may fill :attr:`details` (JSON-ready facts for the report),
+    :attr:`steward_details` (facts about the original records that no guarantee covers) and
     :attr:`privacy` (``{"epsilon", "delta", "rho"}`` for a DP method, spent in :meth:`fit`).
+    A DP method's :attr:`details` hold only what its guarantee covers (declared, noisy or
+    parameter values); a method without a guarantee covers nothing, so its :attr:`details`
+    are evaluation for the steward too (:meth:`sdckit.synthesis.api.SynthesisResult.to_dict`).
     """
 
     #: the job file's ``method:``; an instance may name its variant (``cart``/``parametric``)
@@ -108,6 +112,9 @@ class Synthesizer(ABC):
         self._original: pd.DataFrame | None = None
         self.details: dict[str, Any] = {}
         self.privacy: dict[str, float] | None = None
+        #: facts computed from the original records that no privacy guarantee covers (counts
+        #: of records a DP method clamped or left out...): for the data steward, not published
+        self.steward_details: dict[str, Any] = {}
         #: records of the data the synthesizer was fitted on
         self.n_original = 0
 

@@ -43,21 +43,35 @@ implies ``(epsilon, delta)``-DP, ``rho = (sqrt(ln(1/delta) + epsilon) - sqrt(ln(
 ``rho`` is given directly. Every measurement and selection is charged to one zCDP
 :class:`~sdckit.dp.accountant.Accountant` before its noise is drawn and the charges add up to
 ``rho`` (to floating-point rounding); neighbouring datasets differ by adding or removing one
-record. All noise comes from :mod:`sdckit.dp` (exact discrete samplers): from the generator of
-``fit(seed=...)`` when a seed is given -- reproducible, and then the release is only as
-private as its seed is secret -- and from the operating system's CSPRNG when it is not.
-The public parts of the schema are what the caller declares: ``domain`` (category lists) and
-``bounds`` (numeric ranges). What is not declared is read from the data (the distinct values
-of a categorical column, the minimum and maximum of a numeric one); that is not differentially
-private, and :attr:`~MarginalDP.details` lists each such column under ``"data_dependent"``.
-The default number of synthetic records is the noisy estimate of the original's, never the
-exact count.
+record. All noise comes from :mod:`sdckit.dp` (exact discrete samplers) and from the
+operating system's CSPRNG whatever ``fit(seed=...)`` says
+(:func:`sdckit.dp.randomness.noise_source`): a seed sits in a job file that is shared, and
+whoever holds it could regenerate the noise and subtract it. The seed fixes only the sampling
+of records from the fitted model (post-processing). ``insecure_reproducible_noise=True``
+(tests only) draws the noise from the seed too, and :attr:`~MarginalDP.details` then says the
+release is not private. The default number of synthetic records is the noisy estimate of the
+original's, never the exact count.
 
-**Numeric columns.** A numeric column with at most ``max_categories`` distinct values (or a
-declared ``domain``) is treated as categorical. Otherwise it is cut into ``max_categories``
-equal-width bins over its ``bounds`` (integers: bins of whole numbers, one per value if the
-range is small enough), and a synthetic value is drawn uniformly inside its bin (integers stay
-integers). A missing value is a category of its own.
+**The domain is declared, never read from the data.** The values a column may take are part
+of the release (they are the synthetic data's support and are listed in the JSON), so they
+must not depend on the records: MST takes the domain from a public schema (the NIST
+challenge's ``specs``; McKenna et al. 2021, sec. 4), as do OpenDP and SmartNoise, whose
+histogram and synthesizer transformers take declared categories and bounds. Every column is
+declared, either in ``domain`` (its category list; a missing value is a category when the list
+holds ``None`` or the column is in ``nullable``) or in ``bounds`` (a numeric ``(low, high)``
+range cut into ``max_categories`` equal-width bins; integers: bins of whole numbers, one per
+value if the range is small enough; a synthetic value is drawn uniformly inside its bin and
+integers stay integers; a missing value has a bin of its own when the column is in
+``nullable``). An undeclared column is refused before anything is read or drawn, with the
+declaration to write. Values outside the declaration are handled as OpenDP does, by
+transformations of one record at a time, so neighbouring datasets stay neighbours and the
+guarantee holds: a number outside its bounds is clamped to them (OpenDP's ``make_clamp``); a
+category outside the list is counted as the column's declared ``other`` value (OpenDP's
+``count_by_categories`` puts such values in a trailing "unknown" bucket), and without one, as
+a missing value outside ``nullable``, the record is left out (a row filter). How many records
+were clamped, recoded or left out is computed from the data and not covered by the budget:
+it is in :attr:`~MarginalDP.steward_details` (for the data steward), never in
+:attr:`~MarginalDP.details`.
 """
 
 from __future__ import annotations
@@ -79,8 +93,9 @@ from sdckit.dp.accountant import (
     zcdp_to_approx_dp,
 )
 from sdckit.dp.mechanisms import discrete_gaussian
+from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
 from sdckit.dp.selection import exponential
-from sdckit.errors import DataError, ParameterError, short_repr
+from sdckit.errors import ParameterError, short_repr
 from sdckit.synthesis._graphical_model import (
     FittedForest,
     Measurement,
@@ -90,9 +105,12 @@ from sdckit.synthesis._graphical_model import (
 )
 from sdckit.synthesis.base import Synthesizer, column_kinds
 
-__all__ = ["MarginalDP"]
+__all__ = ["DECLARATION_KEYS", "MarginalDP", "declaration_snippet"]
 
 _NAME = "marginal_dp"
+#: The parameters that declare the public domain (a compare grid gives them to this method
+#: only, so one entry's options can serve ``[cart, marginal_dp]``).
+DECLARATION_KEYS = ("domain", "bounds", "other", "nullable", "max_categories")
 #: Values whose noisy 1-way count is below this many standard deviations are merged (MST).
 _COMPRESSION_SIGMAS = 3.0
 
@@ -130,10 +148,13 @@ class _Column:
     highs: np.ndarray | None = None
     integer: bool = False
     missing: bool = False
-    domain_from_data: bool = False
-    bounds_from_data: bool = False
+    other: int | None = None
+    low: float = 0.0
+    high: float = 0.0
 
-    def encode(self, series: pd.Series) -> np.ndarray:
+    def encode(self, series: pd.Series) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+        """The codes of ``series``, which records stay (False: left out) and how many records
+        were clamped / recoded to ``other`` / left out (module docstring; not private)."""
         if not self.binned:
             assert self.categories is not None
             values = series.to_numpy(dtype=object)
@@ -142,34 +163,35 @@ class _Column:
             present = [v if j not in gaps else object() for j, v in enumerate(self.categories)]
             codes = pd.Index(present, dtype=object).get_indexer(values)
             codes[missing] = gaps[0] if gaps else -1
-            if (codes < 0).any():
-                bad = values[codes < 0][0]
-                raise DataError(
-                    f"{_NAME}: column {self.label!r} holds {short_repr(bad)}, which is not in its "
-                    f"declared public domain (domain[{self.label!r}], {len(self.categories)} "
-                    "values); add the value to the domain or recode the column"
-                )
-            return codes.astype(np.int64)
+            unknown = codes < 0
+            keep = np.ones(len(codes), dtype=bool)
+            facts = {"outside_domain": int(unknown.sum())}
+            if self.other is not None:
+                codes[unknown] = self.other
+                facts["counted_as_other"] = facts["outside_domain"]
+            else:
+                codes[unknown] = 0
+                keep[unknown] = False
+                facts["left_out"] = facts["outside_domain"]
+            return codes.astype(np.int64), keep, facts
         assert self.lows is not None and self.highs is not None
         values = series.to_numpy(dtype=np.float64, na_value=np.nan)
         missing = np.isnan(values)
         n_bins = len(self.lows)
-        if missing.any() and not self.missing:
-            raise DataError(f"{_NAME}: column {self.label!r} has missing values")
+        keep = np.ones(len(values), dtype=bool)
+        facts = {"clamped": 0, "left_out": 0}
+        if not self.missing:
+            keep[missing] = False
+            facts["left_out"] = int(missing.sum())
         present = values[~missing]
-        lo, hi = float(self.lows[0]), float(self.highs[-1])
-        outside = (present < lo) | (present > hi)
-        if outside.any():
-            raise DataError(
-                f"{_NAME}: column {self.label!r} holds {short_repr(present[outside][0])}, outside "
-                f"its declared public bounds [{lo:g}, {hi:g}] (bounds[{self.label!r}]); widen the "
-                "bounds or clip the column first"
-            )
+        facts["clamped"] = int(((present < self.low) | (present > self.high)).sum())
+        present = np.clip(present, self.low, self.high)  # OpenDP make_clamp
         codes = np.full(len(values), n_bins, dtype=np.int64)
         codes[~missing] = np.clip(
             np.searchsorted(self.lows, present, side="right") - 1, 0, n_bins - 1
         )
-        return codes
+        codes[~keep] = 0
+        return codes, keep, facts
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if not self.binned:
@@ -198,12 +220,12 @@ class _Column:
             info["bins"] = [
                 [_json_value(a), _json_value(b)] for a, b in zip(self.lows, self.highs, strict=True)
             ]
-            info["bounds_from_data"] = self.bounds_from_data
+            info["bounds"] = [self.low, self.high]
             info["missing_category"] = self.missing
         else:
             assert self.categories is not None
             info["categories"] = [_json_value(v) for v in self.categories]
-            info["domain_from_data"] = self.domain_from_data
+            info["other"] = None if self.other is None else _json_value(self.categories[self.other])
         return info
 
 
@@ -225,19 +247,21 @@ def _integer_bins(lo: float, hi: float, max_bins: int) -> tuple[np.ndarray, np.n
     return cuts[:-1].astype(np.float64), (cuts[1:] - 1).astype(np.float64)
 
 
-def _sorted_unique(series: pd.Series, numeric: bool) -> tuple[list[Any], bool]:
-    """The distinct non-missing values (sorted) and whether a missing value occurs."""
-    missing = bool(series.isna().any())
-    present = series.dropna()
+def declaration_snippet(columns: list[str], kinds: dict[str, str]) -> str:
+    """The job-file declaration of ``columns`` to fill in (placeholders, never data values):
+    numeric columns under ``bounds``, the others under ``domain``."""
+    numeric = [c for c in columns if kinds.get(c) == "numeric"]
+    other = [c for c in columns if kinds.get(c) != "numeric"]
+    lines = ["options:"]
+    if other:
+        lines.append("  domain:       # every value the column may take (a codebook, not the data)")
+        lines += [f"    {c}: [<value>, <value>, ...]" for c in other]
     if numeric:
-        values = [v.item() if isinstance(v, np.generic) else v for v in np.unique(present)]
-    else:
-        uniques = list(pd.unique(present.to_numpy(dtype=object)))
-        try:
-            values = sorted(uniques)
-        except TypeError:
-            values = sorted(uniques, key=lambda v: (type(v).__name__, str(v)))
-    return values, missing
+        lines.append("  bounds:       # [low, high], cut into max_categories bins")
+        lines += [f"    {c}: [<low>, <high>]" for c in numeric]
+    lines.append("  # optional: other: {COLUMN: <a listed value>} (values outside the domain)")
+    lines.append("  # optional: nullable: [COLUMN, ...] (a missing value is a value)")
+    return "\n".join(lines)
 
 
 class MarginalDP(Synthesizer):
@@ -253,13 +277,21 @@ class MarginalDP(Synthesizer):
         Instead of ``epsilon``: the zCDP budget directly (``delta`` then only states the
         implied epsilon).
     max_categories:
-        Numeric columns with more distinct values than this are cut into this many bins.
+        Bins of a column declared in ``bounds`` (at most; integers: whole-number bins).
     bounds:
-        Public ``(low, high)`` per numeric column (else the data's minimum and maximum,
-        which is not private); values outside raise :class:`~sdckit.errors.DataError`.
+        Public ``(low, high)`` per numeric column; values outside are clamped.
     domain:
-        Public category list per column (else the data's distinct values, not private);
-        a value outside it raises :class:`~sdckit.errors.DataError`.
+        Public category list per column. Every column is in ``bounds`` or ``domain``, or
+        the fit is refused (:class:`~sdckit.errors.ParameterError` showing the declaration).
+    other:
+        Per ``domain`` column, the listed value that values outside the list count as
+        (without one, such records are left out).
+    nullable:
+        Columns where a missing value is a value (its own category or bin); elsewhere a
+        record with a missing value is left out.
+    insecure_reproducible_noise:
+        Tests only: draw the privacy noise from ``fit``'s seed. The release is then not
+        private, and :attr:`details` says so.
     accountant:
         A zCDP :class:`~sdckit.dp.accountant.Accountant` to charge (else a fresh one holding
         exactly this budget is created; either way it is :attr:`accountant` after the fit).
@@ -278,8 +310,11 @@ class MarginalDP(Synthesizer):
         max_categories: int = 32,
         bounds: dict[str, tuple[float, float]] | None = None,
         domain: dict[str, list[Any]] | None = None,
+        other: dict[str, Any] | None = None,
+        nullable: list[str] | None = None,
         accountant: Accountant | None = None,
         max_iterations: int = 500,
+        insecure_reproducible_noise: bool = False,
     ) -> None:
         super().__init__()
         d = _check_number(delta, "delta")
@@ -313,6 +348,14 @@ class MarginalDP(Synthesizer):
         )
         self.bounds = self._check_bounds(bounds)
         self.domain = self._check_domain(domain)
+        self.other = self._check_other(other, self.domain)
+        self.nullable = self._check_nullable(nullable)
+        if not isinstance(insecure_reproducible_noise, bool):
+            raise ParameterError(
+                f"{_NAME}: parameter 'insecure_reproducible_noise' must be true or false, got "
+                f"{short_repr(insecure_reproducible_noise)}"
+            )
+        self.insecure_reproducible_noise = insecure_reproducible_noise
         if accountant is not None:
             if not isinstance(accountant, Accountant):
                 raise ParameterError(
@@ -333,7 +376,7 @@ class MarginalDP(Synthesizer):
         self._model: FittedForest | None = None
         self._compress: list[tuple[np.ndarray, list[np.ndarray]]] = []
         self._n_estimate = 1
-        self._csprng = False
+        self._seed_given = False
 
     # -- parameters ---------------------------------------------------------------------
 
@@ -397,6 +440,39 @@ class MarginalDP(Synthesizer):
             out[column] = listed
         return out
 
+    @staticmethod
+    def _check_other(other: Any, domain: dict[str, list[Any]]) -> dict[str, Any]:
+        if other is None:
+            return {}
+        if not isinstance(other, dict):
+            raise ParameterError(
+                f"{_NAME}: parameter 'other' must map columns to one of their domain's values, "
+                f"got {short_repr(other)}"
+            )
+        for column, value in other.items():
+            if column not in domain:
+                raise ParameterError(
+                    f"{_NAME}: parameter 'other' names column {column!r}, which has no 'domain' "
+                    "(numeric columns in 'bounds' are clamped instead)"
+                )
+            if not any(v == value for v in domain[column] if not _is_missing(v)):
+                raise ParameterError(
+                    f"{_NAME}: parameter 'other' for column {column!r} is {short_repr(value)}, "
+                    f"which its domain does not list; add it to domain[{column!r}]"
+                )
+        return dict(other)
+
+    @staticmethod
+    def _check_nullable(nullable: Any) -> list[str]:
+        if nullable is None:
+            return []
+        if isinstance(nullable, (str, bytes)) or not isinstance(nullable, (list, tuple)):
+            raise ParameterError(
+                f"{_NAME}: parameter 'nullable' must be a list of column names, got "
+                f"{short_repr(nullable)}"
+            )
+        return list(nullable)
+
     # -- schema ---------------------------------------------------------------------------
 
     def _schema(self, data: pd.DataFrame) -> list[_Column]:
@@ -413,39 +489,45 @@ class MarginalDP(Synthesizer):
             raise ParameterError(
                 f"{_NAME}: column {both[0]!r} is given both 'bounds' and 'domain'; give one"
             )
+        unknown = [c for c in self.nullable + list(self.other) if c not in data.columns]
+        if unknown:
+            raise ParameterError(
+                f"{_NAME}: parameter 'nullable'/'other' names column {unknown[0]!r}, which the "
+                f"data does not have (columns: {', '.join(columns)})"
+            )
         kinds = column_kinds(data)
+        wrong = [c for c in self.bounds if kinds[c] != "numeric"]
+        if wrong:
+            raise ParameterError(
+                f"{_NAME}: parameter 'bounds' names column {wrong[0]!r}, which is not numeric; "
+                "give its categories in 'domain' instead"
+            )
+        undeclared = [str(c) for c in data.columns if c not in self.bounds and c not in self.domain]
+        if undeclared:
+            raise ParameterError(
+                f"{_NAME}: the domain of column(s) {', '.join(map(repr, undeclared))} is not "
+                "declared. A differentially private synthesizer does not read it from the data "
+                "(the values present, or a minimum and maximum, would be released without "
+                "noise and without budget). Declare every column's public domain in the job's "
+                "options, e.g.\n" + declaration_snippet(undeclared, dict(kinds))
+            )
         out = []
         for c in data.columns:
-            series = data[c]
-            if c in self.bounds and kinds[c] != "numeric":
-                raise ParameterError(
-                    f"{_NAME}: parameter 'bounds' names column {c!r}, which is not numeric; "
-                    "give its categories in 'domain' instead"
-                )
             if c in self.domain:
-                out.append(_Column(c, False, len(self.domain[c]), categories=list(self.domain[c])))
-                continue
-            numeric = kinds[c] == "numeric"
-            values, missing = _sorted_unique(series, numeric)
-            if c not in self.bounds and (not numeric or len(values) <= self.max_categories):
-                categories = values + ([None] if missing else [])
-                out.append(
-                    _Column(
-                        c,
-                        False,
-                        len(categories),
-                        categories=categories,
-                        domain_from_data=True,
+                categories = list(self.domain[c])
+                if c in self.nullable and not any(_is_missing(v) for v in categories):
+                    categories.append(None)
+                other = None
+                if c in self.other:
+                    other = next(
+                        j
+                        for j, v in enumerate(categories)
+                        if not _is_missing(v) and v == self.other[c]
                     )
-                )
+                out.append(_Column(c, False, len(categories), categories=categories, other=other))
                 continue
-            integer = pd.api.types.is_integer_dtype(series.dtype)
-            if c in self.bounds:
-                lo, hi = self.bounds[c]
-                from_data = False
-            else:
-                lo, hi = float(values[0]), float(values[-1])
-                from_data = True
+            integer = pd.api.types.is_integer_dtype(data[c].dtype)
+            lo, hi = self.bounds[c]
             if integer:
                 if math.ceil(lo) > math.floor(hi):
                     raise ParameterError(
@@ -456,6 +538,7 @@ class MarginalDP(Synthesizer):
             else:
                 edges = np.linspace(lo, hi, self.max_categories + 1)
                 lows, highs = edges[:-1], edges[1:]
+            missing = c in self.nullable
             out.append(
                 _Column(
                     c,
@@ -465,7 +548,8 @@ class MarginalDP(Synthesizer):
                     highs=highs,
                     integer=integer,
                     missing=missing,
-                    bounds_from_data=from_data,
+                    low=float(lows[0]),
+                    high=float(highs[-1]),
                 )
             )
         return out
@@ -473,10 +557,14 @@ class MarginalDP(Synthesizer):
     # -- fitting ----------------------------------------------------------------------------
 
     def fit(self, data: pd.DataFrame, *, seed: int | np.random.Generator | None = None):
-        """Fit on ``data`` and charge the whole budget (module docstring). With ``seed`` (an
-        int or a Generator) the noise is reproducible -- and only as private as the seed is
-        secret; without it the noise comes from the operating system's CSPRNG."""
-        self._csprng = seed is None
+        """Fit on ``data`` and charge the whole budget (module docstring). The noise comes from
+        the operating system's CSPRNG whatever ``seed`` is (only ``insecure_reproducible_noise``
+        draws it from ``seed``); ``seed`` fixes the sampling of records (post-processing)."""
+        self._seed_given = seed is not None
+        if self.insecure_reproducible_noise and seed is None:
+            raise ParameterError(
+                f"{_NAME}: insecure_reproducible_noise needs a seed to reproduce the noise from"
+            )
         return super().fit(data, seed=seed)
 
     def sample(
@@ -490,10 +578,12 @@ class MarginalDP(Synthesizer):
     def _fit(self, data: pd.DataFrame, rng: np.random.Generator) -> None:
         self._model = None
         columns = self._schema(data)
-        codes = np.column_stack([col.encode(data[col.label]) for col in columns])
+        encoded = [col.encode(data[col.label]) for col in columns]
+        rows = np.logical_and.reduce([keep for _, keep, _ in encoded])
+        codes = np.column_stack([c[rows] for c, _, _ in encoded])
         sizes = [col.size for col in columns]
         d = len(columns)
-        noise_seed = None if self._csprng else rng
+        noise_seed = noise_source(rng, insecure_reproducible_noise=self.insecure_reproducible_noise)
 
         accountant = self._given_accountant
         if accountant is None:
@@ -614,14 +704,11 @@ class MarginalDP(Synthesizer):
         self._n_estimate = max(1, int(round(total)))
         self.privacy = {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho}
         names = [str(col.label) for col in columns]
-        data_dependent = [  # read from the data, not private (module docstring)
-            str(col.label)
-            for col in columns
-            if col.domain_from_data or col.bounds_from_data or (col.binned and col.missing)
-        ]
         self.details = {
             "method": "MST (McKenna, Miklau & Sheldon 2021)",
-            "randomness": "csprng" if self._csprng else "seeded",
+            "randomness": noise_seed.kind,
+            "privacy": NOT_PRIVATE if noise_seed.kind == INSECURE_KIND else "private",
+            "domain": "declared (options domain/bounds); not read from the data",
             "budget_rho": {"one_way": rho_one, "selection": rho_select, "two_way": rho_two},
             "sigma_one_way": float(one_way[0][1]),
             "sigma_two_way": None if sigma_two is None else float(sigma_two),
@@ -633,7 +720,13 @@ class MarginalDP(Synthesizer):
                 str(col.label): {**col.describe(), "compressed_size": small_sizes[i]}
                 for i, col in enumerate(columns)
             },
-            "data_dependent": data_dependent,
+        }
+        self.steward_details = {  # computed from the records: not covered by the budget
+            "records_fitted": int(rows.sum()),
+            "records_left_out": int((~rows).sum()),
+            "values_outside_declared_domain": {
+                str(col.label): facts for col, (_, _, facts) in zip(columns, encoded, strict=True)
+            },
         }
 
     # -- sampling ---------------------------------------------------------------------------
