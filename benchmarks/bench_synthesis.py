@@ -35,16 +35,21 @@ Rows:
   ``parametric``, ``marginal_dp`` (``epsilon=1, delta=1e-6``), ``hybrid``, with ``holdout=0,
   evaluate=False, n=30162`` (fit on all the records, no evaluation, as many records as the
   original, as the peers; ``marginal_dp`` would otherwise sample its noisy count); timed
-  around the call (its ``.data`` is the synthetic file). A fifth row, ``marginal_dp, peers'
+  around the call (its ``.data`` is the synthetic file). ``marginal_dp`` reads no domain from
+  the data: it is declared from the extract's published hierarchy files next to ``--data``
+  (``adult_hierarchy_<column>.csv``: each column's leaves; a column whose leaves are all whole
+  numbers, age, as ``bounds`` [smallest, largest leaf]), see :func:`declared_domain`; its noise
+  comes from the OS CSPRNG (the seed fixes the sampling). A fifth row, ``marginal_dp, peers'
   ρ``, gives ``marginal_dp`` the zCDP budget the DP peers get from the same epsilon and delta
   (``rho=0.0244``, below), so that the comparison with them is at equal noise.
 * ``sdckit CLI``: the whole command ``sdckit synthesize --config JOB`` in a fresh process
   (start-up, reading the CSV, synthesis, writing the CSV, report and JSON) for ``cart`` and
   ``marginal_dp``; the job file is written to a temporary folder (input the ``--data`` file,
   ``delimiter: ";"``, ``method``, ``seed``, and for ``marginal_dp`` ``epsilon: 1``,
-  ``delta: 1e-6``; output ``synthetic.csv``, ``synth.html``, ``synth.json``), the rest at the
-  command's defaults (so with its holdout share and its evaluation, which the in-process rows
-  leave out: the table notes a record count other than 30,162).
+  ``delta: 1e-6`` and the declared domain in ``options``; output ``synthetic.csv``,
+  ``synth.html``, ``synth.json``), the rest at the command's defaults (so with its holdout
+  share and its evaluation, which the in-process rows leave out: the table notes a record
+  count other than 30,162).
 * ``python-synthpop`` (``--synthpop-python``): ``synthpop.CARTMethod`` with its defaults
   (``minibucket=5``). The PyPI package named ``synthpop`` is an unrelated population
   synthesizer; the Python port of R's synthpop is ``python-synthpop`` (Algorithm Audit). Its
@@ -198,8 +203,31 @@ def sdckit_available() -> str | None:
     return None
 
 
-def sdckit_rows(original: Any, seeds: list[int]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """``sdckit.synthesize`` in this process, each method and seed."""
+def declared_domain(data: Path, columns: list[str]) -> dict[str, Any]:
+    """marginal_dp's public domain of the Adult extract, from the hierarchy files next to
+    ``data`` (module docstring): ``{"domain": {...}, "bounds": {...}}``."""
+    import pandas as pd
+
+    domain: dict[str, list[str]] = {}
+    bounds: dict[str, list[int]] = {}
+    for c in columns:
+        path = data.parent / f"adult_hierarchy_{c}.csv"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: marginal_dp needs each column's declared domain")
+        leaves = pd.read_csv(path, sep=";", header=None, dtype=str, keep_default_na=False)[0]
+        numbers = pd.to_numeric(leaves, errors="coerce")
+        if numbers.notna().all() and (numbers % 1 == 0).all():
+            bounds[c] = [int(numbers.min()), int(numbers.max())]
+        else:
+            domain[c] = list(leaves)
+    return {"domain": domain, "bounds": bounds}
+
+
+def sdckit_rows(
+    original: Any, seeds: list[int], declared: dict[str, Any]
+) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """``sdckit.synthesize`` in this process, each method and seed (``declared``:
+    marginal_dp's domain, :func:`declared_domain`)."""
     import inspect
 
     import sdckit
@@ -215,6 +243,8 @@ def sdckit_rows(original: Any, seeds: list[int]) -> list[tuple[str, str, str, di
     cases.insert(3, ("marginal_dp", "marginal_dp, peers' ρ", {"rho": rho}, f"ρ={rho:.4f}"))
     rows = []
     for method, label, params, eps in cases:
+        if method == "marginal_dp":
+            params = {**params, **declared}
         runs = []
         try:
             for seed in seeds:
@@ -236,8 +266,8 @@ def _sdckit_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "sdckit.cli"]
 
 
-def write_job(folder: Path, data: Path, method: str, seed: int) -> Path:
-    """The job file of one CLI run (module docstring)."""
+def write_job(folder: Path, data: Path, method: str, seed: int, declared: dict[str, Any]) -> Path:
+    """The job file of one CLI run (module docstring; ``declared``: marginal_dp's domain)."""
     import yaml
 
     job: dict[str, Any] = {
@@ -246,6 +276,8 @@ def write_job(folder: Path, data: Path, method: str, seed: int) -> Path:
         "seed": seed,
     }
     job.update({k: v for k, v in SDCKIT_METHODS[method].items()})
+    if method == "marginal_dp":
+        job["options"] = declared
     job["output"] = {
         "path": str(folder / "synthetic.csv"),
         "report": str(folder / "synth.html"),
@@ -260,6 +292,7 @@ def sdckit_cli_rows(
     original: Any, data: Path, seeds: list[int]
 ) -> list[tuple[str, str, str, dict[str, Any]]]:
     """``sdckit synthesize --config JOB``, a fresh process per seed, timed whole."""
+    declared = declared_domain(data, list(original.columns))
     rows = []
     for method in SDCKIT_CLI_METHODS:
         eps = DP_LABEL if "epsilon" in SDCKIT_METHODS[method] else "-"
@@ -267,7 +300,7 @@ def sdckit_cli_rows(
         for seed in seeds:
             with tempfile.TemporaryDirectory(prefix="bench-synth-cli-") as tmp:
                 folder = Path(tmp)
-                job = write_job(folder, data, method, seed)
+                job = write_job(folder, data, method, seed, declared)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t0 = time.perf_counter()
                 done = subprocess.run(
@@ -472,7 +505,7 @@ def main() -> None:
     missing = sdckit_available()
     if missing is None:
         print("running sdckit ...", file=sys.stderr, flush=True)
-        rows += sdckit_rows(original, seeds)
+        rows += sdckit_rows(original, seeds, declared_domain(args.data, list(original.columns)))
         rows += sdckit_cli_rows(original, args.data, seeds)
     else:
         rows += [("sdckit", m, "-", {"error": missing}) for m in SDCKIT_METHODS]

@@ -499,8 +499,10 @@ class MarginalDP(Synthesizer):
         wrong = [c for c in self.bounds if kinds[c] != "numeric"]
         if wrong:
             raise ParameterError(
-                f"{_NAME}: parameter 'bounds' names column {wrong[0]!r}, which is not numeric; "
-                "give its categories in 'domain' instead"
+                f"{_NAME}: parameter 'bounds' names column {wrong[0]!r}, which is not numeric "
+                "(a job with `attributes:` reads a column as text unless its type is given: "
+                f"`{wrong[0]}: {{role: ..., type: integer}}` or `type: decimal`); or give its "
+                "categories in 'domain' instead"
             )
         undeclared = [str(c) for c in data.columns if c not in self.bounds and c not in self.domain]
         if undeclared:
