@@ -292,3 +292,44 @@ def test_values_outside_the_declared_domain_never_reach_the_release(data):
     model = MarginalDP(epsilon=50.0, domain={**DOMAIN, "A": [*A_VALUES, "a3"]}, bounds=BOUNDS)
     model.fit(data.iloc[:5000], seed=1)
     assert model.details["columns"]["A"]["size"] == 4
+
+
+def test_a_domain_found_with_budget(data):
+    """The alternative to declaring: a categorical column's values found by DP partition
+    selection, accounted in the same budget (approximate zCDP) and reported; a value one
+    record holds is not found, and its record counts as the column's discover label."""
+    from sdckit.dp.partition_selection import partition_threshold
+
+    frame = data.iloc[:6000].copy()
+    frame.loc[0, "B"] = "only-one-person"
+    declared = {"domain": {"A": A_VALUES, "C": C_VALUES}, "bounds": BOUNDS}
+    model = MarginalDP(epsilon=1.0, delta=1e-6, **declared, discover={"B": "other"})
+    model.fit(frame, seed=1)
+    found = model.details["columns"]["B"]["categories"]
+    assert found == [*B_VALUES, "other"] and model.details["columns"]["B"]["other"] == "other"
+    assert "only-one-person" not in json.dumps(model.details)
+    spent = model.accountant.spent()
+    assert math.isclose(spent.epsilon, 1.0, rel_tol=1e-9) and spent.delta == 1e-6
+    assert model.privacy["discovery_delta"] == 5e-7
+    assert model.rho == rho_for_approx_dp(1.0, 5e-7)
+    labels = [label for label, _ in model.accountant.ledger]
+    assert labels[0] == "partition_selection"
+    report = model.details["discovery"]["B"]
+    assert report["values_found"] == 4 and report["delta"] == 5e-7
+    assert report["rho"] == pytest.approx(0.1 * model.rho)
+    assert report["threshold"] == partition_threshold(report["sigma"], 5e-7)
+    assert model.details["budget_rho"]["discovery"] == pytest.approx(0.1 * model.rho)
+    assert model.steward_details["values_outside_declared_domain"]["B"] == {
+        "outside_domain": 1,
+        "counted_as_other": 1,
+    }
+    with pytest.raises(ParameterError, match="'discover'.*'x'.*numeric"):
+        MarginalDP(
+            epsilon=1.0, domain=DOMAIN, bounds={"age": BOUNDS["age"]}, discover={"x": "other"}
+        ).fit(frame, seed=1)
+    with pytest.raises(ParameterError, match="'B'.*more than one"):
+        MarginalDP(epsilon=1.0, **DECLARED, discover={"B": "other"}).fit(frame, seed=1)
+    with pytest.raises(ParameterError, match="'discover'.*label"):
+        MarginalDP(epsilon=1.0, discover={"B": None})
+    with pytest.raises(ParameterError, match="'discover_share'"):
+        MarginalDP(epsilon=1.0, discover={"B": "other"}, discover_share=1.0)

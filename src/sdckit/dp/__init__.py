@@ -8,6 +8,8 @@
 * :mod:`sdckit.dp.selection` -- exponential mechanism, report-noisy-max;
 * :mod:`sdckit.dp.randomized_response` -- k-ary randomized response (local DP);
 * :mod:`sdckit.dp.sparse_vector` -- AboveThreshold;
+* :mod:`sdckit.dp.partition_selection` -- which values of a column to release (Gaussian
+  thresholding, approximate zCDP);
 * :mod:`sdckit.dp.queries` -- COUNT, SUM, AVG, quantiles, histograms with clamping and
   per-person contribution bounds;
 * :mod:`sdckit.dp.accountant` -- :class:`Accountant` (sequential, advanced and zCDP

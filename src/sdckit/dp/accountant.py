@@ -26,7 +26,13 @@ Three composition rules, chosen when the accountant is created:
   for the discrete one); and ``rho``-zCDP implies ``(epsilon, delta)``-DP by the tight
   conversion of Canonne, Kamath & Steinke (2020) (:func:`zcdp_delta`; never more than Bun &
   Steinke's ``rho + 2 sqrt(rho ln(1/delta))``, Proposition 1.3). If every charge was pure, the
-  basic sum of epsilons is used when smaller.
+  basic sum of epsilons is used when smaller. A mechanism that is rho-zCDP except on an event
+  of probability ``delta_z`` -- *approximate* zCDP (Bun & Steinke 2016, sec. 8, Definition 8.1;
+  e.g. a partition selection by a noisy threshold, whose only failure is releasing a value
+  that one record makes present) -- is charged with :meth:`PrivacyCost.approximate_zcdp`: the
+  rhos and the ``delta_z`` add up under composition (their Lemma 8.2), and the total is
+  ``(epsilon(rho, delta - sum delta_z), delta)``-DP (the conversion on the event, plus its
+  failure probability).
 
 Float budgets: ``0.1 + 0.2 > 0.3`` in binary floating point, so budget comparisons allow a
 relative excess of 1e-12 (:data:`RELATIVE_SLACK`) -- far below any meaningful privacy loss.
@@ -205,6 +211,8 @@ class PrivacyCost:
     epsilon: float | None
     delta: float = 0.0
     rho: float | None = None
+    #: the delta of approximate zCDP: the call is ``rho``-zCDP except with this probability
+    approx_delta: float = 0.0
 
     def __post_init__(self) -> None:
         if self.epsilon is None and self.rho is None:
@@ -215,6 +223,10 @@ class PrivacyCost:
                 raise ParameterError(f"cost {name} must be a finite number >= 0, got {value!r}")
         if not 0 <= self.delta < 1:
             raise ParameterError(f"cost delta must be in [0, 1), got {self.delta!r}")
+        if not 0 <= self.approx_delta < 1 or (self.approx_delta and self.rho is None):
+            raise ParameterError(
+                f"cost approx_delta must be in [0, 1) with a rho, got {self.approx_delta!r}"
+            )
 
     @classmethod
     def pure(cls, epsilon: Any) -> PrivacyCost:
@@ -234,6 +246,17 @@ class PrivacyCost:
         """A ``rho``-zCDP call (converted to (epsilon, delta) by the accountant only)."""
         return cls(epsilon=None, delta=0.0, rho=float(positive(rho, "rho")))
 
+    @classmethod
+    def approximate_zcdp(cls, rho: Any, delta: Any) -> PrivacyCost:
+        """A ``delta``-approximately ``rho``-zCDP call (module docstring; a 'zcdp' accountant
+        composes it)."""
+        return cls(
+            epsilon=None,
+            delta=0.0,
+            rho=float(positive(rho, "rho")),
+            approx_delta=open_probability(delta, "delta"),
+        )
+
     def describe(self) -> str:
         """A short text such as ``epsilon=0.5`` or ``rho=0.125`` for messages and reports."""
         parts = []
@@ -243,6 +266,8 @@ class PrivacyCost:
             parts.append(f"delta={self.delta:g}")
         if self.epsilon is None and self.rho is not None:
             parts.append(f"rho={self.rho:g}")
+        if self.approx_delta:
+            parts.append(f"approx_delta={self.approx_delta:g}")
         return ", ".join(parts)
 
 
@@ -263,6 +288,7 @@ class _Totals:
     epsilon: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
     rho: Fraction = Fraction(0)
+    approx_delta: Fraction = Fraction(0)
     epsilon_max: float = 0.0
     delta_max: float = 0.0
     all_pure: bool = True
@@ -275,6 +301,7 @@ class _Totals:
             epsilon=self.epsilon + Fraction(eps),
             delta=self.delta + Fraction(cost.delta),
             rho=self.rho + Fraction(0.0 if cost.rho is None else cost.rho),
+            approx_delta=self.approx_delta + Fraction(cost.approx_delta),
             epsilon_max=max(self.epsilon_max, eps),
             delta_max=max(self.delta_max, cost.delta),
             all_pure=self.all_pure and cost.epsilon is not None and cost.delta == 0,
@@ -368,6 +395,10 @@ class Accountant:
     # -- charging ---------------------------------------------------------------------
 
     def _check_kind(self, cost: PrivacyCost, label: str) -> None:
+        if cost.approx_delta and self._composition != "zcdp":
+            raise ParameterError(
+                f"{label}: an approximate zCDP cost ({cost.describe()}) needs a 'zcdp' accountant"
+            )
         if self._composition == "zcdp":
             if cost.rho is None:
                 raise ParameterError(
@@ -386,7 +417,10 @@ class Accountant:
             return Spent(0.0, 0.0, 0.0 if self._composition == "zcdp" else None)
         if self._composition == "zcdp":
             rho = float(totals.rho)
-            best = Spent(zcdp_to_approx_dp(rho, self._delta), self._delta, rho)
+            left = self._delta - float(totals.approx_delta)  # approximate zCDP (docstring)
+            if left <= 0:
+                return Spent(math.inf, float(totals.approx_delta), rho)
+            best = Spent(zcdp_to_approx_dp(rho, left), self._delta, rho)
             if totals.all_pure and float(totals.epsilon) <= best.epsilon:
                 best = Spent(float(totals.epsilon), 0.0, rho)
             return best

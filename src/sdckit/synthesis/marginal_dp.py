@@ -63,7 +63,16 @@ range cut into ``max_categories`` equal-width bins; integers: bins of whole numb
 value if the range is small enough; a synthetic value is drawn uniformly inside its bin and
 integers stay integers; a missing value has a bin of its own when the column is in
 ``nullable``). An undeclared column is refused before anything is read or drawn, with the
-declaration to write. Values outside the declaration are handled as OpenDP does, by
+declaration to write. Instead of declaring it, a categorical column's values may be **found
+with budget** (``discover: {column: label}``): DP partition selection by Gaussian thresholding
+(:mod:`sdckit.dp.partition_selection`; Wilson et al. 2020, sec. 3) releases the values whose
+noisy count clears a threshold, and the records of the values not found count as ``label``.
+The discovered columns share ``discover_share`` (default 0.1) of ``rho`` and half of
+``delta``: selection is ``delta``-approximately ``rho``-zCDP (Bun & Steinke 2016, Definition
+8.1), so ``rho`` is then converted with the other half (``epsilon`` from ``rho`` and
+``delta / 2``), and the accountant composes both parts to exactly ``(epsilon, delta)``.
+:attr:`~MarginalDP.details` reports each discovery's threshold, noise and the number of values
+found (all outputs of the mechanism). Values outside the declaration are handled as OpenDP does, by
 transformations of one record at a time, so neighbouring datasets stay neighbours and the
 guarantee holds: a number outside its bounds is clamped to them (OpenDP's ``make_clamp``); a
 category outside the list is counted as the column's declared ``other`` value (OpenDP's
@@ -93,6 +102,7 @@ from sdckit.dp.accountant import (
     zcdp_to_approx_dp,
 )
 from sdckit.dp.mechanisms import discrete_gaussian
+from sdckit.dp.partition_selection import select_partitions
 from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
 from sdckit.dp.selection import exponential
 from sdckit.errors import ParameterError, short_repr
@@ -110,7 +120,17 @@ __all__ = ["DECLARATION_KEYS", "MarginalDP", "declaration_snippet"]
 _NAME = "marginal_dp"
 #: The parameters that declare the public domain (a compare grid gives them to this method
 #: only, so one entry's options can serve ``[cart, marginal_dp]``).
-DECLARATION_KEYS = ("domain", "bounds", "other", "nullable", "max_categories")
+DECLARATION_KEYS = (
+    "domain",
+    "bounds",
+    "other",
+    "nullable",
+    "max_categories",
+    "discover",
+    "discover_share",
+)
+#: Share of ``delta`` a discovery keeps for its threshold failures (the rest converts zCDP).
+DISCOVERY_DELTA_SHARE = 0.5
 #: Values whose noisy 1-way count is below this many standard deviations are merged (MST).
 _COMPRESSION_SIGMAS = 3.0
 
@@ -260,6 +280,11 @@ def declaration_snippet(columns: list[str], kinds: dict[str, str]) -> str:
         lines.append("  bounds:       # [low, high], cut into max_categories bins")
         lines += [f"    {c}: [<low>, <high>]" for c in numeric]
     lines.append("  # optional: other: {COLUMN: <a listed value>} (values outside the domain)")
+    if other:
+        lines.append(
+            "  # or find a categorical column's values with budget (DP partition selection):"
+        )
+        lines.append(f"  # discover: {{{other[0]}: <label of the values not found>}}")
     lines.append("  # optional: nullable: [COLUMN, ...] (a missing value is a value)")
     return "\n".join(lines)
 
@@ -289,6 +314,11 @@ class MarginalDP(Synthesizer):
     nullable:
         Columns where a missing value is a value (its own category or bin); elsewhere a
         record with a missing value is left out.
+    discover:
+        Categorical columns whose values are found with budget (partition selection), each
+        mapped to the label the values not found get (module docstring).
+    discover_share:
+        Share of ``rho`` the discovery spends (default 0.1; half of ``delta`` goes with it).
     insecure_reproducible_noise:
         Tests only: draw the privacy noise from ``fit``'s seed. The release is then not
         private, and :attr:`details` says so.
@@ -312,6 +342,8 @@ class MarginalDP(Synthesizer):
         domain: dict[str, list[Any]] | None = None,
         other: dict[str, Any] | None = None,
         nullable: list[str] | None = None,
+        discover: dict[str, Any] | None = None,
+        discover_share: float = 0.1,
         accountant: Accountant | None = None,
         max_iterations: int = 500,
         insecure_reproducible_noise: bool = False,
@@ -322,6 +354,17 @@ class MarginalDP(Synthesizer):
             raise ParameterError(
                 f"{_NAME}: parameter 'delta' must be in (0, 1), e.g. 1e-6, got {short_repr(delta)}"
             )
+        self.discover = self._check_discover(discover)
+        share = _check_number(discover_share, "discover_share")
+        if not 0.0 < share < 1.0:
+            raise ParameterError(
+                f"{_NAME}: parameter 'discover_share' must be in (0, 1), e.g. 0.1, got "
+                f"{short_repr(discover_share)}"
+            )
+        self.discover_share = share
+        # the delta of the zCDP conversion; discovery keeps the rest (module docstring)
+        self.discovery_delta = d * DISCOVERY_DELTA_SHARE if self.discover else 0.0
+        conversion_delta = d - self.discovery_delta
         if rho is not None and epsilon is not None:
             raise ParameterError(f"{_NAME}: give parameter 'epsilon' or parameter 'rho', not both")
         if rho is None and epsilon is None:
@@ -333,7 +376,7 @@ class MarginalDP(Synthesizer):
             if r <= 0:
                 raise ParameterError(f"{_NAME}: parameter 'rho' must be > 0, got {short_repr(rho)}")
             self.rho = r
-            self.epsilon = zcdp_to_approx_dp(r, d)
+            self.epsilon = zcdp_to_approx_dp(r, conversion_delta)
         else:
             e = _check_number(epsilon, "epsilon")
             if e <= 0:
@@ -341,7 +384,7 @@ class MarginalDP(Synthesizer):
                     f"{_NAME}: parameter 'epsilon' must be > 0, got {short_repr(epsilon)}"
                 )
             self.epsilon = e
-            self.rho = rho_for_approx_dp(e, d)
+            self.rho = rho_for_approx_dp(e, conversion_delta)
         self.delta = d
         self.max_categories = integer_at_least(
             max_categories, 2, _NAME, "parameter 'max_categories'"
@@ -463,6 +506,23 @@ class MarginalDP(Synthesizer):
         return dict(other)
 
     @staticmethod
+    def _check_discover(discover: Any) -> dict[str, Any]:
+        if discover is None:
+            return {}
+        if not isinstance(discover, dict) or not discover:
+            raise ParameterError(
+                f"{_NAME}: parameter 'discover' must map columns to the label of the values not "
+                f"found, e.g. {{native-country: Other}}, got {short_repr(discover)}"
+            )
+        for column, label in discover.items():
+            if _is_missing(label) or not isinstance(label, (str, int, float)):
+                raise ParameterError(
+                    f"{_NAME}: parameter 'discover' for column {column!r} must be a label (the "
+                    f"value the records of values not found get), got {short_repr(label)}"
+                )
+        return dict(discover)
+
+    @staticmethod
     def _check_nullable(nullable: Any) -> list[str]:
         if nullable is None:
             return []
@@ -475,19 +535,27 @@ class MarginalDP(Synthesizer):
 
     # -- schema ---------------------------------------------------------------------------
 
-    def _schema(self, data: pd.DataFrame) -> list[_Column]:
+    def _check_columns(self, data: pd.DataFrame) -> dict[str, str]:
+        """Refuse a declaration that does not fit the data's columns (before anything is
+        drawn); the column kinds."""
         columns = [str(c) for c in data.columns]
-        for key, label in ((self.bounds, "bounds"), (self.domain, "domain")):
+        for key, label in (
+            (self.bounds, "bounds"),
+            (self.domain, "domain"),
+            (self.discover, "discover"),
+        ):
             unknown = [c for c in key if c not in data.columns]
             if unknown:
                 raise ParameterError(
                     f"{_NAME}: parameter {label!r} names column {unknown[0]!r}, which the data "
                     f"does not have (columns: {', '.join(columns)})"
                 )
-        both = [c for c in self.bounds if c in self.domain]
+        declared = [*self.bounds, *self.domain, *self.discover]
+        both = [c for c in declared if declared.count(c) > 1]
         if both:
             raise ParameterError(
-                f"{_NAME}: column {both[0]!r} is given both 'bounds' and 'domain'; give one"
+                f"{_NAME}: column {both[0]!r} is given more than one of 'bounds', 'domain' and "
+                "'discover'; give one"
             )
         unknown = [c for c in self.nullable + list(self.other) if c not in data.columns]
         if unknown:
@@ -504,7 +572,13 @@ class MarginalDP(Synthesizer):
                 f"`{wrong[0]}: {{role: ..., type: integer}}` or `type: decimal`); or give its "
                 "categories in 'domain' instead"
             )
-        undeclared = [str(c) for c in data.columns if c not in self.bounds and c not in self.domain]
+        wrong = [c for c in self.discover if kinds[c] == "numeric"]
+        if wrong:
+            raise ParameterError(
+                f"{_NAME}: parameter 'discover' names column {wrong[0]!r}, which is numeric: "
+                "declare its range in 'bounds' (only categories are discovered)"
+            )
+        undeclared = [str(c) for c in data.columns if c not in declared]
         if undeclared:
             raise ParameterError(
                 f"{_NAME}: the domain of column(s) {', '.join(map(repr, undeclared))} is not "
@@ -513,18 +587,23 @@ class MarginalDP(Synthesizer):
                 "noise and without budget). Declare every column's public domain in the job's "
                 "options, e.g.\n" + declaration_snippet(undeclared, dict(kinds))
             )
+        return dict(kinds)
+
+    def _schema(self, data: pd.DataFrame, found: dict[str, list[Any]]) -> list[_Column]:
+        """How every column is coded: its declared domain or bounds, or the values ``found``
+        by partition selection plus the column's ``discover`` label."""
+        domain = {**self.domain, **found}
+        labels = {**self.other, **self.discover}
         out = []
         for c in data.columns:
-            if c in self.domain:
-                categories = list(self.domain[c])
+            if c in domain:
+                categories = list(domain[c])
                 if c in self.nullable and not any(_is_missing(v) for v in categories):
                     categories.append(None)
                 other = None
-                if c in self.other:
+                if c in labels:
                     other = next(
-                        j
-                        for j, v in enumerate(categories)
-                        if not _is_missing(v) and v == self.other[c]
+                        j for j, v in enumerate(categories) if not _is_missing(v) and v == labels[c]
                     )
                 out.append(_Column(c, False, len(categories), categories=categories, other=other))
                 continue
@@ -558,6 +637,45 @@ class MarginalDP(Synthesizer):
 
     # -- fitting ----------------------------------------------------------------------------
 
+    def _discover(
+        self, data: pd.DataFrame, accountant: Accountant, noise: Any
+    ) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+        """The values of each ``discover`` column found by partition selection (module
+        docstring), each column ``discover_share * rho / k`` and ``discovery_delta / k``; and
+        what the report shows of it (noisy outcomes and parameters only)."""
+        found: dict[str, list[Any]] = {}
+        report: dict[str, Any] = {}
+        k = len(self.discover)
+        for c, label in self.discover.items():
+            present = data[c].dropna()
+            counts = present.value_counts(sort=False)
+            candidates = list(counts.index)
+            release = select_partitions(
+                counts.to_numpy(dtype=np.int64),
+                rho=self.rho * self.discover_share / k,
+                delta=self.discovery_delta / k,
+                accountant=accountant,
+                seed=noise,
+            )
+            kept = [v for v, take in zip(candidates, release.value, strict=True) if take]
+            try:
+                kept = sorted(kept)
+            except TypeError:
+                kept = sorted(kept, key=lambda v: (type(v).__name__, str(v)))
+            n_found = len(kept)
+            if not any(v == label for v in kept):
+                kept.append(label)
+            found[c] = kept
+            report[str(c)] = {
+                "values_found": n_found,
+                "other_label": _json_value(label),
+                "threshold": release.parameters["threshold"],
+                "sigma": release.parameters["sigma"],
+                "rho": release.parameters["rho"],
+                "delta": release.parameters["delta"],
+            }
+        return found, report
+
     def fit(self, data: pd.DataFrame, *, seed: int | np.random.Generator | None = None):
         """Fit on ``data`` and charge the whole budget (module docstring). The noise comes from
         the operating system's CSPRNG whatever ``seed`` is (only ``insecure_reproducible_noise``
@@ -579,33 +697,43 @@ class MarginalDP(Synthesizer):
 
     def _fit(self, data: pd.DataFrame, rng: np.random.Generator) -> None:
         self._model = None
-        columns = self._schema(data)
+        self._check_columns(data)
+        noise_seed = noise_source(rng, insecure_reproducible_noise=self.insecure_reproducible_noise)
+        whole = (
+            PrivacyCost.approximate_zcdp(self.rho, self.discovery_delta)
+            if self.discover
+            else PrivacyCost.zcdp(self.rho)
+        )
+        accountant = self._given_accountant
+        if accountant is None:
+            accountant = Accountant(self.epsilon, self.delta, composition="zcdp")
+        elif not accountant.can_afford(whole):
+            spent = accountant.spent()
+            raise BudgetExhausted(
+                f"{_NAME}: the accountant cannot afford {whole.describe()} (spent so far "
+                f"epsilon={spent.epsilon:.6g}, rho={spent.rho}); nothing was released"
+            )
+        self.accountant = accountant
+        rho = self.rho
+        found, discovery = self._discover(data, accountant, noise_seed)
+        if self.discover:
+            rho = self.rho - self.rho * self.discover_share
+
+        columns = self._schema(data, found)
         encoded = [col.encode(data[col.label]) for col in columns]
         rows = np.logical_and.reduce([keep for _, keep, _ in encoded])
         codes = np.column_stack([c[rows] for c, _, _ in encoded])
         sizes = [col.size for col in columns]
         d = len(columns)
-        noise_seed = noise_source(rng, insecure_reproducible_noise=self.insecure_reproducible_noise)
-
-        accountant = self._given_accountant
-        if accountant is None:
-            accountant = Accountant(self.epsilon, self.delta, composition="zcdp")
-        elif not accountant.can_afford(PrivacyCost.zcdp(self.rho)):
-            spent = accountant.spent()
-            raise BudgetExhausted(
-                f"{_NAME}: the accountant cannot afford rho={self.rho:.6g} (spent so far "
-                f"epsilon={spent.epsilon:.6g}, rho={spent.rho}); nothing was released"
-            )
-        self.accountant = accountant
 
         if d >= 3:
-            shares = (self.rho / 3.0, self.rho / 3.0)
-            rho_two = self.rho - shares[0] - shares[1]
+            shares = (rho / 3.0, rho / 3.0)
+            rho_two = rho - shares[0] - shares[1]
             rho_one, rho_select = shares
         elif d == 2:
-            rho_one, rho_select, rho_two = self.rho / 2.0, 0.0, self.rho - self.rho / 2.0
+            rho_one, rho_select, rho_two = rho / 2.0, 0.0, rho - rho / 2.0
         else:
-            rho_one, rho_select, rho_two = self.rho, 0.0, 0.0
+            rho_one, rho_select, rho_two = rho, 0.0, 0.0
 
         # 1. every 1-way marginal, discrete Gaussian, sensitivity 1, rho_one / d each
         one_way: list[tuple[np.ndarray, float]] = []
@@ -705,13 +833,21 @@ class MarginalDP(Synthesizer):
         self._model = model
         self._n_estimate = max(1, int(round(total)))
         self.privacy = {"epsilon": self.epsilon, "delta": self.delta, "rho": self.rho}
+        if self.discover:
+            self.privacy["discovery_delta"] = self.discovery_delta
         names = [str(col.label) for col in columns]
         self.details = {
             "method": "MST (McKenna, Miklau & Sheldon 2021)",
             "randomness": noise_seed.kind,
             "privacy": NOT_PRIVATE if noise_seed.kind == INSECURE_KIND else "private",
             "domain": "declared (options domain/bounds); not read from the data",
-            "budget_rho": {"one_way": rho_one, "selection": rho_select, "two_way": rho_two},
+            "budget_rho": {
+                "discovery": self.rho - rho,
+                "one_way": rho_one,
+                "selection": rho_select,
+                "two_way": rho_two,
+            },
+            "discovery": discovery,
             "sigma_one_way": float(one_way[0][1]),
             "sigma_two_way": None if sigma_two is None else float(sigma_two),
             "selection_epsilon": selection_epsilon,
