@@ -216,6 +216,9 @@ def test_the_seed_does_not_fix_the_sampling_and_search():
     assert insecure(np.random.default_rng(7)).data.equals(a.data)
     assert a.details["randomness"] == "insecure_reproducible_noise"
     assert a.details["privacy"].startswith("NOT PRIVATE")
+    from sdckit.report.anonymization_report import anonymization_report
+
+    assert "NOT PRIVATE" in anonymization_report(a).render_html()
 
 
 def test_bad_options_and_combinations():

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
 from sdckit.report.risk_report import class_size_figure
 from sdckit.report.writer import Report, Section
 
@@ -71,6 +72,8 @@ def anonymization_report(result: AnonymizationResult) -> Report:
             }
         )
     notices = list(result.details.get("notices") or [])
+    if result.details.get("randomness") == INSECURE_KIND:  # safepub's noise from the seed
+        notices.insert(0, NOT_PRIVATE)
     ties = result.details.get("ties")
     if ties and ties["count"] > 1:
         shown = "; ".join(
