@@ -222,11 +222,11 @@ def test_fast_csv_writer_writes_what_pandas_writes(tmp_path_factory, rows, width
 def test_fast_csv_reader_reads_what_pandas_reads(tmp_path_factory, pieces):
     # read_table's pyarrow path either reads a file exactly as pandas' reader does (cells,
     # column names, dtypes) or leaves the file to it
-    from sdckit.core.io import _header, _read_csv_arrow, _read_csv_pandas
+    from sdckit.core.io import _read_csv_arrow, _read_csv_pandas, read_header
 
     path = tmp_path_factory.mktemp("fastread") / "t.csv"
     path.write_bytes(("a;b\n" + "".join(pieces)).encode("utf-8"))
-    header = _header(path, ";", "utf-8", '"')
+    header = read_header(path, ";", "utf-8", '"')
     fast = _read_csv_arrow(path, ";", "utf-8", '"', header)
     if fast is None:
         return
@@ -235,12 +235,12 @@ def test_fast_csv_reader_reads_what_pandas_reads(tmp_path_factory, pieces):
 
 
 def test_fast_csv_reader_takes_plain_files_and_leaves_the_rest(tmp_path):
-    from sdckit.core.io import _header, _read_csv_arrow
+    from sdckit.core.io import _read_csv_arrow, read_header
 
     def fast(content: str, encoding: str = "utf-8") -> bool:
         path = tmp_path / "t.csv"
         path.write_bytes(content.encode(encoding))
-        return _read_csv_arrow(path, ";", encoding, '"', _header(path, ";", encoding, '"'))
+        return _read_csv_arrow(path, ";", encoding, '"', read_header(path, ";", encoding, '"'))
 
     assert fast("a;b\n1;x y\n;NA\n\n3;4") is not None
     leftovers = ['a;b\n1;"x"\n', "a;b\n1\n", "a;b\n1;2;3\n", "a;;c\n1;2;3\n", "a;a\n1;2\n"]

@@ -153,7 +153,7 @@ def _read_csv(path: Path, delimiter: str | None, encoding: str, quotechar: str) 
     if not sample.strip():
         raise DataError(f"input file {str(path)!r} is empty; it needs a header line and rows")
     sep = delimiter or sniff_delimiter(sample)
-    header = _header(path, sep, encoding, quotechar)
+    header = read_header(path, sep, encoding, quotechar)
     df = _read_csv_arrow(path, sep, encoding, quotechar, header)
     if df is None:
         df = _read_csv_pandas(path, sep, encoding, quotechar, header)
@@ -197,12 +197,7 @@ def _read_csv_pandas(
             f"{len(header)}; fix the rows (one field per column) or check the delimiter "
             "(--delimiter)"
         )
-    if len(set(header)) != len(header):
-        twice = sorted({c for c in header if header.count(c) > 1})
-        raise DataError(
-            f"{str(path)!r} has the column name(s) {', '.join(map(repr, twice))} more than "
-            "once; give every column its own name"
-        )
+    check_column_names(header, str(path))
     if df.shape[1] > 1 and len(df) and (df.iloc[:, -1] == "").any():
         short = _short_row(path, sep, encoding, quotechar, df.shape[1])
         if short is not None:
@@ -267,10 +262,24 @@ def _read_csv_arrow(
     return table.to_pandas()
 
 
-def _header(path: Path, sep: str, encoding: str, quotechar: str) -> list[str]:
+def read_header(path: Path, sep: str, encoding: str = "utf-8", quotechar: str = '"') -> list[str]:
     """The header line's fields, as the csv module reads them."""
     with open(path, encoding=encoding, newline="") as fh:
         return next(csv.reader(fh, delimiter=sep, quotechar=quotechar), [])
+
+
+def check_column_names(names: list[str], source: str) -> None:
+    """DataError naming the columns of ``source`` (a file name) that appear more than once: a
+    column is addressed by its name, so every name must be its own (pandas would rename the
+    second ``a`` to ``a.1`` silently)."""
+    if len(set(names)) != len(names):
+        from collections import Counter
+
+        twice = sorted(c for c, n in Counter(names).items() if n > 1)
+        raise DataError(
+            f"{source!r} has the column name(s) {', '.join(map(repr, twice))} more than "
+            "once; give every column its own name"
+        )
 
 
 def to_numeric(values: pd.Series, column: str, source: str = "the data") -> np.ndarray:
