@@ -15,6 +15,7 @@ columns) by its server-side path and times the click until the preview is shown.
 from __future__ import annotations
 
 import argparse
+import secrets
 import socket
 import statistics
 import subprocess
@@ -40,17 +41,28 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
+#: The app's access token (``sdckit ui --token``).
+TOKEN = secrets.token_urlsafe(24)
+
+
+def _get(url: str, timeout: float = 30) -> bytes:
+    """GET ``url`` with the token's cookie."""
+    request = urllib.request.Request(url, headers={"Cookie": f"sdckit_ui_token={TOKEN}"})
+    return urllib.request.urlopen(request, timeout=timeout).read()
+
+
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
     port = _port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "sdckit.cli", "ui", "--port", str(port), "--data", str(folder)],
+        [sys.executable, "-m", "sdckit.cli", "ui", "--port", str(port), "--data", str(folder)]
+        + ["--token", TOKEN],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
-            urllib.request.urlopen(url + "/", timeout=2)
+            _get(url + "/", timeout=2)
             return process, url
         except OSError:
             time.sleep(0.2)
@@ -78,6 +90,7 @@ def main() -> None:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{url}/?token={TOKEN}")  # enters: the cookie is set
             page.goto(url + "/")
             page.click("#open-demo")
             page.wait_for_selector("#preview")
@@ -133,7 +146,7 @@ def main() -> None:
             busy_run = page.url
             started = time.perf_counter()
             measure("job running")
-            still = "running" in urllib.request.urlopen(busy_run + "/status").read().decode()
+            still = "running" in _get(busy_run + "/status").decode()
             print(
                 f"(masking job still running after {time.perf_counter() - started:.1f} s "
                 f"of page visits: {still})"

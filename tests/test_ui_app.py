@@ -21,6 +21,15 @@ from sdckit.ui.app import create_app  # noqa: E402
 from sdckit.ui.projects import ProjectStore, infer_type  # noqa: E402
 from sdckit.ui.runs import execute_run, read_status, write_job  # noqa: E402
 
+TOKEN = "test-token-0123456789"
+
+
+def _client(data_dir: Path, **options) -> TestClient:
+    """A client of the app that has entered with the token (holds its cookie)."""
+    client = TestClient(create_app(data_dir, token=TOKEN, **options), base_url="http://127.0.0.1")
+    assert client.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    return client
+
 
 @pytest.mark.parametrize(
     ("values", "expected"),
@@ -108,18 +117,22 @@ def test_a_failing_run_keeps_the_command_line_message(tmp_path):
 
 
 def test_the_token_guards_every_page(tmp_path):
-    client = TestClient(create_app(tmp_path, token="s3cret"))
+    client = TestClient(create_app(tmp_path, token=TOKEN), base_url="http://127.0.0.1")
     assert client.get("/").status_code == 401
     assert client.get("/static/app.js").status_code == 401
     first = client.get("/?token=wrong", follow_redirects=False)
     assert first.status_code == 401
-    entered = client.get("/?token=s3cret", follow_redirects=False)
-    assert entered.status_code == 303 and "sdckit_ui_token" in entered.headers["set-cookie"]
+    entered = client.get(f"/p/x/risk?token={TOKEN}&threshold=0.1", follow_redirects=False)
+    assert entered.status_code == 303
+    assert entered.headers["location"] == "/p/x/risk?threshold=0.1"  # the clean address
+    cookie = entered.headers["set-cookie"].lower()
+    assert f"sdckit_ui_token={TOKEN}".lower() in cookie
+    assert "httponly" in cookie and "samesite=strict" in cookie
     assert client.get("/").status_code == 200
 
 
 def test_bad_input_over_http_gives_clear_messages(tmp_path):
-    client = TestClient(create_app(tmp_path))
+    client = _client(tmp_path)
     r = client.post("/projects/upload", files={"file": ("photo.png", b"\x89PNG....", "image/png")})
     assert r.status_code == 400 and "is not a CSV or Parquet file" in r.text
     r = client.post("/projects/upload", files={"file": ("empty.csv", b"", "text/csv")})
@@ -137,7 +150,7 @@ def test_bad_input_over_http_gives_clear_messages(tmp_path):
 def test_classification_and_roles_over_http(tmp_path):
     csv = tmp_path / "d.csv"
     csv.write_text("a;b\n1;x\n1;x\n2;x\n2;y\n")
-    client = TestClient(create_app(tmp_path / "ui"))
+    client = _client(tmp_path / "ui")
     r = client.post("/projects/path", data={"path": str(csv)}, follow_redirects=False)
     assert r.status_code == 303
     pid = r.headers["location"].split("/")[2]

@@ -3,7 +3,8 @@
 The whole workflow on Adult (load, classify with ARX's hierarchies, k=5 + distinct l=2 with 5%
 suppression, run, the same optimum as the command line, export, the exported job file re-run
 by ``sdckit anonymize`` writes the same bytes), a masking run, three runs on one R-U map,
-progress and cancel, and bad input (the command line's message, the server going on).
+progress and cancel, bad input (the command line's message, the server going on), and a web
+page of another site that tries to drive the app (DNS rebinding, a cross-site form).
 Screenshots of every step are saved (see ``tests/ui_support.py``).
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from sdckit.datasets import ADULT_COLUMNS
 from ui_support import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    REBOUND_HOST,
     UIServer,
     require_browser,
     screenshot,
@@ -54,6 +55,7 @@ def page(browser, server):
     context = browser.new_context(viewport={"width": 1400, "height": 900}, accept_downloads=True)
     pg = context.new_page()
     pg.set_default_timeout(60_000)
+    server.enter(pg)
     yield pg
     context.close()
 
@@ -314,4 +316,32 @@ def test_bad_input_gives_the_command_line_message_and_the_server_goes_on(page, s
     assert " ".join(first_line.split(": ", 1)[1].split()) in cli_text
     screenshot(page, "13-k-too-large")
     assert server.alive()
-    assert urllib.request.urlopen(server.url + "/").status == 200
+    assert server.get("/").status == 200
+
+
+def test_a_page_of_another_site_cannot_drive_the_app(page, server, tmp_path):
+    secret = tmp_path / "secret.csv"
+    secret.write_text("user,password\nroot,hunter2\n")
+    projects = server.data_dir
+    before = set(projects.iterdir()) if projects.is_dir() else set()
+
+    # DNS rebinding: the attacker's name resolves to 127.0.0.1, so its page reaches the app's
+    # port under the attacker's origin (and Host)
+    rebound = page.goto(f"http://{REBOUND_HOST}:{server.port}/")
+    assert rebound is not None and rebound.status == 403
+    assert "does not answer to the host name" in page.inner_text("body")
+
+    # a cross-site form: a page of another site posts "open this file" to the app
+    evil = f"http://{REBOUND_HOST}/form.html"
+    form = (
+        f'<form id="f" method="post" action="{server.url}/projects/path">'
+        f'<input name="path" value="{secret}"></form>'
+        "<script>document.getElementById('f').submit()</script>"
+    )
+    page.route(evil, lambda route: route.fulfill(body=form, content_type="text/html"))
+    with page.expect_navigation(url=f"{server.url}/projects/path"):
+        page.goto(evil)
+    assert "another web site" in page.inner_text("body")
+    after = set(projects.iterdir()) if projects.is_dir() else set()
+    assert after == before  # nothing was opened
+    screenshot(page, "14-cross-site-refused")

@@ -1,14 +1,17 @@
 """Helpers of the web app's browser tests: a ``sdckit ui`` server process and Chromium.
 
 The server is the real command (``python -m sdckit.cli ui``) on a free port with a temporary
-projects folder; the browser is Debian's Chromium driven by Playwright (Playwright's own
-browser download cannot work offline: ``executable_path=/usr/bin/chromium``). Screenshots of
-each step go to ``$SDCKIT_UI_SCREENSHOTS`` (default ``build/ui-screenshots``).
+projects folder and its access token (``--token``: a browser page enters with
+:meth:`UIServer.enter`, a plain request carries the cookie, :meth:`UIServer.get`); the
+browser is Debian's Chromium driven by Playwright (Playwright's own browser download cannot
+work offline: ``executable_path=/usr/bin/chromium``). Screenshots of each step go to
+``$SDCKIT_UI_SCREENSHOTS`` (default ``build/ui-screenshots``).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -22,6 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("SDCKIT_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = Path(os.environ.get("SDCKIT_UI_SCREENSHOTS", ROOT / "build" / "ui-screenshots"))
+#: A web site's name that the browser resolves to 127.0.0.1 (``CHROMIUM_ARGS``).
+REBOUND_HOST = "attacker.test"
 #: Chromium's flags on a machine without a screen or network (background services off).
 CHROMIUM_ARGS = [
     "--headless=new",
@@ -33,6 +38,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # a name that resolves to this machine, as a DNS-rebinding attacker's name would
+    f"--host-resolver-rules=MAP {REBOUND_HOST} 127.0.0.1",
 ]
 
 
@@ -68,6 +75,7 @@ class UIServer:
         self.data_dir = data_dir / "projects"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.token = secrets.token_urlsafe(24)
         self.log = data_dir.parent / f"ui-server-{self.port}.log"
         self._log = self.log.open("w")
         self.process = subprocess.Popen(
@@ -80,6 +88,8 @@ class UIServer:
                 str(self.port),
                 "--data",
                 str(data_dir),
+                "--token",
+                self.token,
                 *extra,
             ],
             stdout=self._log,
@@ -90,18 +100,31 @@ class UIServer:
             if self.process.poll() is not None:
                 raise RuntimeError(f"sdckit ui exited: {self.log.read_text()}")
             try:
-                urllib.request.urlopen(self.url + "/", timeout=2).read()
+                self.get("/", timeout=2).read()
                 return
             except OSError:
                 time.sleep(0.2)
         raise RuntimeError(f"sdckit ui did not answer in 60 s: {self.log.read_text()}")
+
+    def get(self, path: str, timeout: float = 30):
+        """GET ``path`` with the token's cookie (an open HTTP response)."""
+        request = urllib.request.Request(
+            self.url + path, headers={"Cookie": f"sdckit_ui_token={self.token}"}
+        )
+        return urllib.request.urlopen(request, timeout=timeout)
+
+    def enter(self, page) -> None:
+        """Open the start page in a browser page with the token, as the printed address does
+        (the server sets its cookie and redirects to the address without it)."""
+        page.goto(f"{self.url}/?token={self.token}")
+        assert "token" not in page.url
 
     def alive(self) -> bool:
         """The server process runs and answers."""
         if self.process.poll() is not None:
             return False
         try:
-            return urllib.request.urlopen(self.url + "/", timeout=5).status == 200
+            return self.get("/", timeout=5).status == 200
         except OSError:
             return False
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from pathlib import Path
 from typing import Annotated
@@ -11,23 +10,22 @@ import typer
 
 from sdckit.commands._common import err, run_guarded
 from sdckit.errors import SdcInputError
+from sdckit.ui import MAX_HIERARCHY, MAX_UPLOAD
 
 #: The extra packages the web app needs.
 INSTALL_HINT = "pip install -e '.[ui]'"
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def ui_command(
-    port: int, data: Path, host: str, allow_remote: bool, token: str | None, workers: int
+    port: int,
+    data: Path,
+    host: str,
+    allow_remote: bool,
+    allow_hosts: list[str],
+    token: str | None,
+    workers: int,
+    max_upload_mb: float,
+    max_hierarchy_mb: float,
 ) -> None:
     """Implementation of ``sdckit ui``: check the extra, guard remote access, listen."""
     try:
@@ -38,26 +36,37 @@ def ui_command(
         raise SdcInputError(
             f"sdckit ui needs the ui extra ({exc.name} is missing): {INSTALL_HINT}"
         ) from None
+    from sdckit.ui.guard import is_loopback
+
     if not 0 < port < 65536:
         raise SdcInputError(f"--port must be between 1 and 65535, got {port}")
     if workers < 1:
         raise SdcInputError(f"--workers must be at least 1, got {workers}")
-    if not is_loopback(host):
-        if not allow_remote:
-            raise SdcInputError(
-                f"--host {host} would let other machines reach the app; add --allow-remote "
-                "to mean it (a token is then required, printed below)"
-            )
-        token = token or secrets.token_urlsafe(24)
+    if not is_loopback(host) and not allow_remote:
+        raise SdcInputError(
+            f"--host {host} would let other machines reach the app; add --allow-remote "
+            "to mean it (the access token, printed below, is required in any case)"
+        )
+    token = token or secrets.token_urlsafe(24)
     from sdckit.ui.app import create_app
 
-    app = create_app(data, token=token, max_workers=workers)
+    app = create_app(
+        data,
+        token=token,
+        host=host,
+        allow_hosts=allow_hosts,
+        max_workers=workers,
+        max_upload=round(max_upload_mb * 10**6),
+        max_hierarchy=round(max_hierarchy_mb * 10**6),
+    )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    if ":" in shown:
+        shown = f"[{shown.strip('[]')}]"
+    url = f"http://{shown}:{port}/?token={token}"
     err.print(
         f"sdckit ui: open {url}  (projects in {data.resolve()}; Ctrl-C stops)", highlight=False
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning")
 
 
 def ui_cli(
@@ -70,21 +79,51 @@ def ui_cli(
     ] = "127.0.0.1",
     allow_remote: Annotated[
         bool,
-        typer.Option(
-            "--allow-remote",
-            help="Allow a --host other machines can reach (a token is then required).",
-        ),
+        typer.Option("--allow-remote", help="Allow a --host other machines can reach."),
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            metavar="NAME",
+            help="A host name the app answers to besides localhost, loopback addresses (any "
+            "IP address with --allow-remote) and --host, e.g. the machine's name; repeat "
+            "for more.",
+        ),
+    ] = None,
     token: Annotated[
         str | None,
-        typer.Option("--token", help="Access token (default: a random one when --allow-remote)."),
+        typer.Option(
+            "--token", help="Access token, 16 characters or more (default: a random one)."
+        ),
     ] = None,
     workers: Annotated[
         int, typer.Option("--workers", help="Jobs that may run at the same time.")
     ] = 2,
+    max_upload_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-upload-mb", help="Largest data file upload, in MB (larger: open by path)."
+        ),
+    ] = MAX_UPLOAD / 1e6,
+    max_hierarchy_mb: Annotated[
+        float,
+        typer.Option("--max-hierarchy-mb", help="Largest hierarchy file upload, in MB."),
+    ] = MAX_HIERARCHY / 1e6,
 ) -> None:
     """Open the web app: load, classify, analyze, protect, compare and export in a browser."""
-    run_guarded(ui_command, port, data, host, allow_remote, token, workers)
+    run_guarded(
+        ui_command,
+        port,
+        data,
+        host,
+        allow_remote,
+        allow_host or [],
+        token,
+        workers,
+        max_upload_mb,
+        max_hierarchy_mb,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -11,12 +11,12 @@ job file that reproduces the run) and **Compare** (R-U map of a project's runs, 
 
 from __future__ import annotations
 
-import hmac
 import json
+import re
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,27 +26,27 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 
 from sdckit.errors import ConfigError, SdcInputError
-from sdckit.ui import analysis
+from sdckit.ui import MAX_HIERARCHY, MAX_UPLOAD, analysis
 from sdckit.ui.figures import (
     class_size_figure,
     ru_map_figure,
     solution_space_figure,
     threshold_figure,
 )
+from sdckit.ui.guard import Access, Guard
 from sdckit.ui.projects import ROLES, TYPES, Project, ProjectStore, preview
 from sdckit.ui.runs import KINDS, RunManager, read_json, read_status, write_job
 
 __all__ = ["create_app"]
 
-#: Cookie that carries the access token when the app listens beyond this machine.
-TOKEN_COOKIE = "sdckit_ui_token"
 #: The files of a run a user may download.
 RUN_FILES = ("job.yaml", "release.csv", "cells.csv", "report.html", "report.json")
-#: Upload size limit (bytes).
-MAX_UPLOAD = 2 * 1024**3
+#: The addresses of a hierarchy upload (limited to MAX_HIERARCHY).
+_HIERARCHY_PATH = re.compile(r"^/p/[^/]+/hierarchy/")
 
 
 def _templates() -> Environment:
@@ -85,12 +85,11 @@ def _plotly_js() -> Path | None:
 class UI:
     """The app's state: where projects live, the run manager and the data cache."""
 
-    def __init__(self, data_dir: Path, token: str | None, max_workers: int) -> None:
+    def __init__(self, data_dir: Path, max_workers: int) -> None:
         self.store = ProjectStore(data_dir)
         self.runs = RunManager(max_workers)
         self.cache = analysis.DataCache()
         self.env = _templates()
-        self.token = token
         # (classification, data, (threshold, sampling fraction), analysis)
         self.risk_cache: tuple[str, Any, tuple[float, float | None], Any] | None = None
 
@@ -108,10 +107,32 @@ class UI:
         return self.cache.read(project.data_path, project.input.get("delimiter"))
 
 
-def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: int = 2) -> FastAPI:
-    """The web app over the projects in ``data_dir``. With ``token``, every request must
-    carry it (``?token=`` once, then a cookie): required when listening beyond 127.0.0.1."""
-    ui = UI(Path(data_dir), token, max_workers)
+def create_app(
+    data_dir: str | Path,
+    *,
+    token: str,
+    host: str = "127.0.0.1",
+    allow_hosts: Sequence[str] = (),
+    max_workers: int = 2,
+    max_upload: int = MAX_UPLOAD,
+    max_hierarchy: int = MAX_HIERARCHY,
+) -> FastAPI:
+    """The web app over the projects in ``data_dir``, listening on ``host``. Every request
+    must carry ``token`` (``?token=`` once, then a cookie), name this server as its ``Host``
+    (``localhost``, a loopback address, ``host``, ``allow_hosts``) and, when it changes state,
+    come from one of its pages (:mod:`sdckit.ui.guard`). Request bodies are at most
+    ``max_upload`` bytes, hierarchy uploads ``max_hierarchy``. Pages that parse or check a
+    file run in a worker thread: the server answers other requests meanwhile."""
+    access = Access.for_listen(token, host, allow_hosts)
+    for value, option in ((max_upload, "--max-upload-mb"), (max_hierarchy, "--max-hierarchy-mb")):
+        if value <= 0:
+            raise ConfigError(f"{option} must be positive, got {value / 1e6:g}")
+    ui = UI(Path(data_dir), max_workers)
+
+    def limit(path: str) -> tuple[int, str]:
+        if _HIERARCHY_PATH.match(path):
+            return min(max_hierarchy, max_upload), "--max-hierarchy-mb"
+        return max_upload, "--max-upload-mb"
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -124,35 +145,20 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
     app.state.ui = ui
     app.mount("/static", StaticFiles(packages=[("sdckit.ui", "static")]), name="static")
 
-    @app.middleware("http")
-    async def _guard(request: Request, call_next):
-        if ui.token is None:
-            return await call_next(request)
-        given = request.query_params.get("token")
-        if given is not None and hmac.compare_digest(given, ui.token):
-            response = RedirectResponse(request.url.path, status_code=303)
-            response.set_cookie(TOKEN_COOKIE, ui.token, httponly=True, samesite="strict")
-            return response
-        cookie = request.cookies.get(TOKEN_COOKIE, "")
-        if not hmac.compare_digest(cookie, ui.token):
-            return HTMLResponse(
-                "<h1>sdckit ui</h1><p>Open the address printed by <code>sdckit ui</code> "
-                "(it carries the access token).</p>",
-                status_code=401,
-            )
-        return await call_next(request)
+    app.add_middleware(Guard, access=access, limit=limit)
 
     @app.exception_handler(SdcInputError)
     async def _input_error(request: Request, exc: SdcInputError):
+        status = getattr(exc, "http_status", 400)
         if request.headers.get("HX-Request"):
-            response = ui.page("_error.html", request, http_status=400, message=str(exc))
+            response = ui.page("_error.html", request, http_status=status, message=str(exc))
             response.headers["HX-Retarget"] = "#messages"
             response.headers["HX-Reswap"] = "innerHTML"
             return response
         return ui.page(
             "error.html",
             request,
-            http_status=400,
+            http_status=status,
             message=str(exc),
             back=request.headers.get("referer", "/"),
         )
@@ -201,20 +207,22 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
                 f"{file.filename!r} is not a CSV or Parquet file (its name ends in "
                 f"{suffix or 'nothing'}); upload a .csv or .parquet file"
             )
-        with tempfile.TemporaryDirectory() as tmp:
-            target = Path(tmp) / f"upload{suffix}"
-            with target.open("wb") as handle:
-                size = 0
-                while chunk := await file.read(1 << 20):
-                    size += len(chunk)
-                    if size > MAX_UPLOAD:
-                        raise ConfigError("the file is larger than 2 GB; give its server-side path")
-                    handle.write(chunk)
-            project = ui.store.create(
-                _text(form, "name") or Path(file.filename).stem,
-                target,
-                delimiter=_text(form, "delimiter") or None,
-            )
+        filename = file.filename
+
+        def create() -> Project:  # in a worker thread: reading and type inference take time
+            with tempfile.TemporaryDirectory() as tmp:
+                target = Path(tmp) / f"upload{suffix}"
+                with target.open("wb") as handle:
+                    file.file.seek(0)
+                    shutil.copyfileobj(file.file, handle, 1 << 20)
+                return ui.store.create(
+                    _text(form, "name") or Path(filename).stem,
+                    target,
+                    delimiter=_text(form, "delimiter") or None,
+                    shown_name=Path(filename).name,
+                )
+
+        project = await run_in_threadpool(create)
         return RedirectResponse(f"/p/{project.id}/data", status_code=303)
 
     @app.post("/projects/path")
@@ -226,11 +234,13 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
         path = Path(raw).expanduser()
         if not path.is_file():
             raise ConfigError(f"{raw!r} is not a file on the server; check the path")
-        project = ui.store.create(
-            _text(form, "name") or path.stem,
-            path.resolve(),
-            delimiter=_text(form, "delimiter") or None,
-            copy=False,
+        project = await run_in_threadpool(
+            lambda: ui.store.create(
+                _text(form, "name") or path.stem,
+                path.resolve(),
+                delimiter=_text(form, "delimiter") or None,
+                copy=False,
+            )
         )
         return RedirectResponse(f"/p/{project.id}/data", status_code=303)
 
@@ -265,15 +275,18 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
 
     @app.post("/p/{pid}/types")
     async def set_types(request: Request, pid: str):
-        project = ui.store.get(pid)
-        form = await request.form()
-        for column in project.columns:
-            value = _text(form, f"type:{column}")
-            if value:
-                if value not in TYPES:
-                    raise ConfigError(f"type of {column!r} must be one of {', '.join(TYPES)}")
-                project.attributes.setdefault(column, {})["type"] = value
-        ui.store.save(project)
+        return await run_in_threadpool(types_set, pid, await request.form())
+
+    def types_set(pid: str, form: FormData) -> Response:
+        def change(project: Project) -> None:
+            for column in project.columns:
+                value = _text(form, f"type:{column}")
+                if value:
+                    if value not in TYPES:
+                        raise ConfigError(f"type of {column!r} must be one of {', '.join(TYPES)}")
+                    project.attributes.setdefault(column, {})["type"] = value
+
+        ui.store.update(pid, change)
         return RedirectResponse(f"/p/{pid}/classify", status_code=303)
 
     # -- step 2: classify ----------------------------------------------------------------------
@@ -290,15 +303,18 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
 
     @app.post("/p/{pid}/role/{column}", response_class=HTMLResponse)
     async def set_role(request: Request, pid: str, column: str):
+        return await run_in_threadpool(role_set, request, pid, column, await request.form())
+
+    def role_set(request: Request, pid: str, column: str, form: FormData) -> Response:
         project = ui.store.get(pid)
-        form = await request.form()
         role = _text(form, "role")
         if column not in project.columns:
             raise ConfigError(f"column {column!r} is not in the data")
         if role not in ROLES:
             raise ConfigError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-        project.attributes.setdefault(column, {})["role"] = role
-        ui.store.save(project)
+        project = ui.store.update(
+            pid, lambda p: p.attributes.setdefault(column, {}).update(role=role)
+        )
         response = ui.page(
             "_classify_table.html", request, project=project, levels=_hierarchy_levels(project)
         )
@@ -321,10 +337,14 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
 
     @app.post("/p/{pid}/hierarchy/{column}", response_class=HTMLResponse)
     async def set_hierarchy(request: Request, pid: str, column: str):
+        # the form (the file spooled to disk, its size limited by the guard), then the
+        # check against the data in a worker thread
+        return await run_in_threadpool(hierarchy_set, request, pid, column, await request.form())
+
+    def hierarchy_set(request: Request, pid: str, column: str, form: FormData) -> Response:
         project = ui.store.get(pid)
         if column not in project.columns:
             raise ConfigError(f"column {column!r} is not in the data")
-        form = await request.form()
         spec: str | dict[str, Any] | None
         file = form.get("file")
         builder = _text(form, "builder")
@@ -339,15 +359,18 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
             name = Path(file.filename).name  # messages name the user's file
             with tempfile.TemporaryDirectory(dir=project.hierarchy_folder) as tmp:
                 staged = Path(tmp) / name
-                staged.write_bytes(await file.read())
+                with staged.open("wb") as handle:
+                    file.file.seek(0)
+                    shutil.copyfileobj(file.file, handle, 1 << 20)
                 _validate_hierarchy(project, ui, column, str(staged), name)
                 target = project.hierarchy_folder / f"{column}.csv"
                 staged.replace(target)
             spec = str(target)
         else:
             raise ConfigError("choose an ARX hierarchy file to import or a builder")
-        project.attributes.setdefault(column, {})["hierarchy"] = spec
-        ui.store.save(project)
+        project = ui.store.update(
+            pid, lambda p: p.attributes.setdefault(column, {}).update(hierarchy=spec)
+        )
         table = ui.page(
             "_classify_table.html", request, project=project, levels=_hierarchy_levels(project)
         )
@@ -442,8 +465,10 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
 
     @app.post("/p/{pid}/runs")
     async def start_run(request: Request, pid: str):
+        return await run_in_threadpool(run_start, pid, await request.form())
+
+    def run_start(pid: str, form: FormData) -> Response:
         project = ui.store.get(pid)
-        form = await request.form()
         kind = _text(form, "kind") or "anonymize"
         if kind not in KINDS:
             raise ConfigError(f"kind must be one of {', '.join(KINDS)}")
@@ -558,8 +583,10 @@ def create_app(data_dir: str | Path, *, token: str | None = None, max_workers: i
 
     @app.post("/p/{pid}/compare")
     async def start_compare(request: Request, pid: str):
+        return await run_in_threadpool(compare_start, pid, await request.form())
+
+    def compare_start(pid: str, form: FormData) -> Response:
         project = ui.store.get(pid)
-        form = await request.form()
         chosen = [str(v) for v in form.getlist("run")]
         if len(chosen) < 2:
             raise ConfigError("tick at least two finished runs to compare")

@@ -17,12 +17,14 @@ Layout::
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import secrets
 import shutil
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,9 @@ ROLES = ("insensitive", "quasi_identifying", "sensitive", "identifying")
 TYPES = ("nominal", "ordinal", "integer", "decimal", "date")
 #: Rows of the data shown by the preview.
 PREVIEW_ROWS = 20
+#: The most columns a project may have: each page lists every column (a type to infer, a row of
+#: the classification table), so a file of 20,000 columns would take minutes per page.
+MAX_COLUMNS = 2000
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 _DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -162,6 +167,7 @@ class ProjectStore:
         self.data_dir = Path(data_dir).resolve()
         self.root = self.data_dir / "projects"
         self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
 
     def __iter__(self) -> Iterator[Project]:
         folders = [p for p in self.root.iterdir() if (p / "project.json").is_file()]
@@ -180,6 +186,15 @@ class ProjectStore:
         """Write the project's document (atomically)."""
         write_text(project.folder / "project.json", json.dumps(project.doc, indent=2))
 
+    def update(self, project_id: str, change: Callable[[Project], None]) -> Project:
+        """Apply ``change`` to the project as it is on disk now and save it, one change at a
+        time (pages run in worker threads: two changes made at once both stay)."""
+        with self._lock:
+            project = self.get(project_id)
+            change(project)
+            self.save(project)
+            return project
+
     def create(
         self,
         name: str,
@@ -188,10 +203,12 @@ class ProjectStore:
         delimiter: str | None = None,
         copy: bool = True,
         attributes: dict[str, dict[str, Any]] | None = None,
+        shown_name: str | None = None,
     ) -> Project:
         """A new project on the data file ``source`` (copied into the project when ``copy``,
         else used where it is). The file is read here, so an unreadable file is refused with
-        the reader's message (:class:`DataError`) and no project is left behind."""
+        the reader's message (:class:`DataError`, naming the file ``shown_name``, by default
+        ``source``'s name) and no project is left behind."""
         project_id = f"{_slug(name)}-{secrets.token_hex(3)}"
         folder = self.root / project_id
         folder.mkdir(parents=True)
@@ -200,7 +217,7 @@ class ProjectStore:
             if copy:
                 target = folder / f"data{source.suffix.lower() or '.csv'}"
                 shutil.copyfile(source, target)
-            head = _head(target, delimiter)
+            head = _head(target, delimiter, name=shown_name or source.name)
             types = {c: infer_type(head[c]) for c in head.columns}
             doc: dict[str, Any] = {
                 "name": name,
@@ -230,44 +247,70 @@ def preview(project: Project, rows: int = PREVIEW_ROWS) -> pd.DataFrame:
     return _head(project.data_path, project.input.get("delimiter"), rows)
 
 
-def _head(path: Path, delimiter: str | None, rows: int = 2000) -> pd.DataFrame:
+def _head(
+    path: Path, delimiter: str | None, rows: int = 2000, name: str | None = None
+) -> pd.DataFrame:
     """The first ``rows`` rows of a data file, read as a job reads it (CSV as text, the
-    delimiter sniffed unless given; Parquet by its first row group)."""
+    delimiter sniffed unless given; Parquet by its first row group). Its header is checked
+    first: at most :data:`MAX_COLUMNS` columns, each name once (the check of
+    :func:`sdckit.core.io.read_table`). Messages name the file ``name`` (default: its own)."""
+    name = name or path.name
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
         try:
             file = pq.ParquetFile(path)
+            _check_header(file.schema_arrow.names, name)
             return (
                 file.read_row_group(0).to_pandas().head(rows)
                 if file.num_row_groups
                 else (file.schema_arrow.empty_table().to_pandas())
             )
+        except DataError:
+            raise
         except Exception as exc:  # noqa: BLE001 - any pyarrow failure is a bad file
-            raise DataError(f"{path.name!r} is not a readable Parquet file ({exc})") from None
-    from sdckit.core.io import sniff_delimiter
+            raise DataError(f"{name!r} is not a readable Parquet file ({exc})") from None
+    from sdckit.core.io import read_header, sniff_delimiter
 
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             sample = handle.read(65536)
     except UnicodeDecodeError:
         raise DataError(
-            f"{path.name!r} is not a UTF-8 text file; upload a CSV (or Parquet) file"
+            f"{name!r} is not a UTF-8 text file; upload a CSV (or Parquet) file"
         ) from None
     if not sample.strip():
-        raise DataError(f"{path.name!r} is empty; upload a CSV file with a header row")
+        raise DataError(f"{name!r} is empty; upload a CSV file with a header row")
     if "\x00" in sample:
-        raise DataError(f"{path.name!r} is a binary file, not a CSV; upload a CSV or Parquet file")
+        raise DataError(f"{name!r} is a binary file, not a CSV; upload a CSV or Parquet file")
     sep = delimiter or sniff_delimiter(sample)
+    try:
+        header = read_header(path, sep)
+    except csv.Error as exc:
+        raise DataError(f"{name!r} could not be read as a CSV file: {exc}") from None
+    _check_header(header, name)
     try:
         head = pd.read_csv(
             path, sep=sep, dtype=str, keep_default_na=False, nrows=rows, encoding="utf-8"
         )
     except (pd.errors.ParserError, ValueError) as exc:
-        raise DataError(f"{path.name!r} could not be read as a CSV file: {exc}") from None
+        raise DataError(f"{name!r} could not be read as a CSV file: {exc}") from None
     if not len(head):
-        raise DataError(f"{path.name!r} has a header but no rows; upload a file with data")
+        raise DataError(f"{name!r} has a header but no rows; upload a file with data")
     return head
+
+
+def _check_header(columns: list[str], name: str) -> None:
+    """DataError when a file has more than :data:`MAX_COLUMNS` columns or a name twice."""
+    from sdckit.core.io import check_column_names
+
+    if len(columns) > MAX_COLUMNS:
+        raise DataError(
+            f"{name!r} has {len(columns):,} columns; the workbench takes at most "
+            f"{MAX_COLUMNS:,} (every page lists each column): keep the columns you need, or "
+            "run the job with the command line, which has no such limit"
+        )
+    check_column_names([str(c) for c in columns], name)
 
 
 def _slug(name: str) -> str:
