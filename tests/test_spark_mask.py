@@ -162,6 +162,59 @@ def test_declared_numeric_column_that_does_not_parse_names_row_and_value(spark_s
         sm.typed_spark(sdf, Schema())
 
 
+#: A text column with infinities (as a CSV holds them) and a huge finite number.
+INFINITE = {
+    "x": ["1.5", "inf", "2.5", "-Infinity", "4.5", "5.5"],
+    "big": ["1", "1e300", "2", "3", "4", "5"],
+    "g": ["a", "a", "a", "a", "b", "b"],
+}
+
+NUMERIC_STEPS = [
+    {"noise": {"columns": ["x"], "alpha": 0.1}},
+    {"multiplicative_noise": {"columns": ["x"], "sd": 0.1}},
+    {"rounding": {"columns": ["x"], "base": 2}},
+    {"global_recoding": {"columns": ["x"], "method": "equal_width", "bins": 2}},
+    {"global_recoding": {"columns": ["x"], "method": "breaks", "breaks": [0, 3, 10]}},
+    {"top_bottom_coding": {"columns": ["x"], "top_quantile": 0.8}},
+    {"top_bottom_coding": {"columns": ["x"], "top": 3}},
+    {"microaggregation": {"columns": ["x"], "k": 2, "strata": ["g"]}},
+]
+
+
+@pytest.fixture(scope="module")
+def infinite(spark_small):
+    from sdckit.spark import mask as sm
+
+    rows = list(zip(*INFINITE.values(), strict=True))
+    sdf = spark_small.createDataFrame(rows, ", ".join(f"{c} string" for c in INFINITE))
+    return sm.typed_spark(sm.with_row_index(sdf), None)
+
+
+def test_infinite_and_huge_numbers_are_typed_as_doubles_without_overflow(infinite):
+    from sdckit.spark import mask as sm
+
+    kinds = {f.name: f.dataType.simpleString() for f in infinite.schema.fields}
+    assert kinds["x"] == kinds["big"] == "double"  # not whole below 2**53: not a long
+    got = infinite.orderBy(sm.ROW).toPandas()
+    assert got["x"].tolist() == [1.5, np.inf, 2.5, -np.inf, 4.5, 5.5]
+    assert got["big"].tolist() == [1.0, 1e300, 2.0, 3.0, 4.0, 5.0]
+    assert sm._count_and_finite(infinite) == (6, {"big"})  # the counting pass finds them
+
+
+@pytest.mark.parametrize("entry", NUMERIC_STEPS, ids=lambda e: json.dumps(e)[:60])
+def test_infinite_values_are_refused_with_the_local_engines_message(infinite, entry):
+    from sdckit.jobs.mask import _typed
+    from sdckit.spark import mask as sm
+
+    local = _typed(pd.DataFrame(INFINITE), _NoSchema())
+    with pytest.raises(DataError) as want:
+        Pipeline.from_entries([entry]).apply(local, seed=1)
+    with pytest.raises(DataError) as got:
+        sm.apply_pipeline_spark(infinite, Pipeline.from_entries([entry]), 1)
+    assert str(got.value) == str(want.value)
+    assert "needs finite numbers, but column 'x' has 'inf' (row 2; 2 infinite" in str(got.value)
+
+
 # --------------------------------------------------------------------------------------------
 # deterministic methods: equal to the local engine
 # --------------------------------------------------------------------------------------------
@@ -569,3 +622,24 @@ def test_mask_command_runs_a_spark_job(spark_small, csv, local, tmp_path, monkey
     res = CliRunner().invoke(app, ["mask", "--config", str(bad)])
     assert res.exit_code == 2 and "doesnotrunrank_swapping" in "".join(res.output.split())
     assert not (tmp_path / "bad").exists()
+
+
+def test_mask_command_on_spark_refuses_infinite_values_with_exit_2(spark_small, tmp_path):
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+
+    pd.DataFrame(INFINITE).to_csv(tmp_path / "in.csv", index=False)
+    job = {
+        "input": "in.csv",
+        "engine": "spark",
+        "methods": [{"noise": {"columns": ["x"], "alpha": 0.1}}],
+        "output": {"path": "out.csv", "json": "s.json"},
+    }
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job), encoding="utf-8")
+    res = CliRunner().invoke(app, ["mask", "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert "methods[0].noise: additive_noise needs finite numbers, but column 'x' has 'inf'" in text
+    assert "Traceback" not in text and "ARITHMETIC_OVERFLOW" not in text
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "s.json").exists()

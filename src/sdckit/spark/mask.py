@@ -316,7 +316,10 @@ def typed_spark(sdf: DataFrame, schema: Any) -> DataFrame:
     aggs = []
     for j in range(len(text_cols)):
         present, num = F.col(f"p{j}"), F.col(f"x{j}")
-        whole = num.isNull() | ((num == F.floor(num)) & (F.abs(num) < float(2**53)))
+        # floor() gives a long: evaluated only below 2**53 in size (an infinity or 1e300
+        # would overflow it, an ARITHMETIC_OVERFLOW under Spark's ANSI mode)
+        small = F.abs(num) < float(2**53)
+        whole = num.isNull() | F.when(small, num == F.floor(num)).otherwise(F.lit(False))
         bad = present & ~F.col(f"ok{j}")
         aggs += [
             F.sum(present.cast("long")).alias(f"p{j}"),
@@ -596,7 +599,7 @@ def _require_numeric(
         number = _numeric(run, c)
         aggs += [
             F.sum(bad.cast("long")).alias(f"b{j}"),
-            F.sum(F.isnan(number - number).cast("long")).alias(f"i{j}"),
+            F.sum(_nonfinite(number).cast("long")).alias(f"i{j}"),
             F.count(number).alias(f"n{j}"),
             F.sum(_col(c).isNull().cast("long")).alias(f"m{j}"),
         ]
@@ -614,7 +617,7 @@ def _require_numeric(
         count = int(facts[f"i{j}"] or 0)
         if numeric and count:
             x = _numeric(run, c)
-            row, value = _first(run, F.isnan(x - x), c)
+            row, value = _first(run, _nonfinite(x), c)
             raise DataError(
                 f"{method} needs finite numbers, but column {c!r} has '{value}' (row "
                 f"{row + 1}; {count} infinite value(s) in all); remove or recode the value "
@@ -1446,6 +1449,32 @@ _APPLIERS: dict[str, Callable[[_Run, Any, int | None, str], list[dict[str, Any]]
 }
 
 
+def _nonfinite(x: Column) -> Column:
+    """Whether a double is infinite or NaN (``x - x`` is NaN exactly then; null stays null)."""
+    from pyspark.sql import functions as F
+
+    return F.isnan(x - x)
+
+
+def _count_and_finite(sdf: DataFrame) -> tuple[int, set[str]]:
+    """The number of records and the double columns holding no infinite (or NaN) value, in
+    the one aggregate pass that counts the records: a masking step then checks such a column
+    without scanning it (:func:`_require_numeric`), and a column that is not finite is
+    refused with the local engine's message before any statistic is computed from it."""
+    from pyspark.sql import functions as F
+
+    doubles = [f.name for f in sdf.schema.fields if f.name != ROW and _kind(f.dataType) == "double"]
+    facts = sdf.agg(
+        F.count(F.lit(1)).alias("n"),
+        *[
+            F.sum(_nonfinite(_col(c).cast("double")).cast("long")).alias(f"i{j}")
+            for j, c in enumerate(doubles)
+        ],
+    ).first()
+    assert facts is not None
+    return int(facts["n"]), {c for j, c in enumerate(doubles) if not int(facts[f"i{j}"] or 0)}
+
+
 def apply_pipeline_spark(
     sdf: DataFrame,
     pipeline: Pipeline,
@@ -1473,12 +1502,12 @@ def apply_pipeline_spark(
         sdf = with_row_index(sdf)
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
         raise ParameterError(f"block_rows must be a positive integer, got {block_rows!r}")
-    n = sdf.count()
+    n, finite = _count_and_finite(sdf)
     keys = [f"{where}[{i}].{step.spec_name}" for i, step in enumerate(pipeline.steps)]
     for step, key in zip(pipeline.steps, keys, strict=True):
         step.check_records(n, key)
     seeds = step_seeds(seed, len(pipeline.steps))
-    run = _Run(sdf, n, int(block_rows))
+    run = _Run(sdf, n, int(block_rows), finite=finite)
     records: list[dict[str, Any]] = []
     try:
         for i, (step, key, s) in enumerate(zip(pipeline.steps, keys, seeds, strict=True)):
