@@ -324,6 +324,42 @@ def test_cli_errors_exit_2_with_a_message(spark, tmp_path):
     assert not (tmp_path / "released.parquet").exists()
 
 
+def test_a_quiet_spark_run_prints_nothing_and_spark_logs_to_its_file(tmp_path):
+    """`sdckit mask -q` on Spark in a fresh process: nothing from Spark, log4j or the JVM
+    (banner, warnings, incubator notice) reaches the terminal; it is in the Spark log."""
+    import os
+    import subprocess
+    import sys
+
+    pd.DataFrame({"x": [1, 2, 3, 4, 5, 6], "g": list("aabbcc")}).to_csv(
+        tmp_path / "in.csv", index=False
+    )
+    job = {
+        "input": "in.csv",
+        "engine": "spark",
+        "spark": {
+            "conf": {
+                "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+                "spark.sql.shuffle.partitions": 1,
+                "spark.sql.codegen.wholeStage": False,
+            }
+        },
+        "methods": [{"rounding": {"columns": ["x"], "base": 2}}],
+        "output": {"path": "out.csv", "json": "s.json"},
+    }
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    env = {**os.environ, "SDCKIT_SPARK_LOG": str(tmp_path / "spark.log")}
+    cli = [sys.executable, "-c", "from sdckit.cli import main; main()"]
+    res = subprocess.run(
+        [*cli, "mask", "-c", str(tmp_path / "job.yaml"), "-q"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert (res.stdout, res.stderr) == ("", "")
+    assert json.loads((tmp_path / "s.json").read_text())["engine"] == "spark"
+    assert "WARN" in (tmp_path / "spark.log").read_text()  # Spark's warnings went here
+
+
 # -- the ARX benchmark cases: identical optima on both engines --------------------------------
 def _arx_cases(shared_data: Path):
     adult = read_table(shared_data / "arx" / "adult.csv", delimiter=";")
