@@ -8,6 +8,7 @@ optimum, metrics and released rows (as a multiset; Spark does not keep the row o
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -322,6 +323,155 @@ def test_cli_errors_exit_2_with_a_message(spark, tmp_path):
     res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "--engine", "cluster"])
     assert res.exit_code == 2 and "--engine must be local or spark" in res.output
     assert not (tmp_path / "released.parquet").exists()
+
+
+_AGE = {"interval": {"widths": [10, 20], "bottom": 0}}
+_ANON = {
+    "attributes": {
+        "age": {"role": "quasi_identifying", "type": "integer", "hierarchy": _AGE},
+        "sex": {"role": "quasi_identifying", "hierarchy": {"masking": {}}},
+        "diag": {"role": "sensitive"},
+        "name": {"role": "identifying"},
+    },
+    "models": [{"k_anonymity": {"k": 5}}],
+}
+_TABLE = {"dimensions": {"region": {}, "sex": {}}, "response": "income",
+          "rules": [{"frequency": {"threshold": 3}}]}  # fmt: skip
+
+
+def _bad(command: str, base: dict, change: Callable[[dict], None]) -> tuple[str, dict]:
+    doc = json.loads(json.dumps(base))
+    change(doc)
+    return command, doc
+
+
+def _set(path: str, value) -> Callable[[dict], None]:
+    def change(doc: dict) -> None:
+        *parents, last = path.split(".")
+        node = doc
+        for p in parents:
+            node = node[p]
+        node[last] = value
+
+    return change
+
+
+#: Bad spark jobs, each refused before Spark starts: (command, job, what the message says).
+BAD_SPARK_JOBS = {
+    "model parameter": (
+        *_bad("anonymize", _ANON, _set("models", [{"k_anonymity": {"k": 0}}])),
+        "models[0].k_anonymity.k must be >= 1, got 0",
+    ),
+    "attribute column": (
+        *_bad(
+            "anonymize", _ANON, lambda d: d["attributes"].update(agee=d["attributes"].pop("age"))
+        ),
+        "attributes.agee: column 'agee' is not in the input",
+    ),
+    "builder parameter": (
+        *_bad("anonymize", _ANON, _set("attributes.age.hierarchy", {"interval": {"widths": [-5]}})),
+        "attributes.age.hierarchy.interval: widths[0] = -5.0 must be a positive number",
+    ),
+    "quasi-identifier without hierarchy": (
+        *_bad("anonymize", _ANON, lambda d: d["attributes"]["sex"].pop("hierarchy")),
+        "attributes.sex: quasi-identifier 'sex' has no hierarchy",
+    ),
+    "algorithm option": (
+        *_bad("anonymize", _ANON, _set("options", {"bogus": 1})),
+        "unknown option 'bogus'",
+    ),
+    "sensitive quasi-identifier": (
+        *_bad("anonymize", _ANON, _set("models", [{"l_diversity": {"attribute": "age", "l": 2}}])),
+        "attribute 'age' is a quasi-identifier in the schema",
+    ),
+    "analyzed attribute": (
+        *_bad("analyze", _ANON, lambda d: d["attributes"].update(agee=d["attributes"].pop("age"))),
+        "attributes.agee: column 'agee' is not in the input",
+    ),
+    "method column": (
+        "mask",
+        {"methods": [{"noise": {"columns": ["incme"]}}]},
+        "methods[0].noise: column(s) 'incme' not found; available columns: age, sex, region",
+    ),
+    "strata column": (
+        "mask",
+        {"methods": [{"microaggregation": {"columns": ["income"], "k": 3, "strata": ["regio"]}}]},
+        "methods[0].microaggregation: column(s) 'regio' not found",
+    ),
+    "dropped identifier": (
+        "mask",
+        {
+            "attributes": {"name": {"role": "identifying"}},
+            "methods": [{"pram": {"columns": ["name"]}}],
+        },
+        "methods[0].pram.columns: column 'name' is an identifying attribute",
+    ),
+    "rule parameter": (
+        *_bad("table", _TABLE, _set("rules", [{"dominance": {"n": 1, "k": 185}}])),
+        "rules[0].dominance.k must be <= 100, got 185",
+    ),
+    "dimension column": (
+        *_bad("table", _TABLE, _set("dimensions.regon", {})),
+        "dimensions.regon: column 'regon' is not in the input",
+    ),
+    "response column": (
+        *_bad("table", _TABLE, _set("response", "incomee")),
+        "column 'incomee' is not in the data",
+    ),
+    "table method": (
+        *_bad("table", _TABLE, _set("method", "optimall")),
+        "unknown table method 'optimall'",
+    ),
+}
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    """Starting Spark fails the test (an internal error, exit 1, naming it)."""
+    import sdckit.spark.session as session
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(session, "spark_session", refuse)
+
+
+@pytest.mark.parametrize("case", list(BAD_SPARK_JOBS))
+def test_a_bad_spark_job_is_refused_before_spark_starts(case, tmp_path, no_spark):
+    command, doc, fragment = BAD_SPARK_JOBS[case]
+    rng = np.random.default_rng(1)
+    pd.DataFrame(
+        {"age": rng.integers(18, 90, 50), "sex": rng.choice(["f", "m"], 50),
+         "region": rng.choice(list("nsew"), 50), "income": rng.integers(1000, 9000, 50),
+         "diag": rng.choice(["a", "b"], 50), "name": [f"p{i}" for i in range(50)]}
+    ).to_csv(tmp_path / "in.csv", index=False)  # fmt: skip
+    out = {"cells": "c.csv"} if command == "table" else {"path": "out.csv"}
+    job = {"input": "in.csv", "engine": "spark", **doc, "output": {**out, "json": "s.json"}}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    res = RUNNER.invoke(app, [command, "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert res.exit_code == 2, res.output
+    assert fragment in " ".join(res.output.split())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "job.yaml"]
+
+
+def test_analyze_on_spark_checks_the_quasi_identifiers_before_spark_starts(tmp_path, no_spark):
+    pd.DataFrame({"age": [30, 40], "sex": ["f", "m"]}).to_csv(tmp_path / "in.csv", index=False)
+    args = ["analyze", str(tmp_path / "in.csv"), "--engine", "spark", "-q"]
+    res = RUNNER.invoke(app, [*args, "--qi", "age,sexx"])
+    assert res.exit_code == 2 and "'sexx'" in res.output, res.output
+    res = RUNNER.invoke(app, [*args, "--qi", "age,sex", "--household", "sex"])
+    assert res.exit_code == 2 and "household risk needs each member's record" in res.output
+
+
+def test_a_good_spark_job_does_start_spark(tmp_path, no_spark):
+    """The counterpart: the checks pass, and the job asks for Spark (the refusal above is
+    the checks', not a job that never gets to Spark)."""
+    pd.DataFrame({"x": [1, 2, 3], "g": ["a", "b", "c"]}).to_csv(tmp_path / "in.csv", index=False)
+    job = {"input": "in.csv", "engine": "spark", "output": {"json": "s.json"},
+           "methods": [{"rounding": {"columns": ["x"], "base": 2}}]}  # fmt: skip
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    res = RUNNER.invoke(app, ["mask", "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert res.exit_code == 1 and "Spark was started" in res.output
 
 
 def test_a_quiet_spark_run_prints_nothing_and_spark_logs_to_its_file(tmp_path):

@@ -129,10 +129,17 @@ def analyze_command(
         input = src if isinstance(src, Path) else job._path(src)  # noqa: A001
         delimiter = delimiter or job.input.get("delimiter")
         encoding = job.input.get("encoding", encoding) if encoding == "utf-8" else encoding
+        schema = None
+        if job.engine == "spark":  # the roles from the header: Spark is not started for them
+            columns = job.input_columns()
+            job.check_attributes(columns)
+            if columns is not None:
+                schema = job.schema_without_data(columns)
+        schema = schema or job.schema
         if not qi:
-            qi = list(job.spec.qi or []) or job.schema.quasi_identifiers
+            qi = list(job.spec.qi or []) or schema.quasi_identifiers
         if not sensitive:
-            sensitive = job.schema.sensitive
+            sensitive = schema.sensitive
         json_out = json_out or job.output.json
         html_out = html_out or job.output.report
         engine = job.engine
@@ -157,9 +164,14 @@ def analyze_command(
         missing=missing,
     )
     if engine == "spark":
-        from sdckit.spark.analyze import analyze_spark
-        from sdckit.spark.io import read_spark
+        from sdckit.spark.analyze import analyze_spark, check_request
+        from sdckit.spark.io import input_columns, read_spark
 
+        known = (
+            job.input_columns() if job is not None else input_columns(input, delimiter, encoding)
+        )
+        if known is not None:  # before Spark starts
+            check_request(known, qi, household)
         if job is not None:
             session = job.spark_session()
             sdf = job.read_spark_input()

@@ -116,6 +116,29 @@ def _interval_labels(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return texts[inverse.ravel()]
 
 
+def check_interval_parameters(
+    widths: Sequence[float] | None,
+    breakpoints: Sequence[Sequence[float]] | None,
+    bottom: float | None,
+    top: float | None,
+) -> None:
+    """The checks :func:`interval_hierarchy` makes of its parameters, without any value
+    (HierarchyError): exactly one of ``widths`` and ``breakpoints``, ``bottom < top``,
+    positive nested widths or sorted breakpoints."""
+    builder = "interval_hierarchy"
+    if (widths is None) == (breakpoints is None):
+        raise HierarchyError(
+            f"{builder}: give exactly one of widths= (e.g. [5, 10, 20]) or "
+            "breakpoints= (one sorted list of cut points per level)."
+        )
+    if bottom is not None and top is not None and not float(bottom) < float(top):
+        raise HierarchyError(f"{builder}: bottom={bottom!r} must be smaller than top={top!r}.")
+    if widths is not None:
+        _check_nesting(widths, "widths")
+    else:
+        _check_breakpoints(breakpoints, bottom, top)
+
+
 def interval_hierarchy(
     values,
     widths: Sequence[float] | None = None,
@@ -142,13 +165,7 @@ def interval_hierarchy(
     ``[bottom, top)``. A final ``*`` level is appended. Missing values (``""``) stay ``""``.
     """
     builder = "interval_hierarchy"
-    if (widths is None) == (breakpoints is None):
-        raise HierarchyError(
-            f"{builder}: give exactly one of widths= (e.g. [5, 10, 20]) or "
-            "breakpoints= (one sorted list of cut points per level)."
-        )
-    if bottom is not None and top is not None and not float(bottom) < float(top):
-        raise HierarchyError(f"{builder}: bottom={bottom!r} must be smaller than top={top!r}.")
+    check_interval_parameters(widths, breakpoints, bottom, top)
     texts = _distinct(values)
     missing_texts = texts[texts == MISSING_TEXT]
     texts = texts[texts != MISSING_TEXT]

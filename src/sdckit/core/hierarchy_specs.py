@@ -39,6 +39,10 @@ class HierarchyBuilder(Spec):
     def build(self, values: Sequence[Any], name: str = "") -> Hierarchy:
         """The hierarchy of the column with ``values`` (named ``name``)."""
 
+    def check(self) -> None:
+        """The checks :meth:`build` makes of the parameters alone, without the column's
+        values (HierarchyError): what a job checks before reading its data."""
+
 
 class IntervalBuilder(HierarchyBuilder):
     """Nested closed-open intervals (:func:`~sdckit.core.hierarchy_builders.interval_hierarchy`):
@@ -56,6 +60,10 @@ class IntervalBuilder(HierarchyBuilder):
         return hb.interval_hierarchy(
             values, self.widths, self.breakpoints, self.bottom, self.top, name=name
         )
+
+    def check(self) -> None:
+        """See :func:`~sdckit.core.hierarchy_builders.check_interval_parameters`."""
+        hb.check_interval_parameters(self.widths, self.breakpoints, self.bottom, self.top)
 
 
 class OrderBuilder(HierarchyBuilder):

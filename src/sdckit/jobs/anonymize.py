@@ -101,6 +101,43 @@ def _write_report_and_json(
         written["json"] = write_json(json_path, summary)
 
 
+def check_before_spark(job: Job) -> None:
+    """Everything of an ``engine: spark`` anonymization job that can be checked without
+    Spark, checked before Spark starts (a JVM takes seconds to a minute to start): the
+    input's columns from its header (:meth:`~sdckit.jobs.config.Job.input_columns`), the
+    attributes (:meth:`~sdckit.jobs.config.Job.check_attributes`), the models' parameters
+    (when they need no hierarchy from the data), the algorithm, its options, the
+    suppression limit and the metric (:func:`sdckit.spark.anonymize.check_request`)."""
+    from sdckit.spark.anonymize import check_request
+
+    columns = job.input_columns()
+    job.check_attributes(columns)
+    models = job.models_without_data()
+    if columns is None:
+        return
+    schema = job.schema_without_data(columns)
+    if models is not None:
+        check_request(
+            columns,
+            schema,
+            models,
+            job.algorithm,
+            job.suppression_limit,
+            job.metric,
+            **job.algorithm_options,
+        )
+    bare = {q: schema.attributes[q] for q in schema.quasi_identifiers}
+    bare = {q: a for q, a in bare.items() if job.spec.attributes[q].hierarchy is None}
+    if bare:  # the search's own refusal of a quasi-identifier without a hierarchy
+        from sdckit.algorithms.optimal import require_hierarchies
+        from sdckit.core.schema import Schema
+
+        try:
+            require_hierarchies(Schema(bare))
+        except MissingHierarchyError as exc:
+            raise exc.for_job_file(job.key(f"attributes.{exc.attribute}")) from None
+
+
 def _run_on_spark(
     job: Job, json_out: Path | None, progress: Callable[[int, int], None] | None
 ) -> AnonymizeJobOutcome:
@@ -117,6 +154,7 @@ def _run_on_spark(
             "of part files, e.g. `output: {path: released.parquet}`"
         )
     json_path = json_out or out.json
+    check_before_spark(job)
     sdf = job.read_spark_input()
     with output_set() as outputs:  # one release: renamed into place together, or not at all
         try:

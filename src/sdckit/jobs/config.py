@@ -36,7 +36,7 @@ parameters: ``interval`` (``widths`` or ``breakpoints``, ``bottom``, ``top``), `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -352,6 +352,56 @@ class Job:
             return distinct_values(self.read_spark_input(), name)
         return self.read_input()[name]
 
+    def input_columns(self) -> list[str] | None:
+        """The input's column names, read without its data and without starting Spark: a
+        DataFrame's columns, a local file's header line or Parquet schema
+        (:func:`sdckit.spark.io.input_columns`); None where only Spark can read them (a URI).
+        DataError for a missing input or a column name given twice."""
+        spec = self.input
+        src = spec["path"]
+        if isinstance(src, pd.DataFrame):
+            return [str(c) for c in src.columns]
+        from sdckit.spark.io import input_columns
+
+        where = src if "://" in str(src) else str(self._path(src))
+        return input_columns(where, spec.get("delimiter"), spec.get("encoding", "utf-8"))
+
+    def require_column(self, name: str, columns: Sequence[str], where: str) -> None:
+        """ConfigError naming ``where`` when ``name`` is not one of the input's ``columns``."""
+        if name not in columns:
+            raise ConfigError(
+                f"{self.key(where)}: column {name!r} is not in the input; its columns "
+                f"are {', '.join(map(str, columns))}{did_you_mean(name, columns)}"
+            )
+
+    def check_attributes(self, columns: Sequence[str] | None) -> None:
+        """What the schema needs, checked without the data (a Spark job calls this before
+        Spark starts): every attribute a column of the input (when its ``columns`` are
+        known), every hierarchy file readable and every builder's parameters valid, every
+        pseudonymization key available. The errors are those :attr:`schema` raises."""
+        from sdckit.core.pseudonymize import pseudonym_settings
+
+        for name, spec in self.spec.attributes.items():
+            where = f"attributes.{name}"
+            if columns is not None:
+                self.require_column(name, columns, where)
+            if spec.hierarchy is not None:
+                self.check_hierarchy(spec.hierarchy, name, f"{where}.hierarchy")
+            if spec.pseudonymize is not None:
+                pseudonym_settings(name, self._pseudonymize(spec), self.base_dir)
+
+    def models_without_data(self) -> list | None:
+        """:attr:`models` when building them reads nothing of the input (no model takes a
+        hierarchy built from the data or the schema's), else None: a Spark job validates
+        its models this way before Spark starts."""
+        for name, params in self.spec.models:
+            hierarchical = name == "t_closeness" and params.get("distance") == "hierarchical"
+            if (hierarchical or name == "personalized_privacy") and not isinstance(
+                params.get("hierarchy"), str
+            ):
+                return None
+        return self.models
+
     @property
     def models(self) -> list:
         """The privacy models (:mod:`sdckit.models` objects), in file order."""
@@ -362,25 +412,26 @@ class Job:
             ]
         return self._models
 
-    def _build_schema(self, columns: list[str], values_of: Callable[[str], pd.Series]) -> Schema:
+    def schema_without_data(self, columns: Sequence[str]) -> Schema:
+        """The schema's attributes, roles and types, without hierarchies (which may be built
+        from the data): what a Spark job's checks before Spark starts read."""
+        return self._build_schema(list(columns), None)
+
+    def _build_schema(
+        self, columns: list[str], values_of: Callable[[str], pd.Series] | None
+    ) -> Schema:
         attrs: dict[str, Attribute] = {}
         for name, spec in self.spec.attributes.items():
             where = f"attributes.{name}"
-            if name not in columns:
-                raise ConfigError(
-                    f"{self.key(where)}: column {name!r} is not in the input; its columns "
-                    f"are {', '.join(map(str, columns))}{did_you_mean(name, columns)}"
-                )
+            self.require_column(name, columns, where)
             hierarchy = None
-            if spec.hierarchy is not None:
+            if spec.hierarchy is not None and values_of is not None:
                 hierarchy = self.resolve_hierarchy(
                     spec.hierarchy, partial(values_of, name), name, f"{where}.hierarchy"
                 )
             pseudonymize = None
             if spec.pseudonymize is not None:
-                pseudonymize = spec.pseudonymize.model_dump(exclude_none=True)
-                if "key_file" in pseudonymize:
-                    pseudonymize["key_file"] = str(self._path(pseudonymize["key_file"]))
+                pseudonymize = self._pseudonymize(spec)
             attrs[name] = Attribute(
                 name=name,
                 role=spec.role,
@@ -391,6 +442,40 @@ class Job:
                 pseudonymize=pseudonymize,
             )
         return Schema(attrs)
+
+    def _pseudonymize(self, spec: Any) -> dict[str, Any]:
+        """An attribute's ``pseudonymize`` settings, a key file resolved."""
+        settings = spec.pseudonymize.model_dump(exclude_none=True)
+        if "key_file" in settings:
+            settings["key_file"] = str(self._path(settings["key_file"]))
+        return settings
+
+    def check_hierarchy(self, spec: Any, name: str, where: str) -> None:
+        """A ``hierarchy:`` checked without the data: a file read, a builder's parameters
+        validated (the errors :meth:`resolve_hierarchy` raises)."""
+        if isinstance(spec, str):
+            self.resolve_hierarchy(spec, pd.Series([], dtype=object), name, where)
+            return
+        made = self._builder(spec, where)
+        try:
+            made.check()
+        except SdcInputError as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ConfigError(f"{self.key(f'{where}.{next(iter(spec))}')}: {exc}") from None
+
+    def _builder(self, spec: Mapping[str, Any], where: str) -> Any:
+        """The hierarchy builder a ``{builder: {parameters}}`` spec names, validated."""
+        ((builder, params),) = spec.items()
+        from sdckit.core.hierarchy_specs import BUILDERS
+
+        key = self.key(f"{where}.{builder}")
+        try:
+            return BUILDERS[builder].from_dict(params, key)
+        except (SdcInputError, TypeError, ValueError) as exc:
+            if isinstance(exc, ParameterError):
+                raise
+            raise ConfigError(f"{key}: {exc}") from None
 
     def resolve_hierarchy(
         self, spec: Any, values: pd.Series | Callable[[], pd.Series], name: str, where: str
@@ -406,13 +491,11 @@ class Job:
                     f"spec ({', '.join(HIERARCHY_BUILDERS)})"
                 )
             return read_hierarchy(path, name=name)
-        ((builder, params),) = spec.items()
-        from sdckit.core.hierarchy_specs import BUILDERS
-
-        where = self.key(f"{where}.{builder}")
+        made = self._builder(spec, where)
+        where = self.key(f"{where}.{next(iter(spec))}")
         try:
             column = values() if callable(values) else values
-            return BUILDERS[builder].from_dict(params, where).build(column, name=name)
+            return made.build(column, name=name)
         except (SdcInputError, TypeError, ValueError) as exc:
             if isinstance(exc, ParameterError):
                 raise

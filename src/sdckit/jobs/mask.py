@@ -256,6 +256,50 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     return MaskJobResult(masked, records, summary, report, written)
 
 
+#: The parameters of a masking step that name columns (as lists, or one name).
+_COLUMN_PARAMETERS = ("columns", "column", "strata", "block_by", "groups")
+
+
+def check_before_spark(
+    job: Any, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str
+) -> None:
+    """What a mask job on Spark can have checked before Spark starts (a JVM takes seconds to
+    a minute to start), beside the pipeline and the outputs: the input's columns from its
+    header (:meth:`~sdckit.jobs.config.Job.input_columns`), the attributes and their keys
+    (:meth:`~sdckit.jobs.config.Job.check_attributes`), no method naming an identifying
+    attribute that is dropped, and every column a method names in the input (the error the
+    step gives on the data, :func:`sdckit.spark.mask.apply_pipeline_spark`)."""
+    from sdckit.errors import DataError
+
+    columns = job.input_columns()
+    job.check_attributes(columns)
+    if columns is None:
+        return
+    attributes = job.spec.attributes
+    dropped = [
+        n for n, a in attributes.items()
+        if str(a.role) == "identifying" and a.pseudonymize is None and n in columns
+    ]  # fmt: skip
+    _check_identifiers_unused(methods, dropped, where)
+    names = [c for c in columns if c not in dropped]
+    for i, step in enumerate(pipeline.steps):
+        given = step.model_dump()
+        named: list[str] = []
+        for key in _COLUMN_PARAMETERS:
+            value = given.get(key)
+            if isinstance(value, str):
+                named.append(value)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    named += [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)]
+        missing = list(dict.fromkeys(c for c in named if c not in names))
+        if missing:
+            raise DataError(
+                f"{where}[{i}].{step.spec_name}: column(s) {', '.join(map(repr, missing))} not "
+                f"found; available columns: {', '.join(names)}"
+            )
+
+
 def _run_mask_job_spark(
     job: Any, json_path: str | Path | None, methods: list, pipeline: Any, where: str
 ) -> MaskJobResult:
@@ -279,6 +323,7 @@ def _run_mask_job_spark(
 
     sm.check_spark_pipeline(pipeline, where)
     job.check_outputs({"--json": json_path})
+    check_before_spark(job, pipeline, methods, where)
     raw = sm.with_row_index(job.read_spark_input())
     protected, ids = sm.protect_identifiers_spark(raw, job.schema, job.base_dir)
     _check_identifiers_unused(methods, ids["dropped"], where)

@@ -166,21 +166,34 @@ def _build_table(
     frame = None
     if spec.cells is not None:
         frame = _read_cells(job)
-        columns = list(frame.columns)
-    elif job.engine == "spark":
-        sdf = job.read_spark_input()
-        columns = list(sdf.columns)
+        known: list[str] | None = list(frame.columns)
+    elif job.engine == "spark":  # checked on the header first: Spark starts only after
+        known = job.input_columns()
     else:
         frame = job.read_input()
-        columns = list(frame.columns)
+        known = list(frame.columns)
+    if known is not None:
+        _check_dimensions(job, known)
+    rules = build_rules(job)
+    request = _request_rule(job, rules)
+    if known is not None:
+        _check_request_rule(job, request, known)
+    if job.engine == "spark" and spec.cells is None:
+        if known is not None:  # the columns the records' pass reads (checked there again)
+            from sdckit.tables.table import check_columns
+
+            custom_cost = spec.cost if spec.cost not in ("value", "frequency", "unity") else None
+            check_columns(known, [spec.response, spec.shadow, custom_cost, spec.holding])
+        for name, dim in spec.dimensions.items():  # files read, builders' parameters checked
+            if dim.hierarchy is not None:
+                job.check_hierarchy(dim.hierarchy, name, f"dimensions.{name}.hierarchy")
+        sdf = job.read_spark_input()
+        if known is None:  # a URI: only Spark reads its columns
+            known = list(sdf.columns)
+            _check_dimensions(job, known)
+            _check_request_rule(job, request, known)
     hierarchies = {}
     for name, dim in spec.dimensions.items():
-        if name not in columns:
-            raise ConfigError(
-                f"{job.key(f'dimensions.{name}')}: column {name!r} is not in the "
-                f"{'cells file' if spec.cells is not None else 'input'} (columns: "
-                f"{', '.join(map(str, columns))})"
-            )
         h = None
         if dim.hierarchy is not None:
             h = job.resolve_hierarchy(
@@ -192,27 +205,7 @@ def _build_table(
         hierarchies[name] = h
     if names is not None:
         hierarchies = {name: hierarchies[name] for name in names}
-    rules = build_rules(job)
     top_n = int(opts.get("top_n", max([2, *[r.top_needed() for r in rules]])))
-    request = _request_rule(job, rules)
-    if request is not None:
-        where = job.key(f"rules[{request[0]}].request")
-        if spec.cells is not None:
-            raise ConfigError(
-                f"{where}: the request rule reads which records asked for protection from the "
-                "microdata (`input:`); a table given cell by cell (`cells:`) does not say it"
-            )
-        if request[1].column not in columns:
-            raise ConfigError(
-                f"{where}.column: column {request[1].column!r} is not in the input (columns: "
-                f"{', '.join(map(str, columns))}); name the column flagging the records that "
-                "asked for protection"
-            )
-        if spec.response is None:
-            raise ConfigError(
-                f"{where}: the request rule compares a contribution with the cell total; give "
-                "`response:` (a frequency table has no contributions)"
-            )
     if spec.cells is not None:
         assert frame is not None
         tops = opts.get("top") or [c for c in frame.columns if str(c).lower().startswith("top")]
@@ -250,6 +243,41 @@ def _build_table(
     elif spec.cost == "unity":
         table.cost = np.ones(table.n_cells)
     return table, rules, frame if spec.cells is not None else None
+
+
+def _check_dimensions(job: Job, columns: list[str]) -> None:
+    """ConfigError for a dimension that is not a column of the input (or cells file)."""
+    for name in job.spec.dimensions:
+        if name not in columns:
+            raise ConfigError(
+                f"{job.key(f'dimensions.{name}')}: column {name!r} is not in the "
+                f"{'cells file' if job.spec.cells is not None else 'input'} (columns: "
+                f"{', '.join(map(str, columns))})"
+            )
+
+
+def _check_request_rule(job: Job, request: tuple[int, Any] | None, columns: list[str]) -> None:
+    """ConfigError for a request rule the table cannot apply: on cells, on a column that is
+    not in the input, or without a response."""
+    if request is None:
+        return
+    where = job.key(f"rules[{request[0]}].request")
+    if job.spec.cells is not None:
+        raise ConfigError(
+            f"{where}: the request rule reads which records asked for protection from the "
+            "microdata (`input:`); a table given cell by cell (`cells:`) does not say it"
+        )
+    if request[1].column not in columns:
+        raise ConfigError(
+            f"{where}.column: column {request[1].column!r} is not in the input (columns: "
+            f"{', '.join(map(str, columns))}); name the column flagging the records that "
+            "asked for protection"
+        )
+    if job.spec.response is None:
+        raise ConfigError(
+            f"{where}: the request rule compares a contribution with the cell total; give "
+            "`response:` (a frequency table has no contributions)"
+        )
 
 
 def _hierarchy_values(hierarchy: Any, name: str, frame: pd.DataFrame | None, sdf: Any) -> pd.Series:
@@ -310,6 +338,14 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
         )
     job.check_outputs({"--json": json_out})
     opts = _options(job)
+    from sdckit.tables.protect import METHODS
+
+    method = job.spec.method or "optimal"
+    if method not in (*METHODS, "audit"):  # before the data is read (or Spark started)
+        raise ConfigError(
+            f"{job.key('method')}: unknown table method {method!r}; use one of "
+            f"{', '.join(METHODS)} (or audit)"
+        )
     if job.spec.tables is not None:
         return _run_linked(job, opts, json_out)
     table, rules, cells = _build_table(job, opts)

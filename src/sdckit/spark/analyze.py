@@ -51,6 +51,20 @@ def population_class_sizes_spark(fs: FrequencySet, population: DataFrame) -> np.
     return out
 
 
+def check_request(
+    columns: Sequence[str], quasi_identifiers: Sequence[str], household: str | None
+) -> None:
+    """DataError for an analysis the Spark engine cannot run on data with ``columns``: a
+    quasi-identifier that is not a column, or household risk. Checked from the columns
+    alone, so that a command checks it before Spark starts (:func:`analyze_spark` again)."""
+    check_quasi_identifiers(column_list(quasi_identifiers), list(columns))
+    if household is not None:
+        raise DataError(
+            "household risk needs each member's record, which the Spark engine does not "
+            "collect; run it with the local engine (--engine local)"
+        )
+
+
 def analyze_spark(
     data: DataFrame,
     quasi_identifiers: Sequence[str],
@@ -80,12 +94,7 @@ def analyze_spark(
     t0 = time.perf_counter()
     qi = column_list(quasi_identifiers)
     sensitive = column_list(sensitive)
-    check_quasi_identifiers(qi, list(data.columns))
-    if household is not None:
-        raise DataError(
-            "household risk needs each member's record, which the Spark engine does not "
-            "collect; run it with the local engine (--engine local)"
-        )
+    check_request(list(data.columns), qi, household)
     fs = base_frequency_set(data, qi, sensitive, hierarchies, weights=weight)
     if fs.n_records == 0:
         raise DataError("the data has no records")

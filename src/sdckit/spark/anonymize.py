@@ -44,21 +44,44 @@ if TYPE_CHECKING:  # pragma: no cover
 PREVIEW_ROWS = 20
 
 
-def _check_request(
-    sdf: DataFrame, schema: Schema, models: Sequence[PrivacyModel], algorithm: str
+def check_request(
+    columns: Sequence[str],
+    schema: Schema,
+    models: Sequence[PrivacyModel],
+    algorithm: str,
+    suppression_limit: float = 0.0,
+    metric: str | Mapping[str, Any] | None = None,
+    **algorithm_options: Any,
 ) -> list[str]:
-    """ConfigError/DataError for what the Spark engine cannot do or the data lacks; returns
-    the sensitive attributes the models read."""
+    """ConfigError/DataError for what the Spark engine cannot do or the data lacks, from the
+    data's ``columns`` and the request alone (a job checks it before Spark starts,
+    :func:`anonymize_spark` again on the data): the algorithm, options, suppression limit
+    and metric, the schema's columns and roles, each model's attributes. Returns the
+    sensitive attributes the models read."""
+    from sdckit.algorithms.options import parse_options
+    from sdckit.core import params
+    from sdckit.utility.generalization import parse_metric
+
+    sensitive = _check_models(columns, schema, models, algorithm)
+    parse_options("optimal", algorithm_options)
+    params.suppression_limit(suppression_limit)
+    parse_metric(metric)
+    return sensitive
+
+
+def _check_models(
+    columns: Sequence[str], schema: Schema, models: Sequence[PrivacyModel], algorithm: str
+) -> list[str]:
     if algorithm != "optimal":
         raise ConfigError(
             f"engine spark runs the optimal search (algorithm: optimal); {algorithm!r} works "
             "record by record on one machine: use engine local for it"
         )
-    missing = [n for n in schema.attributes if n not in sdf.columns]
+    missing = [n for n in schema.attributes if n not in columns]
     if missing:
         raise DataError(
             f"column(s) {', '.join(map(repr, missing))} not found in the input; available "
-            f"columns: {', '.join(map(str, sdf.columns))}"
+            f"columns: {', '.join(map(str, columns))}"
         )
     if not schema.quasi_identifiers:
         raise ConfigError(
@@ -93,10 +116,10 @@ def _check_request(
                     f"model {m.name} reads the joint values of {', '.join(a.columns)}, which "
                     "the Spark engine does not count; use engine local"
                 )
-            if a not in sdf.columns:
+            if a not in columns:
                 raise ConfigError(
                     f"model {m.name}: attribute {a!r} is not a column of the data (columns: "
-                    f"{', '.join(map(str, sdf.columns))})"
+                    f"{', '.join(map(str, columns))})"
                 )
             if a in schema.quasi_identifiers:
                 raise ConfigError(
@@ -264,7 +287,6 @@ def anonymize_spark(
     """
     from sdckit.algorithms.anonymize import METRIC_KEYS, AnonymizationResult
     from sdckit.algorithms.optimal import require_hierarchies, solve, suppression_budget
-    from sdckit.algorithms.options import parse_options
     from sdckit.core import params
     from sdckit.core.io import atomic_write_dir
     from sdckit.models.base import PrivacyModel
@@ -277,8 +299,10 @@ def anonymize_spark(
     if isinstance(models, PrivacyModel):
         models = [models]
     models = list(models)
-    sensitive = _check_request(data, schema, models, algorithm)
-    parse_options("optimal", algorithm_options)
+    sensitive = check_request(
+        list(data.columns), schema, models, algorithm, suppression_limit, metric,
+        **algorithm_options,
+    )  # fmt: skip
     limit = params.suppression_limit(suppression_limit)
     spec = parse_metric(metric)
     qis = require_hierarchies(schema)

@@ -58,6 +58,50 @@ def csv_delimiter(path: str | Path, encoding: str = "utf-8") -> str:
     return sniff_delimiter(sample)
 
 
+def input_columns(
+    source: str | Path, delimiter: str | None = None, encoding: str = "utf-8"
+) -> list[str] | None:
+    """The column names :func:`read_spark` will give ``source``, read from the header line of
+    a local CSV file (or its first part file) or the schema of a local Parquet file, without
+    Spark: what a job is checked against before Spark starts. None for a URI (only Spark reads
+    it) or a Parquet source without a reader here. The same DataErrors as :func:`read_spark`
+    for a missing input and a column name given twice."""
+    import csv
+
+    src = str(source)
+    if _is_uri(src):
+        return None
+    local = Path(src.removeprefix("file://"))
+    if not local.exists():
+        raise DataError(f"input {src!r} does not exist; check the path")
+    if is_parquet(src):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            return None
+        first = next(iter(sorted(local.glob("*.parquet"))), None) if local.is_dir() else local
+        if first is None:
+            return None
+        try:
+            names = list(pq.read_schema(first).names)
+        except Exception as exc:  # pyarrow raises many types
+            raise DataError(f"cannot read Parquet file {str(first)!r}: {exc}") from exc
+    else:
+        sep = delimiter or csv_delimiter(local, encoding)
+        first = next(iter(sorted(local.glob("*.csv"))), None) if local.is_dir() else local
+        if first is None:
+            return None
+        with open(first, encoding=encoding, errors="replace", newline="") as fh:
+            names = next(csv.reader(fh, delimiter=sep, quotechar='"'), [])
+    if len(set(names)) != len(names):
+        twice = sorted({c for c in names if names.count(c) > 1})
+        raise DataError(
+            f"{src!r} has the column name(s) {', '.join(map(repr, twice))} more than once; give "
+            "every column its own name"
+        )
+    return names
+
+
 def read_spark(
     spark: SparkSession,
     source: str | Path,
