@@ -579,9 +579,11 @@ def _require_numeric(
 ) -> dict[str, dict[str, int]]:
     """:func:`sdckit.masking.base.numeric_matrix`'s checks on Spark (with ``numeric``): a text
     column must hold numbers only, and no value may be infinite (DataErrors naming column,
-    row and value). A column found finite is not scanned again (no method makes a finite
-    column infinite); integer columns never are. With ``counts``, returns per column its
-    numbers (``n``) and missing values (``missing``) from the same aggregate pass."""
+    row and value). A column known to be finite is not scanned (no method makes a finite
+    column infinite): integer columns, the double columns found finite by the pass that
+    counts the records (:func:`_count_and_finite`), and those scanned by an earlier step.
+    With ``counts``, returns per column its numbers (``n``) and missing values
+    (``missing``) from the same aggregate pass."""
     from pyspark.sql import functions as F
 
     kinds = run.kinds()
