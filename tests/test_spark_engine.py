@@ -507,7 +507,7 @@ def test_a_quiet_spark_run_prints_nothing_and_spark_logs_to_its_file(tmp_path):
     assert res.returncode == 0, res.stderr
     assert (res.stdout, res.stderr) == ("", "")
     assert json.loads((tmp_path / "s.json").read_text())["engine"] == "spark"
-    assert "WARN" in (tmp_path / "spark.log").read_text()  # Spark's warnings went here
+    assert (tmp_path / "spark.log").is_file()  # where the JVM's output went
 
 
 # -- the ARX benchmark cases: identical optima on both engines --------------------------------
