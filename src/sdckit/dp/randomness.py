@@ -27,14 +27,15 @@ import os
 import random
 import secrets
 from numbers import Integral
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from sdckit.errors import ParameterError, short_repr
 
-#: The random source a call may be given: None (CSPRNG), an int seed or a numpy Generator.
-Seed = int | np.random.Generator | None
+#: The random source a call may be given: None (CSPRNG), an int seed, a numpy Generator, or a
+#: :class:`Randomness` already made (e.g. by :func:`noise_source`), passed through unchanged.
+Seed: TypeAlias = "int | np.random.Generator | Randomness | None"
 
 _WORD = 1 << 63
 #: :attr:`Randomness.kind` of noise drawn from a job's seed by ``insecure_reproducible_noise``.
@@ -65,7 +66,7 @@ class Randomness:
 
     __slots__ = ("_rng", "_scalar", "kind")
 
-    def __init__(self, seed: Seed = None) -> None:
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
         self._rng: np.random.Generator | None
         self._scalar: random.Random | None = None
         if seed is None:
