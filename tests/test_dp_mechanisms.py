@@ -313,3 +313,23 @@ def test_noise_source_ignores_the_seed_unless_told_it_is_insecure():
         noise_source(None, insecure_reproducible_noise=True)
     with pytest.raises(ParameterError, match="true or false"):
         noise_source(7, insecure_reproducible_noise="yes")
+
+
+def test_largest_laplace_scale_and_the_epsilon_floor():
+    """MAX_LAPLACE_SCALE is exactly the largest scale laplace_noise draws (its dyadic rounding
+    stays below 2**51), and laplace_epsilon_floor is the epsilon that reaches it."""
+    from sdckit.dp._numbers import floor_log2
+    from sdckit.dp.mechanisms import (
+        MAX_LAPLACE_SCALE,
+        laplace_epsilon_floor,
+        laplace_noise,
+        laplace_scale,
+    )
+
+    assert MAX_LAPLACE_SCALE == 2**51 - 2**19
+    assert laplace_scale(MAX_LAPLACE_SCALE) == MAX_LAPLACE_SCALE
+    assert floor_log2(laplace_scale(MAX_LAPLACE_SCALE + Fraction(1, 2**40))) == 51
+    assert laplace_noise(3, MAX_LAPLACE_SCALE, Randomness(7)).shape == (3,)
+    with pytest.raises(ParameterError, match="too large"):
+        laplace_noise(1, MAX_LAPLACE_SCALE + Fraction(1, 2**40), Randomness(7))
+    assert laplace_epsilon_floor(Fraction(1280000)) == Fraction(1280000) / MAX_LAPLACE_SCALE

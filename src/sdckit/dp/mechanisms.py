@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.dp._numbers import (
+    DYADIC_BITS,
     ceil_fraction,
     dyadic_at_least,
     finite_array,
@@ -72,6 +73,12 @@ __all__ = ["laplace", "discrete_laplace", "gaussian", "discrete_gaussian", "gaus
 #: The default grid is at least this many steps per unit of sensitivity (per coordinate).
 STEPS_PER_SENSITIVITY = 1024
 _MAX_LOG2_SCALE = 50
+#: The largest discrete Laplace scale (grid steps) :func:`laplace_noise` draws: the largest
+#: ``m / 2**k`` with ``m < 2**DYADIC_BITS`` below ``2**(_MAX_LOG2_SCALE + 1)``, so that its
+#: rounding up (:func:`laplace_scale`) stays below ``2**(_MAX_LOG2_SCALE + 1)``.
+MAX_LAPLACE_SCALE = Fraction(2**DYADIC_BITS - 1) * Fraction(2) ** (
+    _MAX_LOG2_SCALE + 1 - DYADIC_BITS
+)
 
 
 # --- noise in grid units (shared with the queries and the selection mechanisms) ------------
@@ -80,7 +87,7 @@ _MAX_LOG2_SCALE = 50
 def laplace_noise(size: int, scale: Fraction, rnd: Randomness) -> np.ndarray:
     """``size`` draws of discrete Laplace noise of scale ``>= scale`` (rounded up to 32 bits)."""
     used = dyadic_at_least(scale)
-    if floor_log2(used) > _MAX_LOG2_SCALE:
+    if scale > MAX_LAPLACE_SCALE:
         raise ParameterError(
             f"noise scale {float(used):.3g} grid steps is too large (epsilon too small for the "
             "sensitivity): choose a larger epsilon or a coarser granularity"
@@ -91,6 +98,13 @@ def laplace_noise(size: int, scale: Fraction, rnd: Randomness) -> np.ndarray:
 def laplace_scale(scale: Fraction) -> Fraction:
     """The discrete Laplace scale :func:`laplace_noise` actually uses for ``scale``."""
     return dyadic_at_least(scale)
+
+
+def laplace_epsilon_floor(sensitivity: Fraction) -> Fraction:
+    """The smallest epsilon whose discrete Laplace noise :func:`laplace_noise` can draw for
+    ``sensitivity`` grid steps: the scale ``sensitivity / epsilon`` (Ghosh, Roughgarden &
+    Sundararajan 2009) may be at most :data:`MAX_LAPLACE_SCALE`."""
+    return Fraction(sensitivity) / MAX_LAPLACE_SCALE
 
 
 def gaussian_sigma2(sigma2: Fraction) -> Fraction:
