@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import select
 import shutil
 import signal
 import socket
@@ -150,3 +151,70 @@ def postgres_cluster() -> Iterator[str]:
             capture_output=True,
         )
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def rss_bytes(pid: int) -> int:
+    """The resident memory of process ``pid`` (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def raw_post(
+    port: int, headers: dict[str, str], chunked: bool, send_bytes: int, timeout: float = 10
+) -> tuple[int | None, bytes, int, float]:
+    """POST /v1/query on a raw socket: the headers, then up to ``send_bytes`` of body (1 MiB
+    pieces, chunk-encoded when ``chunked``) from a thread, while this thread waits for the
+    response. Returns (status or None, the bytes received, body bytes sent, seconds to the
+    status line)."""
+    import threading
+
+    sock = socket.create_connection(("127.0.0.1", port))
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    if chunked:
+        head += "Transfer-Encoding: chunked\r\n"
+    sock.sendall(f"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}\r\n".encode())
+    sent = [0]
+    stop = threading.Event()
+    piece = b"x" * (1 << 20)
+    framed = f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece
+
+    def pump() -> None:
+        sock.settimeout(1)
+        while not stop.is_set() and sent[0] < send_bytes:
+            try:
+                sock.sendall(framed)
+            except OSError:  # a timeout (the server stopped reading) or a closed connection
+                return
+            sent[0] += len(piece)
+
+    sender = threading.Thread(target=pump, daemon=True)
+    start = time.monotonic()
+    sender.start()
+    received = b""
+    status, elapsed = None, timeout
+    deadline = start + timeout
+    try:
+        while time.monotonic() < deadline and b"\r\n\r\n" not in received:
+            ready, _, _ = select.select([sock], [], [], 0.1)
+            if ready:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                received += data
+        if received.startswith(b"HTTP/1.1 "):
+            status, elapsed = int(received[9:12]), time.monotonic() - start
+            with contextlib.suppress(OSError):
+                while b"}" not in received.split(b"\r\n\r\n", 1)[1] and time.monotonic() < deadline:
+                    data = sock.recv(65536)
+                    if not data:
+                        break
+                    received += data
+    except OSError:
+        pass
+    finally:
+        stop.set()
+        sender.join(5)
+        sock.close()
+    return status, received, sent[0], elapsed

@@ -19,6 +19,7 @@ from server_support import KEYS, PEOPLE_CSV, write_config  # noqa: E402
 
 ALICE = {"Authorization": f"Bearer {KEYS['ALICE_KEY']}"}
 BOB = {"Authorization": f"Bearer {KEYS['BOB_KEY']}"}
+JSON = {"Content-Type": "application/json"}
 SALARIES = [1000, 2000, 3000, 4500, 1200, 2600, 1800, 2100]
 AGES = [31, 41, 51, 61, 36, 46, 29, 33]
 
@@ -217,3 +218,158 @@ def test_no_response_contains_a_data_value(client):
     text = json.dumps(bodies)
     leaked = [n for n in names if n in text]
     assert not leaked
+
+
+def _call(app, headers, chunks, *, last=True):
+    """Run the ASGI app on one POST /v1/query whose body is ``chunks`` (pulled one by one);
+    returns (status, response headers, body, how many chunks the app pulled)."""
+    import asyncio
+
+    pulled = 0
+    sent: list[dict] = []
+
+    async def receive():
+        nonlocal pulled
+        if pulled < len(chunks):
+            pulled += 1
+            return {
+                "type": "http.request",
+                "body": chunks[pulled - 1],
+                "more_body": pulled < len(chunks) or not last,
+            }
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/v1/query",
+        "raw_path": b"/v1/query",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], dict(start["headers"]), json.loads(body), pulled
+
+
+def test_body_size_and_key_are_checked_before_the_body_is_read(client):
+    """A chunked body is read only after the key is checked, and no further than the limit;
+    a Content-Length over the limit is refused before any of it is read."""
+    chunk = b"x" * 65536
+    endless = [chunk] * 800  # 50 MiB (a server that reads before it checks holds it all)
+    chunked = {"transfer-encoding": "chunked", "content-type": "application/json"}
+    wrong = {**chunked, "authorization": "Bearer no"}
+    status, headers, body, pulled = _call(client.app, wrong, endless)
+    assert (status, body["error"]["code"], pulled) == (401, "unauthorized", 0)
+    assert headers[b"connection"] == b"close"  # the server does not read the rest either
+    status, headers, body, pulled = _call(client.app, {**chunked, **ALICE}, endless)
+    assert status == 413 and body["error"]["code"] == "body_too_large"
+    assert pulled == 256_384 // 65536 + 1  # the read that passed 256,384 bytes was the last
+    assert headers[b"connection"] == b"close"
+    declared = {"content-length": "300000000", "authorization": "Bearer no"}
+    status, _, body, pulled = _call(client.app, declared, endless)
+    assert (status, pulled) == (413, 0) and "Content-Length 300,000,000" in body["error"]["message"]
+    # through HTTP: a body just over the limit, declared or chunked; one at the limit is read
+    big = json.dumps({"dataset": "people", "sql": "SELECT COUNT(*) FROM people", "pad": "x"})
+    over = big.replace('"x"', '"' + "x" * 256_384 + '"').encode()
+    r = client.post("/v1/query", content=over, headers=ALICE)
+    assert r.status_code == 413 and "256,384 bytes" in r.json()["error"]["message"]
+    r = client.post("/v1/query", content=iter([over[:200_000], over[200_000:]]), headers=ALICE)
+    assert r.status_code == 413
+    r = client.post("/v1/query", content=over[:256_384], headers=ALICE)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "bad_request"  # read, parsed
+
+
+def test_epsilon_must_be_a_json_number(client):
+    """``true`` was read as 1.0 and ``"0.1"`` as 0.1: only a finite JSON number > 0 is an
+    epsilon (null: the dataset's default)."""
+    for text in ("true", "false", '"0.1"', '"1"', "[0.1]", '{"v": 1}', "NaN", "Infinity", "1e999"):
+        body = '{"dataset": "people", "sql": "SELECT COUNT(*) FROM people", "epsilon": '
+        body += text + "}"
+        r = client.post("/v1/query", content=body, headers={**ALICE, **JSON})
+        assert r.status_code == 400 and r.json()["error"]["code"] == "bad_request", text
+        assert "epsilon must be a JSON number > 0" in r.json()["error"]["message"], text
+    for number in (0, -0.1):
+        r = ask(client, "SELECT COUNT(*) FROM people", epsilon=number)
+        assert r.status_code == 400 and "epsilon must be a JSON number > 0" in r.text
+    assert client.get("/v1/budget", headers=ALICE).json()["datasets"]["people"]["spent"] == 0
+    assert ask(client, "SELECT COUNT(*) FROM people", epsilon=None).json()["epsilon_spent"] == 0.1
+    r = ask(client, "SELECT COUNT(*) FROM people WHERE age > 1", epsilon=1)  # a number: read
+    assert r.status_code == 403 and r.json()["error"]["code"] == "budget_exhausted"  # 0.9 left
+
+
+def test_epsilon_below_what_the_query_can_take_names_the_smallest(client):
+    """epsilon 1e-300 was refused as an unsupported query blaming the SQL's literals; the
+    smallest epsilon follows from the ledger's unit (1e-12) and the Laplace sampler's largest
+    scale, 2**51 - 2**19 grid steps, with the query's sensitivity in grid steps and its split."""
+    from fractions import Fraction
+
+    largest = Fraction(2**51 - 2**19)
+    salary = 10000 * 128  # SUM(salary): bounds [0, 10000] on the grid of step 2**-7
+    cases = [
+        ("SELECT COUNT(*) FROM people", "1e-12", "9.99e-13"),  # the ledger's unit
+        ("SELECT SUM(salary) FROM people", "5.69e-10", "5.68e-10"),
+        ("SELECT AVG(salary) FROM people", "1.14e-09", "1.13e-09"),  # halved: sum, count
+        ("SELECT COUNT(*), SUM(salary), AVG(salary) FROM people", "3.42e-09", "3.41e-09"),
+    ]
+    assert Fraction(568, 10**12) < salary / largest <= Fraction(569, 10**12)
+    assert Fraction(341, 10**11) < 6 * salary / largest <= Fraction(342, 10**11)
+    for sql, smallest, below in cases:
+        r = ask(client, sql, epsilon=1e-300)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "bad_request", r.text
+        message = r.json()["error"]["message"]
+        assert message.startswith("epsilon 1e-300 is too small") and f"is {smallest} " in message
+        r = ask(client, sql, epsilon=float(below))
+        assert r.status_code == 400 and f"is {smallest} " in r.json()["error"]["message"]
+        r = ask(client, sql, epsilon=float(smallest))
+        assert r.status_code == 200, r.text
+    # the exponential mechanism has no floor of its own: the ledger's unit is the smallest
+    r = ask(client, "SELECT MEDIAN(salary) FROM people", epsilon=1e-300)
+    assert r.status_code == 400 and "is 1e-12 " in r.json()["error"]["message"]
+    assert ask(client, "SELECT MEDIAN(salary) FROM people", epsilon=1e-12).status_code == 200
+    usage = client.get("/v1/usage", headers=ALICE).json()["datasets"]["people"]
+    assert usage["refused"] == {} and usage["answered"] == 5
+
+
+def test_analyst_keys_need_16_characters(tmp_path):
+    from sdckit.errors import ConfigError
+    from sdckit.server.config import config_from_dict, key_digest
+
+    document = {
+        "datasets": {"d": {"table": "t", "mode": "dp", "budget": {"epsilon": 1}}},
+        "analysts": {"alice": {"key_env": "ALICE_KEY"}},
+    }
+    for key in ("k", " ", "\t  \n", "x" * 15, "  " + "x" * 15 + "  "):
+        with pytest.raises(ConfigError) as caught:
+            config_from_dict(document, environ={"ALICE_KEY": key})
+        message = str(caught.value)
+        assert "analysts.alice" in message and "'ALICE_KEY'" in message
+        if key.strip():
+            assert f"too short ({len(key.strip())} of the 16 characters" in message
+        else:  # whitespace only: no key at all
+            assert "not set (or empty)" in message
+        assert "x" * 15 not in message  # the key itself is never shown
+    # 16 characters are enough; surrounding whitespace is not part of the key, as in the header
+    config = config_from_dict(document, environ={"ALICE_KEY": " " + "y" * 16 + "\n"})
+    assert config.analysts["alice"] == key_digest("y" * 16)
+
+
+def test_client_refuses_sql_over_the_server_limit_before_sending():
+    """The server closes a connection whose body it will not read, so a client sending a huge
+    body may see a broken pipe instead of the 413: the client checks the length first."""
+    from sdckit.client import Client
+    from sdckit.errors import SdcInputError
+
+    client = Client("http://127.0.0.1:9", "k" * 32)  # nothing listens there
+    with pytest.raises(SdcInputError, match="20,001 characters; the server answers at most 20,000"):
+        client.query("x" * 20_001)

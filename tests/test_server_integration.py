@@ -1,5 +1,6 @@
 """``sdckit serve`` as a real process: DuckDB file and PostgreSQL, 100 concurrent clients on
-the last of a budget, kill -9 and restart, and ``sdckit query``."""
+the last of a budget, kill -9 and restart, ``sdckit query``, oversized and unauthenticated
+bodies answered before they are read, short keys and a DuckDB file in use refused at start."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from server_support import (  # noqa: E402
     find_initdb,
     free_port,
     postgres_cluster,
+    raw_post,
+    rss_bytes,
     server_process,
     write_config,
 )
@@ -160,6 +163,64 @@ def test_serve_without_extra_or_config_says_how(tmp_path):
         text=True,
     )
     assert r.returncode == 2 and "datasets.d.budget" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
+def test_bodies_are_refused_before_they_are_read(tmp_path):
+    """A huge body with a wrong key, chunked or with a huge Content-Length, is answered at once
+    and never held: the server's memory stays where it was."""
+    config = write_config(tmp_path, {"duckdb": ":memory:"})
+    port = free_port()
+    json_type = {"Content-Type": "application/json"}
+    wrong = {"Authorization": "Bearer not-the-key-of-anybody", **json_type}
+    attacks = [
+        ({**wrong, "Content-Length": "300000000"}, False, 413),
+        (wrong, True, 401),
+        ({**ALICE, **json_type}, True, 413),
+    ]
+    with server_process(config, port) as proc:
+        before = rss_bytes(proc.pid)
+        for headers, chunked, status in attacks:
+            got, received, sent, seconds = raw_post(port, headers, chunked, 32 << 20, timeout=5)
+            assert got == status, (headers, chunked, received[-300:])
+            assert seconds < 2 and b"connection: close" in received.lower()
+        grown = rss_bytes(proc.pid) - before
+        assert grown < 16 << 20, f"the server grew by {grown / 2**20:.0f} MiB"
+        ok = httpx.post(
+            f"http://127.0.0.1:{port}/v1/query",
+            headers=ALICE,
+            json={"dataset": "people", "sql": "SELECT COUNT(*) FROM people"},
+        )
+        assert ok.status_code == 200, ok.text
+
+
+def test_short_key_and_duckdb_file_in_use_are_refused_at_start(tmp_path, monkeypatch):
+    """``sdckit serve`` exits 2 with the reason: a 1-character key (the configuration's checks
+    of keys: test_server_api), and a DuckDB file another process (here: this one) serves."""
+    from sdckit.server.config import load_server_config
+    from sdckit.server.service import QueryService
+
+    config = write_config(tmp_path, {"duckdb": "ledger.duckdb"})
+    serve = [sys.executable, "-m", "sdckit.cli", "serve", "--config", str(config), "--port", "0"]
+    short = {**os.environ, **KEYS, "BOB_KEY": "k"}
+    r = subprocess.run(serve, env=short, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    message = " ".join(r.stderr.split())
+    assert "analysts.bob" in message and "'BOB_KEY' is too short (1 of the 16" in message
+    for name, key in KEYS.items():
+        monkeypatch.setenv(name, key)
+    service = QueryService(load_server_config(config))
+    try:
+        r = subprocess.run(
+            serve, env={**os.environ, **KEYS}, capture_output=True, text=True, timeout=60
+        )
+    finally:
+        service.close()
+    assert r.returncode == 2, r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    message = " ".join(r.stderr.split())
+    assert "ledger.duckdb" in message and "is in use" in message
+    assert f"another process (PID {os.getpid()}) holds its lock" in message
 
 
 @pytest.mark.skipif(find_initdb() is None, reason="no PostgreSQL initdb binary found")

@@ -17,6 +17,7 @@ import urllib.request
 from typing import Any
 
 from sdckit.errors import SdcInputError
+from sdckit.server.guard import MAX_SQL_CHARS
 
 __all__ = ["Client", "QueryRefused"]
 
@@ -65,6 +66,11 @@ class Client:
     ) -> dict[str, Any]:
         """``POST /v1/query``: the answer's JSON (``rows``, ``mode``, ``epsilon_spent``,
         ``budget_remaining``...)."""
+        if len(sql) > MAX_SQL_CHARS:
+            raise SdcInputError(
+                f"the SQL has {len(sql):,} characters; the server answers at most "
+                f"{MAX_SQL_CHARS:,} (shorten the query)"
+            )
         body: dict[str, Any] = {"sql": sql}
         if dataset is not None:
             body["dataset"] = dataset

@@ -20,6 +20,7 @@ audits; never returned).
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -93,6 +94,24 @@ def _with_ids(data: pd.DataFrame) -> pd.DataFrame:
     return framed
 
 
+def _open_error(database: str, exc: Exception) -> DataError:
+    """The message of a DuckDB file that cannot be opened; a file locked by another process
+    (DuckDB allows one writing process per file, DuckDB docs "Concurrency") says so."""
+    text = str(exc)
+    if "lock" in text.lower():
+        pid = re.search(r"\(PID (\d+)\)", text)
+        holder = f"another process (PID {pid.group(1)})" if pid else "another process"
+        return DataError(
+            f"the DuckDB file {database!r} is in use: {holder} holds its lock (another sdckit "
+            "serve on the same file?); stop that process, or give this server its own file in "
+            "database.duckdb of the server config"
+        )
+    return DataError(
+        f"cannot open the DuckDB file {database!r} ({type(exc).__name__}: {text}); check "
+        "database.duckdb in the server config"
+    )
+
+
 class DuckDBBackend(Backend):
     """DuckDB: a file (or ``:memory:``), one database object, per-thread cursors."""
 
@@ -105,7 +124,10 @@ class DuckDBBackend(Backend):
         self._duckdb = duckdb
         if database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        self._con = duckdb.connect(database)
+        try:
+            self._con = duckdb.connect(database)
+        except duckdb.Error as exc:
+            raise _open_error(database, exc) from None
         self._local = threading.local()
         self._lock = threading.RLock()
 

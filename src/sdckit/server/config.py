@@ -25,7 +25,9 @@ Relative paths are resolved against the file's folder. The file is read as the j
 In restriction and camouflage modes every column has a role (:mod:`sdckit.server.roles`):
 ``public`` (and the ``public_keys``) may select records, ``identifiers`` are never used, every
 other column is confidential. Analyst keys never appear in the file: each is read from the
-environment variable its ``key_env`` names and kept only as its SHA-256 digest.
+environment variable its ``key_env`` names (surrounding whitespace removed, as the server
+removes it from the ``Authorization`` header; at least :data:`MIN_KEY_CHARS` characters) and
+kept only as its SHA-256 digest.
 """
 
 from __future__ import annotations
@@ -171,6 +173,14 @@ class ServerConfig:
     port: int
 
 
+#: The shortest analyst key accepted (characters, surrounding whitespace not counted): 16
+#: random hex digits carry 64 bits, the entropy below which NIST SP 800-63B (look-up secret
+#: verifiers) requires rate limiting, which the server does not do. Length cannot show that a
+#: key is random; the hint asks for 32 random hex digits (128 bits).
+MIN_KEY_CHARS = 16
+KEY_HINT = 'a long random string, e.g. python -c "import secrets; print(secrets.token_hex(16))"'
+
+
 def key_digest(key: str) -> bytes:
     """SHA-256 digest of an analyst key (what the server keeps and compares, FIPS 180-4)."""
     return hashlib.sha256(key.encode("utf-8")).digest()
@@ -309,12 +319,18 @@ def config_from_dict(
     analysts: dict[str, bytes] = {}
     seen: set[bytes] = set()
     for name, analyst in spec.analysts.items():
-        key = env.get(analyst.key_env, "")
+        key = env.get(analyst.key_env, "").strip()
         if not key:
             raise ConfigError(
                 f"server config {source}: analysts.{name}.key_env names the environment "
                 f"variable {analyst.key_env!r}, which is not set (or empty); export it with "
-                "the analyst's key (a long random string)"
+                f"the analyst's key ({KEY_HINT})"
+            )
+        if len(key) < MIN_KEY_CHARS:
+            raise ConfigError(
+                f"server config {source}: analysts.{name}: the key in the environment "
+                f"variable {analyst.key_env!r} is too short ({len(key)} of the {MIN_KEY_CHARS} "
+                f"characters an analyst key needs at least); export a longer one ({KEY_HINT})"
             )
         digest = key_digest(key)
         if digest in seen:

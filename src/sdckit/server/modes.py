@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.dp._numbers import power_of_two_at_most
-from sdckit.dp.mechanisms import laplace_scale
+from sdckit.dp.mechanisms import laplace_epsilon_floor, laplace_scale
 from sdckit.dp.queries import SUM_STEPS, BoundedQuery, dp_quantile, release
 from sdckit.server.backends import ID_COLUMN, Backend
 from sdckit.server.config import Dataset
@@ -60,6 +60,7 @@ __all__ = [
     "answer_dp",
     "answer_exact",
     "camouflage_ends",
+    "dp_epsilon_floor",
     "end_columns",
     "query_sets",
 ]
@@ -293,6 +294,31 @@ def _noise(
         entry["scale"] = scale
         entry["variance"] = _variance(scale)
     return entry
+
+
+def dp_epsilon_floor(dataset: Dataset, query: ParsedQuery) -> Fraction:
+    """The smallest epsilon :func:`answer_dp` can answer ``query`` with.
+
+    :func:`answer_dp` gives each of the ``k`` aggregates ``epsilon / k``, which AVG halves
+    again (noisy SUM, noisy COUNT); each Laplace release of sensitivity ``s`` grid steps needs
+    its share ``>= laplace_epsilon_floor(s)`` (:func:`sdckit.dp.mechanisms.laplace_epsilon_floor`:
+    the sampler's largest scale). MEDIAN/QUANTILE (exponential mechanism) have no floor. The
+    floor depends on the query text and the configured bounds only, never on the data.
+    """
+    k = len(query.aggregates)
+    floor = Fraction(0)
+    for agg in query.aggregates:
+        if agg.func == "count":
+            parts = [1]
+        elif agg.func in ("sum", "avg"):
+            lo, hi = _bounds_of(dataset, agg)
+            sens = _grid_sum(agg.column or "", lo, hi)[2]
+            parts = [sens] if agg.func == "sum" else [sens, 1]
+        else:
+            parts = []
+        for sens in parts:
+            floor = max(floor, k * len(parts) * laplace_epsilon_floor(Fraction(sens)))
+    return floor
 
 
 def _quantiles(

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import hmac
 import logging
+import math
 import os
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sdckit.core.io import read_table
+from sdckit.dp.mechanisms import MAX_LAPLACE_SCALE
 from sdckit.errors import ConfigError, DataError
 from sdckit.server.backends import ID_COLUMN, Backend, open_backend
 from sdckit.server.config import Dataset, ServerConfig, key_digest
-from sdckit.server.ledger import AuditCopy, Ledger, epsilon_units, query_key, units_epsilon
+from sdckit.server.ledger import UNITS, AuditCopy, Ledger, epsilon_units, query_key, units_epsilon
 from sdckit.server.modes import (
     ENDS_PREFIX,
     Answer,
@@ -30,6 +34,7 @@ from sdckit.server.modes import (
     answer_exact,
     camouflage_ends,
     camouflaged_columns,
+    dp_epsilon_floor,
     end_columns,
     query_sets,
 )
@@ -102,6 +107,17 @@ def _with_camouflage(d: Dataset, data: pd.DataFrame) -> pd.DataFrame:
         lo_name, hi_name = end_columns(name)
         out[lo_name], out[hi_name] = lo, hi
     return out
+
+
+def _decimal_at_least(x: Fraction) -> str:
+    """The smallest number of three significant decimal digits ``>= x`` (``x > 0``), as text
+    that reads back (JSON, Python) as exactly that decimal."""
+    exponent = len(str(x.numerator)) - len(str(x.denominator))
+    if Fraction(10) ** exponent > x:
+        exponent -= 1  # now 10**exponent <= x < 10**(exponent + 1)
+    step = Fraction(10) ** (exponent - 2)
+    digits = math.ceil(x / step)
+    return repr(float(Decimal(digits).scaleb(exponent - 2)))
 
 
 class QueryService:
@@ -297,11 +313,26 @@ class QueryService:
                     f"give epsilon (the dataset has no default: {spec.key('budget')}"
                     ".query_epsilon)",
                 )
-        if not (isinstance(epsilon, (int, float)) and 0 < epsilon < float("inf")):
-            raise Refusal(400, "bad_request", "epsilon must be a number > 0")
+            where = f" ({spec.key('budget')}.query_epsilon)"
+        else:
+            where = ""
+        if (
+            isinstance(epsilon, bool)
+            or not isinstance(epsilon, (int, float))
+            or not 0 < epsilon < float("inf")
+        ):
+            raise Refusal(400, "bad_request", f"epsilon{where} must be a JSON number > 0, e.g. 0.1")
         units, exact = epsilon_units(epsilon)
-        if units < 1:
-            raise Refusal(400, "bad_request", "epsilon is below the ledger's unit (1e-12)")
+        floor = max(Fraction(1, UNITS), dp_epsilon_floor(spec, parsed))
+        if exact < floor:
+            raise Refusal(
+                400,
+                "bad_request",
+                f"epsilon {epsilon:g}{where} is too small for this query; the smallest accepted "
+                f"is {_decimal_at_least(floor)} (the ledger counts epsilon in units of "
+                f"{1 / UNITS:g}, and each noise draw may have a scale of at most "
+                f"{float(MAX_LAPLACE_SCALE):.4g} grid steps)",
+            )
         key = query_key(spec.name, parsed.normalized, units)
         stored = self.ledger.cached(analyst, spec.name, key)
         if stored is not None:
