@@ -86,7 +86,7 @@ class BodyLimit:
         declared = None
         if b"content-length" in headers:
             text = headers[b"content-length"].decode("latin-1").strip()
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit()):
                 await self._answer(
                     send, _error(400, "bad_request", "Content-Length must be a whole number")
                 )
