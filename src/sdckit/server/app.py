@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from sdckit.errors import short_repr
@@ -57,7 +57,7 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
-def _problems(errors: list[Any]) -> str:
+def _problems(errors: Sequence[Any]) -> str:
     """The first three validation errors, each naming its field (``epsilon: ... got true``)."""
     parts = []
     for e in errors[:3]:
