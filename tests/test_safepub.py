@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -148,7 +150,7 @@ def _check_release(out: AlgorithmOutput, df: pd.DataFrame, k: int) -> None:
     eps=st.sampled_from([0.5, 1.0, 2.0, 3.0]),
     delta=st.sampled_from([1e-2, 1e-3, 1e-4]),
     score=st.sampled_from(["loss", "discernibility", "aecs"]),
-    output=st.sampled_from(["best", "last"]),
+    output=st.sampled_from(["exponential", "last", "best_exact"]),
 )
 def test_released_rows_are_k_anonymous(rows, seed, eps, delta, score, output):
     df, schema = _table(rows, seed % 1000)
@@ -177,15 +179,94 @@ def test_accountant_spends_exactly_epsilon_and_delta():
     assert spent.delta == pytest.approx(1e-5, rel=1e-12)
     labels = [label for label, _ in acct.ledger]
     assert labels[0] == "safepub sampling + k-anonymization"
-    assert labels[1:] == ["exponential"] * 20
+    # the default output is a final exponential-mechanism choice: 20 search steps + 1 choice
+    assert labels[1:] == ["exponential"] * 21
     assert acct.ledger[0][1].epsilon == pytest.approx(0.75)
-    assert all(c.epsilon == pytest.approx(0.25 / 20) and c.delta == 0 for _, c in acct.ledger[1:])
+    assert all(c.epsilon == pytest.approx(0.25 / 21) and c.delta == 0 for _, c in acct.ledger[1:])
     assert res.details["accountant_spent"]["epsilon"] == pytest.approx(1.0)
     # a budget that cannot pay is refused before anything is drawn
     small = Accountant(epsilon=0.5, delta=1e-5)
     with pytest.raises(BudgetExhausted):
         sdckit.anonymize(df, schema, [model], algorithm="safepub", seed=3, accountant=small)
     assert small.ledger == ()
+
+
+def test_default_output_is_covered_by_the_accounting():
+    """The attack: the default output used to be the visited pivot of the highest exact score,
+    a data-dependent choice outside the epsilon accounting. The default's reported
+    accounting now has the output step, and the charges add up to epsilon."""
+    df, schema = _table(400, 1)
+    model = DifferentialPrivacy(epsilon=1.0, delta=1e-5, epsilon_search=0.25)
+    acct = Accountant(epsilon=1.0, delta=1e-5)
+    res = sdckit.anonymize(
+        df, schema, [model], algorithm="safepub", seed=3, accountant=acct, search_steps=20,
+        risk=False,
+    )  # fmt: skip
+    doc = res.to_dict()
+    privacy = doc["privacy"]
+    assert privacy["output"] == "exponential" and privacy["covered_by_epsilon"] is True
+    assert privacy["private"] is True and privacy["randomness"] == "csprng"
+    steps = [a["step"] for a in privacy["accounting"]]
+    assert steps[-1] == "output: exponential-mechanism choice among the visited pivots"
+    eps = [a["epsilon"] for a in privacy["accounting"]]
+    assert eps == pytest.approx([0.75, 20 * 0.25 / 21, 0.25 / 21])
+    assert sum(eps) == pytest.approx(acct.spent().epsilon) == pytest.approx(1.0)
+    assert (privacy["epsilon"], privacy["delta"]) == (pytest.approx(1.0), 1e-5)
+    assert res.details["epsilon_final_choice"] == pytest.approx(0.25 / 21)
+    # the released transformation is one of the visited pivots
+    assert list(res.transformation.values()) in res.details["search_path"]
+    html = res.report(Path(tempfile.mkdtemp()) / "r.html").read_text()
+    assert "output: one exponential-mechanism choice among the visited pivots" in html
+    assert "NOT covered" not in html
+    # output: last spends the search budget on the search steps alone, and is covered
+    acct = Accountant(epsilon=1.0, delta=1e-5)
+    last = sdckit.anonymize(
+        df, schema, [model], algorithm="safepub", seed=3, accountant=acct, search_steps=20,
+        output="last", risk=False,
+    )  # fmt: skip
+    assert len(acct.ledger) == 21 and acct.ledger[-1][1].epsilon == pytest.approx(0.25 / 20)
+    assert list(last.transformation.values()) == last.details["search_path"][-1]
+    assert last.to_dict()["privacy"]["covered_by_epsilon"] is True
+
+
+def test_arx_output_says_it_is_not_covered(tmp_path):
+    df, schema = _table(400, 1)
+    model = DifferentialPrivacy(epsilon=1.0, delta=1e-5)
+    res = sdckit.anonymize(
+        df, schema, [model], algorithm="safepub", seed=3, search_steps=20,
+        output="best_exact", risk=False,
+    )  # fmt: skip
+    privacy = res.to_dict()["privacy"]
+    assert privacy["covered_by_epsilon"] is False and privacy["private"] is False
+    assert privacy["epsilon"] is None and privacy["delta"] is None
+    assert privacy["guarantee"].startswith("NOT covered by epsilon")
+    assert res.details["covered_by_epsilon"] is False
+    html = res.report(tmp_path / "r.html").read_text()
+    assert "Differential privacy: NOT covered" in html
+    assert "not covered by epsilon" in html
+    # the old name is refused with the new one
+    with pytest.raises(ParameterError, match="best_exact"):
+        sdckit.anonymize(df, schema, [model], algorithm="safepub", output="best")
+    # as a synthesizer no epsilon is claimed
+    syn = sdckit.synthesize(
+        df, "safepub", epsilon=1.0, delta=1e-5, schema=schema, seed=1, output="best_exact",
+        holdout=0, evaluate=False, search_steps=5,
+    )  # fmt: skip
+    released = syn.to_dict()["release"]["privacy"]
+    assert syn.privacy is None and released["epsilon"] is None and released["private"] is False
+    assert released["statement"].startswith("NOT covered by epsilon")
+    assert syn.synthesizer.details["covered_by_epsilon"] is False
+    # best_exact with the noise from the seed says both
+    both = sdckit.anonymize(
+        df, schema, [model], algorithm="safepub", seed=3, search_steps=20,
+        output="best_exact", insecure_reproducible_noise=True, risk=False,
+    )  # fmt: skip
+    guarantee = both.to_dict()["privacy"]["guarantee"]
+    assert guarantee.startswith("NOT PRIVATE") and "NOT covered by epsilon" in guarantee
+    html = both.report(tmp_path / "both.html").read_text()
+    assert "NOT PRIVATE" in html and "NOT covered by epsilon" in html
+
+
 
 
 def test_the_seed_does_not_fix_the_sampling_and_search():
@@ -199,7 +280,7 @@ def test_the_seed_does_not_fix_the_sampling_and_search():
         for _ in range(2)
     )
     assert not a.data.equals(b.data)  # 500 records drawn again: a different sample
-    assert a.details["randomness"] == "csprng" and a.details["privacy"] == "private"
+    assert a.details["randomness"] == "csprng" and a.details["privacy"]["private"] is True
 
     def insecure(seed):
         return sdckit.anonymize(
@@ -215,7 +296,10 @@ def test_the_seed_does_not_fix_the_sampling_and_search():
     assert a.details["search_path"] != c.details["search_path"] or not a.data.equals(c.data)
     assert insecure(np.random.default_rng(7)).data.equals(a.data)
     assert a.details["randomness"] == "insecure_reproducible_noise"
-    assert a.details["privacy"].startswith("NOT PRIVATE")
+    assert a.details["privacy"]["private"] is False
+    assert a.details["privacy"]["randomness"] == "insecure_reproducible_noise"
+    assert a.details["privacy"]["guarantee"].startswith("NOT PRIVATE")
+    assert a.details["privacy"]["covered_by_epsilon"] is True  # the accounting, not the noise
     from sdckit.report.anonymization_report import anonymization_report
 
     assert "NOT PRIVATE" in anonymization_report(a).render_html()

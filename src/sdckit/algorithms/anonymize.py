@@ -82,6 +82,7 @@ JSON_KEYS = (
     "risk_before",
     "risk_after",
     "attack_coverage",
+    "privacy",
 )
 
 
@@ -125,6 +126,9 @@ class AnonymizationResult:
                 "risk_after": self.risk_after,
                 # which attacks the job's models defend against (Fung et al. 2010, Table II)
                 "attack_coverage": attack_coverage(self.models),
+                # a differentially private algorithm's guarantee and its accounting (SafePub):
+                # what epsilon covers, step by step; None for the other algorithms
+                "privacy": self.details.get("privacy"),
             }
         )
 

@@ -14,9 +14,11 @@ parsed object.
 ``anatomy``    ``l`` (integer >= 2, default: the l of the l-diversity model), ``sensitive``
                (default: the l-diversity model's attribute, else the first sensitive column)
 ``safepub``    ``search_steps`` (integer >= 1, default 100 as ARX), ``score`` (``loss``, the
-               default, ``discernibility`` or ``aecs``), ``output`` (``best`` visited pivot,
-               the default as in SafePub/ARX, or ``last``); epsilon, delta and the search
-               budget are the parameters of the ``differential_privacy`` model
+               default, ``discernibility`` or ``aecs``), ``output`` (``exponential``, the
+               default: a private choice among the visited pivots; ``last``; or
+               ``best_exact``, ARX's choice by exact score, not covered by epsilon); epsilon,
+               delta and the search budget are the parameters of the ``differential_privacy``
+               model
 =============  ==============================================================================
 """
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StrictBool
+from pydantic import Field, StrictBool, field_validator
 
 from sdckit.core.spec import ColumnName, Integer, Spec
 from sdckit.errors import ConfigError
@@ -89,7 +91,9 @@ class SafePubOptions(AlgorithmOptions):
     """SafePub (Bild, Kuhn & Prasser 2018): the private search's ``search_steps`` (ARX
     ``ARXConfiguration.getDPSearchStepNumber``, default 100), its ``score`` function (ARX's
     default quality model is ``loss``) and which visited pivot is released (``output``:
-    ``best`` by score as in the paper and ARX, or ``last``, see :mod:`sdckit.algorithms.safepub`).
+    ``exponential``, the default, a final exponential-mechanism choice; ``last``; or
+    ``best_exact``, the highest exact score as in ARX, which epsilon does not cover; see
+    :mod:`sdckit.algorithms.safepub`).
     The privacy parameters (epsilon, delta, epsilon_search) belong to the model
     :class:`~sdckit.models.differential_privacy.DifferentialPrivacy`, since ``k`` depends on
     them."""
@@ -101,7 +105,18 @@ class SafePubOptions(AlgorithmOptions):
     insecure_reproducible_noise: bool = False
     search_steps: Annotated[Integer, Field(ge=1)] = 100
     score: Literal["loss", "discernibility", "aecs"] = "loss"
-    output: Literal["best", "last"] = "best"
+    output: Literal["exponential", "last", "best_exact"] = "exponential"
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _renamed_best(cls, value: Any) -> Any:
+        if value == "best":
+            raise ValueError(
+                "'best' is now 'best_exact' (ARX's choice of the visited pivot by its exact "
+                "score, which epsilon does not cover); the default 'exponential' chooses "
+                "privately and is covered"
+            )
+        return value
 
 
 _OPTIONS: dict[str, type[AlgorithmOptions]] = {

@@ -17,16 +17,36 @@ epsilon_search)``:
    its highest level); in each of ``search_steps`` steps the predecessors of the pivot (one
    attribute one level lower) join the candidate set, the pivot leaves it, and the next pivot
    is drawn from the candidates by the exponential mechanism (McSherry & Talwar 2007) with
-   ``epsilon_search / search_steps`` and the score function's sensitivity 1, through
+   its share of ``epsilon_search`` (step 4) and the score function's sensitivity 1, through
    :func:`sdckit.dp.selection.exponential` (exact sampling, charged to the accountant).
 3. **Safe k-anonymization**: under the chosen transformation every class of fewer than ``k``
    sampled records is suppressed, ``k`` the smallest integer with
    ``d(k, beta, epsilon_anon) <= delta`` (:func:`~sdckit.models.differential_privacy.
    safepub_parameters`).
 
+4. **Output** (option ``output``), the choice of the released transformation among the
+   visited pivots:
+
+   * ``"exponential"`` (default): one more exponential mechanism over the distinct visited
+     pivots (the top and every pivot drawn), scores of sensitivity 1 as in step 2. The search
+     budget is split evenly over the ``search_steps + 1`` selections: ``epsilon_search /
+     (search_steps + 1)`` each. The candidate set is a function of the earlier selections'
+     outputs only, so adaptive sequential composition (Dwork & Roth 2014, Theorem 3.16)
+     covers the final choice, as it covers each search step (Bild, Kuhn & Prasser 2018,
+     Section 4, compose the search steps the same way).
+   * ``"last"``: the last pivot drawn, post-processing of the search's outputs (Dwork & Roth
+     2014, Proposition 2.1); each of the ``search_steps`` selections gets
+     ``epsilon_search / search_steps``.
+   * ``"best_exact"``: ARX's behaviour (``DataDependentEDDPAlgorithm`` keeps the visited pivot
+     of the highest score; the paper's Algorithm 1 does the same): the pivot of the highest
+     *exact* score. That comparison reads the data without noise and no composition argument
+     covers it: the release is then **not** covered by epsilon, and the report and JSON say
+     so (``privacy.covered_by_epsilon`` is false). Kept to reproduce ARX's output.
+
 Sequential composition (Dwork & Roth 2014, Theorem 3.16) gives ``(epsilon_anon +
-epsilon_search, delta)``-DP: the accountant is charged ``(epsilon_anon, delta)`` for steps 1
-and 3 and ``epsilon_search / search_steps`` (pure) for each step of 2.
+epsilon_search, delta)``-DP for ``exponential`` and ``last``: the accountant is charged
+``(epsilon_anon, delta)`` for steps 1 and 3 and the per-selection share of ``epsilon_search``
+(pure) for each exponential-mechanism selection of steps 2 and 4.
 
 Score functions (higher is better; Bild et al. 2018, Section 5, normalized so that their
 sensitivity is 1; ARX ``getScore`` of the metrics; ``n`` the input records, ``m`` the
@@ -41,12 +61,6 @@ quasi-identifiers, unsampled records count as suppressed):
   (``/ (5 n)`` when ``k = 1``).
 * ``aecs`` (number of classes, ARX ``MetricSDAECS.getScore``): the number of released
   classes, plus one when any record is suppressed or unsampled (they form one class).
-
-Which pivot is released (option ``output``): ``"best"`` -- the visited pivot with the highest
-score, as the paper and ARX do (the comparison uses the scores themselves, which the
-exponential mechanism's guarantee does not cover; the paper counts it as part of the search);
-``"last"`` -- the last pivot drawn, a pure post-processing of the exponential mechanism's
-outputs.
 """
 
 from __future__ import annotations
@@ -66,7 +80,7 @@ from sdckit.errors import ConfigError, DataError, ParameterError
 from sdckit.models.base import PrivacyModel
 from sdckit.models.differential_privacy import DifferentialPrivacy
 
-__all__ = ["SCORES", "safepub", "score_node"]
+__all__ = ["SCORES", "safepub", "score_node", "selection_count"]
 
 #: The score functions (option ``score``).
 SCORES = ("loss", "discernibility", "aecs")
@@ -123,6 +137,84 @@ def score_node(
     else:  # pragma: no cover - the options spec admits SCORES only
         raise ParameterError(f"safepub: unknown score {score!r}; use one of {', '.join(SCORES)}")
     return value, small
+
+
+def selection_count(search_steps: int, output: str) -> int:
+    """How many exponential-mechanism selections share ``epsilon_search``: one per search step,
+    plus the final choice among the visited pivots for ``output="exponential"`` (module
+    docstring, step 4)."""
+    return search_steps + 1 if output == "exponential" else search_steps
+
+
+def _privacy(
+    output: str,
+    eps_anon: float,
+    eps_search: float,
+    delta: float,
+    beta: float,
+    k: int,
+    steps: int,
+    eps_step: float,
+    chose: bool,
+    randomness: str,
+) -> dict[str, Any]:
+    """What the release's guarantee covers, as the report and the JSON state it: the
+    accounting of every step charged (``steps`` search selections run; ``chose``: whether the
+    output choice ran, i.e. something was sampled), whether the output choice is covered
+    (``covered_by_epsilon``, module docstring) and whether the release is private at all
+    (``private``: covered, and the noise drawn from the OS CSPRNG -- ``randomness`` is the
+    source's :attr:`~sdckit.dp.randomness.Randomness.kind`; with
+    :data:`~sdckit.dp.randomness.INSECURE_KIND` the guarantee starts with
+    :data:`~sdckit.dp.randomness.NOT_PRIVATE`)."""
+    from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
+
+    accounting = [
+        {"step": "random sampling + suppression of classes under k", "epsilon": eps_anon,
+         "delta": delta, "source": "Li, Qardaji & Su 2012, Theorem 5"},
+        {"step": f"private search: {steps} exponential-mechanism selections",
+         "epsilon": eps_step * steps, "epsilon_each": eps_step, "delta": 0.0,
+         "source": "McSherry & Talwar 2007"},
+    ]  # fmt: skip
+    covered = output != "best_exact"
+    if output == "exponential" and chose:
+        accounting.append(
+            {"step": "output: exponential-mechanism choice among the visited pivots",
+             "epsilon": eps_step, "delta": 0.0, "source": "McSherry & Talwar 2007"}
+        )  # fmt: skip
+        how = f"one exponential-mechanism choice among the visited pivots ({eps_step:g})"
+    elif output == "last":
+        how = "the last pivot of the search (post-processing, no budget)"
+    else:
+        how = "the visited pivot of the highest EXACT score (ARX's choice)"
+    total = eps_anon + eps_search
+    guarantee = (
+        f"({total:g}, {delta:g})-differential privacy: sampling with beta={beta:.6g} and "
+        f"suppression of classes under k={k} give ({eps_anon:g}, {delta:g}) (Li, Qardaji & "
+        f"Su 2012, Theorem 5); the search {eps_search:g} ({steps} exponential-mechanism "
+        f"steps of {eps_step:g}); the output: {how}"
+    )
+    if not covered:
+        guarantee = (
+            "NOT covered by epsilon: the released transformation is the visited one with the "
+            "highest exact score (output: best_exact, as ARX does); that comparison reads the "
+            f"data without noise, so the ({total:g}, {delta:g}) accounting of the sampling and "
+            "the search does not cover the release. Use output: exponential (the default) or "
+            "last for a release the guarantee covers"
+        )
+    insecure = randomness == INSECURE_KIND
+    if insecure:  # a release both best_exact and insecure says both
+        guarantee = f"{NOT_PRIVATE}. {guarantee}"
+    return {
+        "guarantee": guarantee,
+        "private": covered and not insecure,
+        "covered_by_epsilon": covered,
+        "randomness": randomness,
+        "output": output,
+        "epsilon": total if covered else None,
+        "delta": delta if covered else None,
+        "accounting": accounting,
+        "source": "Bild, Kuhn & Prasser 2018; Dwork & Roth 2014, Theorem 3.16",
+    }
 
 
 def _sample(n: int, beta: float, rnd: Any) -> np.ndarray:
@@ -195,16 +287,17 @@ def safepub(
     ``models`` is ``[DifferentialPrivacy(epsilon, delta, epsilon_search)]``; every
     quasi-identifier needs a hierarchy. Options (:class:`~sdckit.algorithms.options.
     SafePubOptions`): ``search_steps`` (default 100, as ARX), ``score`` (``loss``, the
-    default as in ARX, ``discernibility`` or ``aecs``) and ``output`` (``best`` or ``last``
-    pivot). The random sampling and the search are the privacy mechanism: they draw from the
-    operating system's CSPRNG whatever ``seed`` says (:func:`sdckit.dp.randomness.noise_source`;
-    a job's seed is no secret); only the option ``insecure_reproducible_noise: true`` (tests)
-    draws them from ``seed``, and ``details["privacy"]`` then says the release is not
-    private. ``accountant`` (an
-    :class:`sdckit.dp.Accountant`) is charged ``(epsilon_anon, delta)`` for the sampling and
-    k-anonymization and ``epsilon_search / search_steps`` per search step; without one, a
-    private accountant of exactly ``(epsilon, delta)`` is used. The check that the whole cost
-    fits is made before anything is drawn.
+    default as in ARX, ``discernibility`` or ``aecs``) and ``output`` (``exponential``, the
+    default, ``last`` or ``best_exact``; module docstring, step 4). The random sampling and the
+    search are the privacy mechanism: they draw from the operating system's CSPRNG whatever
+    ``seed`` says (:func:`sdckit.dp.randomness.noise_source`; a job's seed is no secret); only
+    the option ``insecure_reproducible_noise: true`` (tests) draws them from ``seed``, and
+    ``details["privacy"]`` then says the release is not private (``private`` false, the
+    guarantee starting with NOT PRIVATE). ``accountant`` (an :class:`sdckit.dp.Accountant`) is
+    charged ``(epsilon_anon, delta)`` for the sampling and k-anonymization and its share of
+    ``epsilon_search`` per exponential-mechanism selection (:func:`selection_count`); without
+    one, a private accountant of exactly ``(epsilon, delta)`` is used. The check that the whole
+    cost fits is made before anything is drawn.
 
     The records not drawn and those in classes of fewer than ``k`` sampled records are
     suppressed (their row is kept with '*' in every quasi-identifier, ARX's convention), so
@@ -215,7 +308,7 @@ def safepub(
     """
     from sdckit.algorithms.optimal import prepare_base, require_hierarchies
     from sdckit.dp.accountant import Accountant, BudgetExhausted, PrivacyCost
-    from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
+    from sdckit.dp.randomness import noise_source
     from sdckit.dp.selection import exponential
 
     if metric is not None:
@@ -239,7 +332,8 @@ def safepub(
     eps_anon = model.epsilon_anon
     eps_search = float(model.epsilon_search)
     steps = int(opts.search_steps)
-    eps_step = eps_search / steps
+    selections = selection_count(steps, opts.output)
+    eps_step = eps_search / selections
     delta = float(model.delta)
     if accountant is None:
         accountant = Accountant(float(model.epsilon), delta)
@@ -316,18 +410,44 @@ def safepub(
                 best, best_score = pivot, candidates[pivot]
         if progress is not None:
             progress(steps, steps)
-        chosen = best if opts.output == "best" else pivot
+        if opts.output == "best_exact":
+            chosen = best
+        elif opts.output == "last":
+            chosen = pivot
+        else:  # a final exponential-mechanism choice among the visited pivots (step 4)
+            visited = list(dict.fromkeys(tuple(p) for p in path))
+            picked = exponential(
+                [cache[v] for v in visited],
+                1,
+                eps_step,
+                accountant=accountant,
+                seed=rnd,  # type: ignore[arg-type]  # a Randomness passes through as it is
+            )
+            chosen = visited[int(picked.value)]
         scored = len(cache)
         fs = base.rollup(chosen)
         _, small = score_node(fs, opts.score, k, n, shares)
     released, share, supp = _released(data, schema, keep, base, chosen, small, fs)
     spent = accountant.spent()
+    privacy = _privacy(
+        opts.output,
+        eps_anon,
+        eps_search,
+        delta,
+        beta,
+        k,
+        steps_run,
+        eps_step,
+        n_sampled > 0,
+        rnd.kind,
+    )
     details = {
         "algorithm": "safepub",
         "epsilon": float(model.epsilon),
         "epsilon_anon": eps_anon,
         "epsilon_search": eps_search,
         "epsilon_per_step": eps_step,
+        "epsilon_final_choice": eps_step if opts.output == "exponential" else 0.0,
         "delta": delta,
         "delta_k": params.delta_k,
         "beta": beta,
@@ -347,18 +467,9 @@ def safepub(
         "records_suppressed": int(supp.sum()),
         "accountant_spent": {"epsilon": spent.epsilon, "delta": spent.delta},
         "randomness": rnd.kind,
-        "privacy": NOT_PRIVATE if rnd.kind == INSECURE_KIND else "private",
-        "guarantee": (
-            f"({eps_anon + eps_search:g}, {delta:g})-differential privacy: sampling with "
-            f"beta={beta:.6g} and suppression of classes under k={k} give "
-            f"({eps_anon:g}, {delta:g}) (Li, Qardaji & Su 2012, Theorem 5); the search "
-            f"{eps_search:g} ({steps} exponential-mechanism steps)"
-            + (
-                "; the best visited pivot is picked by its exact score, as in SafePub/ARX"
-                if opts.output == "best"
-                else ""
-            )
-        ),
+        "guarantee": privacy["guarantee"],
+        "covered_by_epsilon": privacy["covered_by_epsilon"],
+        "privacy": privacy,
         "note": (
             "records_sampled and the suppression counts are computed from the data and are "
             "not covered by the privacy guarantee: do not publish them with the release"

@@ -100,6 +100,22 @@ def anonymization_report(result: AnonymizationResult) -> Report:
             note=" ".join(notices) if notices else None,
         )
     )
+    privacy = result.details.get("privacy")
+    if privacy:
+        covered = privacy["covered_by_epsilon"]
+        title = "Differential privacy" if covered else "Differential privacy: NOT covered"
+        if privacy.get("randomness") == INSECURE_KIND:
+            title += " -- NOT PRIVATE (noise from the seed)"
+        report.add(
+            Section(
+                title,
+                text=privacy["guarantee"],
+                table=pd.DataFrame(privacy["accounting"]),
+                note=None
+                if covered
+                else "The choice of the released transformation is not covered by epsilon.",
+            )
+        )
     report.add(
         Section(
             "Information loss",

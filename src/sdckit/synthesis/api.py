@@ -153,7 +153,13 @@ class SafePubRelease(Synthesizer):
         }
         self.details = {k: v for k, v in details.items() if k not in self.STEWARD_FACTS}
         self.steward_details = {k: v for k, v in details.items() if k in self.STEWARD_FACTS}
-        self.privacy = {"epsilon": float(self.model.epsilon), "delta": float(self.model.delta)}
+        # output: best_exact is not covered by epsilon: no guarantee is claimed (the details
+        # say why)
+        if result.details.get("covered_by_epsilon", True):
+            self.privacy = {
+                "epsilon": float(self.model.epsilon),
+                "delta": float(self.model.delta),
+            }
 
     def _sample(self, n: int, rng: np.random.Generator) -> pd.DataFrame:
         assert self._release is not None
@@ -259,17 +265,22 @@ class SynthesisResult:
 
     def privacy_statement(self) -> dict[str, Any]:
         """The release's guarantee: ``{guarantee, epsilon, delta, rho, private, statement}``
-        (``private`` false for a DP method whose noise was drawn from the seed)."""
+        (``private`` false for a DP method whose noise was drawn from the seed; a SafePub
+        release that epsilon does not cover, ``output: best_exact``, claims no guarantee and
+        its statement says why)."""
         from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
 
         privacy = self.privacy
-        if privacy is None:
+        if privacy is None:  # no guarantee, or (safepub's best_exact) none that covers it
+            own = self.synthesizer.details.get("privacy")
             return {
                 "guarantee": None,
                 "epsilon": None,
                 "delta": None,
                 "private": False,
-                "statement": f"{self.method} gives no formal privacy guarantee",
+                "statement": own["guarantee"]
+                if isinstance(own, dict)
+                else f"{self.method} gives no formal privacy guarantee",
             }
         insecure = self.synthesizer.details.get("randomness") == INSECURE_KIND
         return {
