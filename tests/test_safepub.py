@@ -267,8 +267,6 @@ def test_arx_output_says_it_is_not_covered(tmp_path):
     assert "NOT PRIVATE" in html and "NOT covered by epsilon" in html
 
 
-
-
 def test_the_seed_does_not_fix_the_sampling_and_search():
     """Attack: the job's seed regenerated SafePub's random sampling and search (its privacy
     mechanism). Two runs with one seed now draw different samples (from the CSPRNG); only

@@ -472,3 +472,90 @@ def test_synthesize_json_keeps_the_release_apart_from_the_steward_evaluation(
     assert page.index("Release (may be published") < page.index(
         "For the data steward, not covered by epsilon: the evaluation against the original"
     )
+
+
+# -- released records equal to an original record ---------------------------------------------
+
+
+def test_original_records_by_hand() -> None:
+    from sdckit.risk.original_records import original_records
+
+    original = pd.DataFrame(
+        {"age": [39, 40, 41, 39], "sex": ["m", "f", None, "f"], "w": [1.5, 2.0, 2.0, 1.5]}
+    )
+    released = pd.DataFrame(
+        {
+            "age": [39.0, 40.0, 41.0, 39.0, 42.0],  # numbers compare as numbers: 39 == 39.0
+            "sex": ["m", "f", None, "m", "m"],  # missing equals missing
+            "w": [1.5, 2.0, 2.0, 1.5000001, 1.5],
+        }
+    )
+    # rows 0, 1, 2 equal an original; row 3 differs in w (1.5000001), row 4 in age
+    r = original_records(original, released, threshold=0.5)
+    assert (r.records, r.equal_to_original, r.share) == (5, 3, 0.6)
+    assert r.warning is not None and "60.0% of the released records (3 of 5)" in r.warning
+    assert original_records(original, released, threshold=0.6).warning is None
+    # generalized labels compare as text with the original numbers; only released columns
+    labels = pd.DataFrame({"age": ["39", "40-44", "41"]})
+    assert original_records(original, labels).equal_to_original == 2
+    with pytest.raises(ParameterError, match="original_share_warning"):
+        original_records(original, released, threshold=1.5)
+
+
+def test_hybrid_and_partial_report_their_share_of_original_records() -> None:
+    """The attack: hybrid and partial synthesis released mostly original records and nothing
+    said so. hybrid with k = 1 replaces each record by its own group's mean: every released
+    record is an original one (share 1, by hand); partial leaves the records not at risk as
+    they are (at least 8 of the 10 here)."""
+    df = pd.DataFrame(
+        {
+            "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
+            "g": ["a", "a", "a", "a", "b", "b", "b", "b", "c", "d"],
+            "y": [3, 1, 4, 1, 5, 9, 2, 6, 5, 3],
+        }
+    )
+    hybrid = sdckit.synthesize(df, "hybrid", k=1, seed=1, holdout=0, evaluate=False)
+    o = hybrid.risk["original_records"]
+    assert (o["records"], o["equal_to_original"], o["share"]) == (10, 10, 1.0)
+    assert o["threshold"] == 0.1 and "100.0% of the released records" in o["warning"]
+    partial = sdckit.synthesize(
+        df, "partial", quasi_identifiers=["g"], attributes=["g"], seed=2, holdout=0,
+        evaluate=False,
+    )  # fmt: skip
+    o = partial.risk["original_records"]
+    rows = {tuple(r) for r in df.astype(str).itertuples(index=False)}
+    expected = sum(tuple(r) in rows for r in partial.data.astype(str).itertuples(index=False))
+    assert expected >= 8 and o["equal_to_original"] == expected and o["share"] == expected / 10
+    assert o["warning"] is not None
+    quiet = sdckit.synthesize(
+        df, "hybrid", k=1, seed=1, holdout=0, evaluate=False, original_share_warning=1.0
+    )
+    assert quiet.risk["original_records"]["warning"] is None
+
+
+def test_synthesize_job_warns_about_original_records(tmp_path, bn: pd.DataFrame) -> None:
+    small = bn.head(300)
+    job = _job(tmp_path, small, method="hybrid", options={"k": 1, "holdout": 0.2})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "syn.json").read_text())
+    o = doc["steward_evaluation"]["risk"]["original_records"]  # from the original: not released
+    assert "original_records" not in json.dumps(doc["release"])
+    assert (o["records"], o["equal_to_original"], o["share"]) == (240, 240, 1.0)
+    assert o["holdout_share_equal_to_training"] is not None
+    html = (tmp_path / "syn.html").read_text()
+    assert "Warning: released records equal to original records" in html
+    assert "share of released records equal to an original record" in html
+    job = _job(tmp_path, small, method="hybrid", options={"k": 1, "original_share_warning": 1.0})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    assert (
+        json.loads((tmp_path / "syn.json").read_text())["steward_evaluation"]["risk"][
+            "original_records"
+        ]["warning"]
+        is None
+    )
+    assert "Warning: released records" not in (tmp_path / "syn.html").read_text()
+    job = _job(tmp_path, small, method="hybrid", options={"original_share_warning": "high"})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 2 and "original_share_warning" in res.output

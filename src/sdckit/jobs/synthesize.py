@@ -15,7 +15,8 @@
                                     # marginal_dp)
     seed: 3
     options: {min_leaf: 5, holdout: 0.2}   # the method's parameters; holdout (default 0.2);
-                                           # regression: {target: age, predictors: [sex]}
+                                           # regression: {target: age, predictors: [sex]};
+                                           # original_share_warning (default 0.1)
     output: {path: synthetic.csv, report: synth.html, json: synth.json}
 
 With ``m`` > 1 copies, copy ``i`` is written to ``<stem>_<i><suffix>`` (``synthetic_1.csv``,
@@ -42,7 +43,7 @@ from sdckit.report.writer import write_json
 __all__ = ["SynthesizeJobOutcome", "copy_paths", "run_synthesize_job"]
 
 #: Options of the job itself (the others are the method's parameters).
-_JOB_OPTIONS = ("holdout", "n", "regression")
+_JOB_OPTIONS = ("holdout", "n", "regression", "original_share_warning")
 
 
 @dataclass
@@ -101,6 +102,7 @@ def run_synthesize_job(job: Job, *, json_out: Path | None = None) -> SynthesizeJ
             delta=spec.delta,
             holdout=options.get("holdout", 0.2),
             regression=options.get("regression"),
+            original_share_warning=options.get("original_share_warning"),
             schema=schema if spec.attributes else None,
             **parameters,
         )

@@ -177,6 +177,26 @@ def synthesis_report(
             f"baseline {(r.get('tcap_details') or {}).get('baseline')}",
         ),
     ]
+    originals = r.get("original_records")
+    if originals is not None:
+        risk_rows.insert(
+            0,
+            (
+                "share of released records equal to an original record",
+                originals["share"],
+                f"{originals['equal_to_original']:,} of {originals['records']:,} released "
+                f"records (all copies); warning above {originals['threshold']:.0%}; held-out "
+                "real records equal to a training record (chance in this domain): "
+                f"{originals.get('holdout_share_equal_to_training')}",
+            ),
+        )
+        if originals.get("warning"):
+            rep.add(
+                Section(
+                    "Warning: released records equal to original records",
+                    text=originals["warning"],
+                )
+            )
     rep.add(
         Section(
             steward.format("disclosure risk"),

@@ -450,6 +450,7 @@ def synthesize(
     quasi_identifiers: Sequence[str] | None = None,
     target: str | None = None,
     regression: Mapping[str, Any] | None = None,
+    original_share_warning: float | None = None,
     **parameters: Any,
 ) -> SynthesisResult:
     """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
@@ -465,6 +466,15 @@ def synthesize(
     (``{target, predictors}``) adds the regression CI overlap to the utility; further keyword
     arguments are the method's parameters (module docstring of each method). Identifying
     attributes of ``schema`` are dropped.
+
+    Always (also without ``evaluate``), ``risk["original_records"]`` counts the released
+    records (every copy) equal to a record of ``data`` on every released column, with a
+    warning above ``original_share_warning`` (default 0.1;
+    :func:`sdckit.risk.original_records.original_records`); with a holdout, beside it the share
+    of held-out records equal to a training record (what real records unseen by the
+    synthesizer show by chance in this domain). Computed from the original records, it
+    belongs to the steward's evaluation (``steward_evaluation.risk`` of the JSON), not to the
+    release.
     """
     t0 = time.perf_counter()
     if not isinstance(data, pd.DataFrame):
@@ -476,6 +486,9 @@ def synthesize(
             f"synthesize: {method} releases one output per run (a second copy would be a second "
             "release over the same data); use m: 1"
         )
+    from sdckit.risk.original_records import check_threshold, original_records
+
+    share_limit = check_threshold(original_share_warning)
     rng = as_generator(seed)
     split_rng, fit_rng, *copy_rngs = rng.spawn(2 + m)
     if schema is not None:
@@ -511,6 +524,17 @@ def synthesize(
             target=target,
             regression=regression,
         )
+    released = copies[0] if len(copies) == 1 else pd.concat(copies, ignore_index=True)
+    originals = original_records(data, released, threshold=share_limit).to_dict()
+    if len(copies) > 1:
+        originals["per_copy"] = [
+            original_records(data, c, threshold=share_limit).equal_to_original for c in copies
+        ]
+    # what chance gives: the share of held-out (real, unseen) records equal to a training record
+    originals["holdout_share_equal_to_training"] = (
+        None if hold is None else original_records(training, hold).share
+    )
+    result.risk["original_records"] = originals
     result.elapsed_seconds = time.perf_counter() - t0
     return result
 
