@@ -284,3 +284,37 @@ def test_config_errors_name_the_job_file_and_suggest(tmp_path):
     text = _squeeze(res.output)
     assert _squeeze("job.yaml': methods[0].rank_swapping: unknown parameter 'p_percnt'") in text
     assert _squeeze("did you mean 'p_percent'?") in text
+
+
+def test_mask_reports_the_share_of_released_records_equal_to_an_original(tmp_path):
+    """The attack: a masking that leaves most records as they were was reported without
+    saying so. Top-coding age at 60 changes only the records above 60 (pid is unique, so a
+    changed record equals no original): the others are released as collected."""
+    methods = [{"top_bottom_coding": {"columns": ["age"], "top": 60}}]
+    unchanged = int((_data()["age"] <= 60).sum())
+    job = _job(tmp_path, methods, output={"report": "out/r.html", "json": "out/s.json"})
+    res = runner.invoke(app, ["mask", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    o = json.loads((tmp_path / "out/s.json").read_text())["original_records"]
+    assert (o["records"], o["equal_to_original"]) == (40, unchanged)
+    assert o["share"] == unchanged / 40 and 0.1 < o["share"] < 1
+    assert "name" not in o["columns"] and "pid" in o["columns"]
+    assert o["warning"].startswith(f"{unchanged / 40:.1%} of the released records")
+    html = (tmp_path / "out/r.html").read_text()
+    assert "Warning: released records equal to original records" in html
+    job = _job(
+        tmp_path, methods, output={"report": "out/r.html", "json": "out/s.json"},
+        options={"original_share_warning": 1.0},
+    )  # fmt: skip
+    assert runner.invoke(app, ["mask", "--config", str(job)]).exit_code == 0
+    o = json.loads((tmp_path / "out/s.json").read_text())["original_records"]
+    assert o["warning"] is None and o["threshold"] == 1.0
+    assert "Warning: released records" not in (tmp_path / "out/r.html").read_text()
+    assert "Released records equal to original records" in (tmp_path / "out/r.html").read_text()
+    for options, fragment in (
+        ({"original_share_warning": 2}, "options.original_share_warning"),
+        ({"k": 3}, "options.k"),
+    ):
+        job = _job(tmp_path, methods, options=options)
+        res = runner.invoke(app, ["mask", "--config", str(job)])
+        assert res.exit_code == 2 and fragment in res.output, res.output

@@ -168,6 +168,25 @@ def _check_identifiers_unused(
                 )
 
 
+def _share_threshold(job: Any) -> float:
+    """The mask job's ``options: {original_share_warning: 0.1}`` (its only option), checked
+    before the input is read."""
+    from sdckit.risk.original_records import check_threshold
+
+    options = job.algorithm_options
+    unknown = [k for k in options if k != "original_share_warning"]
+    if unknown:
+        raise ConfigError(
+            f"{job.key('options.' + str(unknown[0]))}: a mask job takes one option, "
+            "original_share_warning (the share of released records equal to an original "
+            "record above which the report warns, e.g. `options: {original_share_warning: "
+            "0.1}`); the methods' parameters go under `methods:`"
+        )
+    return check_threshold(
+        options.get("original_share_warning"), job.key("options.original_share_warning")
+    )
+
+
 def _source_name(src: Any) -> str:
     return str(src) if isinstance(src, (str, Path)) else f"a {type(src).__name__} in memory"
 
@@ -181,7 +200,10 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     ``seed``; summarize every masked column before/after and evaluate the numeric ones
     (:func:`numeric_evaluation`); build the HTML report. Only when all of that succeeded are
     the outputs written (``output.path`` CSV/Parquet, ``output.report`` HTML,
-    ``output.json`` or ``json_path``), each atomically. Errors are :class:`SdcInputError`
+    ``output.json`` or ``json_path``), each atomically. The summary's ``original_records``
+    counts the released records equal to an input record on every released column
+    (:func:`sdckit.risk.original_records.original_records`), warning above ``options:
+    {original_share_warning: ...}`` (default 0.1). Errors are :class:`SdcInputError`
     subclasses naming the key, column or value.
     """
     from sdckit.core.io import output_set, write_table, write_text
@@ -203,6 +225,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         )
     where = job.key("methods")
     pipeline = Pipeline.from_entries(methods, where)  # fail on the config before reading data
+    share_limit = _share_threshold(job)
     if job.engine == "spark":
         return _run_mask_job_spark(job, json_path, methods, pipeline, where)
     job.check_outputs({"--json": json_path})
@@ -212,6 +235,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     _check_identifiers_unused(methods, ids["dropped"], where)
     masked, records = pipeline.apply(prepared, seed=job.seed, where=where)
     from sdckit.evaluation.masking_summary import column_changes, numeric_evaluation
+    from sdckit.risk.original_records import original_records
 
     touched = [c for c in _touched_columns(records, list(masked.columns))]
     changes, categories = column_changes(prepared, masked, touched)
@@ -232,6 +256,8 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         "numeric_evaluation": numeric_evaluation(
             prepared, masked, touched, seed=0 if job.seed is None else job.seed
         ),
+        # released records equal to a record of the input (identifiers as released)
+        "original_records": original_records(prepared, masked, threshold=share_limit).to_dict(),
         "outputs": {
             "data": spec.path,
             "report": spec.report,

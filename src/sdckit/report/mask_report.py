@@ -74,6 +74,24 @@ def mask_report(summary: dict[str, Any]) -> Any:
             "secret). The random seeds themselves are not published.",
         )
     )
+    originals = summary.get("original_records")
+    if originals is not None:
+        share = originals["share"]
+        rep.add(
+            Section(
+                "Warning: released records equal to original records"
+                if originals.get("warning")
+                else "Released records equal to original records",
+                facts={
+                    "share of released records equal to an original record": share,
+                    "records": f"{originals['equal_to_original']:,} of {originals['records']:,}",
+                    "warning above": f"{originals['threshold']:.0%}",
+                },
+                text=originals.get("warning")
+                or "A released record equal to an input record on every released column is "
+                "that person's record as collected: the masking did not change it.",
+            )
+        )
     ids = summary["identifiers"]
     if ids["dropped"] or ids["pseudonymized"]:
         rep.add(
