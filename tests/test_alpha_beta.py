@@ -247,3 +247,65 @@ def test_synthesize_command_json_and_html(tmp_path) -> None:
     res = CliRunner().invoke(app, ["synthesize", "--config", str(tmp_path / "job.yaml"), "-q"])
     assert res.exit_code == 2 and "d < gamma" in res.output
     assert not (tmp_path / "s.json").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# memory bound and missing parameters
+# --------------------------------------------------------------------------------------------
+def test_adult_view_too_large_is_refused_before_drawing() -> None:
+    """The attack: alpha = 0.5, beta = 0.01 on Adult (a domain of 6.5e8 tuples) drew a view of
+    6.5 million tuples and the process was killed at 7.7 GB. fit now computes the view's
+    size from the domain and refuses, with the estimate and the beta that fits."""
+    import sdckit.datasets
+
+    adult = sdckit.datasets.load_adult().data
+    synth = AlphaBeta(0.5, 0.01)
+    with pytest.raises(ParameterError) as err:
+        synth.fit(adult, seed=1)
+    msg = str(err.value)
+    assert "648,023,040 tuples" in msg and "about 6 GB in memory" in msg
+    assert "max_memory_mb=1024" in msg and "Lower beta to at most 0.00163," in msg
+    assert not synth.fitted
+    fits = AlphaBeta(0.5, 0.00163).fit(adult, seed=1)  # the suggested beta fits
+    assert fits.details["memory_estimate_mb"] <= 1024
+
+
+def test_memory_bound_by_hand() -> None:
+    data = pd.DataFrame({"a": [0, 1, 2], "b": [0, 0, 1], "c": [5, 5, 5]})
+    domain = {c: list(range(100)) for c in "abc"}  # 10**6 tuples, 3 of them true
+    synth = AlphaBeta(0.5, 0.001, domain=domain, max_memory_mb=1)
+    est = synth.memory_estimate(10**6, 3, 3)
+    free = 10**6 - 3
+    assert est["expected_view_size"] == pytest.approx(0.501 * 3 + 0.001 * free)
+    bound = est["expected_view_size"] + 6 * math.sqrt(free * 0.001 * 0.999)
+    assert est["view_size_bound"] == pytest.approx(bound)
+    assert est["bytes"] == pytest.approx(bound * 3 * 110)
+    # beta_max: 3 + free b + 6 sqrt(free b) = 2**20 / 330 (the bound without the (1 - b))
+    b = est["beta_max"]
+    assert 3 + free * b + 6 * math.sqrt(free * b) == pytest.approx(2**20 / 330)
+    synth.fit(data)  # 1,000 tuples: 0.35 MB
+    with pytest.raises(ParameterError, match="over the limit max_memory_mb=1"):
+        AlphaBeta(0.5, 0.01, domain=domain, max_memory_mb=1).fit(data)
+    with pytest.raises(ParameterError, match="max_memory_mb"):
+        AlphaBeta(0.5, 0.01, max_memory_mb=0)
+
+
+def test_missing_alpha_beta_named_with_an_example(tmp_path) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    import sdckit
+    from sdckit.cli import app
+
+    with pytest.raises(ParameterError, match=r"needs the parameters alpha and beta \(missing: "
+                       r"alpha, beta\).*alpha: 0.5, beta: 0.001"):  # fmt: skip
+        sdckit.synthesize(_instance(rows=50), "alpha_beta")
+    with pytest.raises(ParameterError, match=r"\(missing: beta\)"):
+        sdckit.synthesize(_instance(rows=50), "alpha_beta", alpha=0.5)
+    _instance(rows=50).to_csv(tmp_path / "in.csv", index=False)
+    job = {"input": {"path": "in.csv"}, "method": "alpha_beta", "output": {"path": "o.csv"}}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    res = CliRunner().invoke(app, ["synthesize", "--config", str(tmp_path / "job.yaml")])
+    assert res.exit_code == 2, res.output
+    assert "needs the parameters alpha and beta" in res.output
+    assert "__init__" not in res.output and "Traceback" not in res.output

@@ -232,6 +232,14 @@ def make_synthesizer(
             return SafePubRelease(epsilon, delta, schema=schema, **parameters)
         from sdckit.synthesis.alpha_beta import AlphaBeta
 
+        missing = [p for p in ("alpha", "beta") if p not in parameters]
+        if missing:
+            raise ParameterError(
+                f"synthesize: method 'alpha_beta' needs the parameters alpha and beta (missing: "
+                f"{', '.join(missing)}): a true tuple is published with probability alpha + "
+                "beta, any other tuple of the domain with probability beta; e.g. job file "
+                "`options: {alpha: 0.5, beta: 0.001}`, Python alpha=0.5, beta=0.001"
+            )
         return AlphaBeta(**parameters)
     except TypeError as exc:  # an unknown keyword
         raise ParameterError(f"synthesize: method {method!r}: {exc}") from None
