@@ -354,3 +354,40 @@ def test_adult_epsilon_1(shared_data):
         f"transformation={res.transformation}, sampled={d['records_sampled']}, "
         f"suppressed={res.suppressed_records}, loss={res.metrics['loss']:.4f}"
     )
+
+
+def test_anonymize_job_states_what_epsilon_covers(tmp_path):
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from sdckit.cli import app
+    from sdckit.datasets import load_adult
+
+    adult = load_adult()
+    adult.data.head(3000).to_csv(tmp_path / "in.csv", sep=";", index=False)
+    doc = {
+        "input": {"path": "in.csv", "delimiter": ";"},
+        "attributes": {
+            c: {"role": "quasi_identifying", "hierarchy": str(adult.hierarchy_paths[c])}
+            for c in ("age", "sex", "race")
+        },
+        "models": [{"differential_privacy": {"epsilon": 2.0, "delta": 1e-4}}],
+        "algorithm": "safepub",
+        "options": {"search_steps": 10},
+        "seed": 1,
+        "output": {"path": "out.csv", "report": "r.html", "json": "s.json"},
+    }
+    for output, covered in ((None, True), ("best_exact", False)):
+        if output:
+            doc["options"]["output"] = output
+        (tmp_path / "job.yaml").write_text(yaml.safe_dump(doc))
+        res = CliRunner().invoke(app, ["anonymize", "--config", str(tmp_path / "job.yaml")])
+        assert res.exit_code == 0, res.output
+        privacy = json.loads((tmp_path / "s.json").read_text())["privacy"]
+        assert privacy["covered_by_epsilon"] is covered
+        assert privacy["output"] == (output or "exponential")
+        assert len(privacy["accounting"]) == (3 if covered else 2)
+        html = (tmp_path / "r.html").read_text()
+        assert ("Differential privacy: NOT covered" in html) is not covered
