@@ -584,6 +584,8 @@ def test_mask_job_file_on_spark_equals_the_local_job(spark_small, csv, tmp_path,
         assert summary["numeric_evaluation"][key] == pytest.approx(
             local_summary["numeric_evaluation"][key], rel=1e-9
         )
+    # the share of released records equal to an input record: the same count on both engines
+    assert summary["original_records"] == local_summary["original_records"]
     html = (tmp_path / "spark/report.html").read_text()
     for text in ("Strata", "engine", "spark", "Step 2: mdav", "n_strata"):
         assert text in html
@@ -643,3 +645,24 @@ def test_mask_command_on_spark_refuses_infinite_values_with_exit_2(spark_small, 
     assert "methods[0].noise: additive_noise needs finite numbers, but column 'x' has 'inf'" in text
     assert "Traceback" not in text and "ARITHMETIC_OVERFLOW" not in text
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "s.json").exists()
+
+
+def test_original_records_on_spark_equal_the_local_count(spark_small):
+    from sdckit.risk.original_records import original_records
+    from sdckit.spark.mask_summary import original_records_spark
+
+    before = pd.DataFrame(
+        {"age": [39, 40, 41, 39], "sex": ["m", "f", None, "f"], "w": [1.5, 2.0, 2.0, 1.5]}
+    )
+    after = pd.DataFrame(
+        {
+            "age": [39.0, 40.0, 41.0, 39.0, 42.0],
+            "sex": ["m", "f", None, "m", "m"],
+            "w": [1.5, 2.0, 2.0, 1.5000001, 1.5],
+        }
+    )
+    got = original_records_spark(
+        spark_small.createDataFrame(before), spark_small.createDataFrame(after), list(after), 0.5
+    )
+    want = original_records(before, after, threshold=0.5).to_dict()
+    assert got == want and got["equal_to_original"] == 3  # by hand: rows 0, 1, 2

@@ -345,7 +345,11 @@ def _run_mask_job_spark(
     from sdckit.report.writer import write_json
     from sdckit.spark import mask as sm
     from sdckit.spark.io import write_spark
-    from sdckit.spark.mask_summary import column_changes_spark, numeric_evaluation_spark
+    from sdckit.spark.mask_summary import (
+        column_changes_spark,
+        numeric_evaluation_spark,
+        original_records_spark,
+    )
 
     sm.check_spark_pipeline(pipeline, where)
     job.check_outputs({"--json": json_path})
@@ -363,6 +367,9 @@ def _run_mask_job_spark(
             changes, categories = column_changes_spark(prepared, result.data, touched)
             evaluation = numeric_evaluation_spark(
                 prepared, result.data, touched, seed=0 if job.seed is None else job.seed
+            )
+            originals = original_records_spark(
+                prepared, result.data, columns, _share_threshold(job)
             )
             n = result.n
         spec = job.output
@@ -388,6 +395,7 @@ def _run_mask_job_spark(
             "columns": changes,
             "category_changes": categories,
             "numeric_evaluation": evaluation,
+            "original_records": originals,
             "outputs": {"data": spec.path, "report": spec.report, "json": json_target},
         }
         report = mask_report(summary)

@@ -303,3 +303,36 @@ def _aggregate_measures(complete: DataFrame, cols: Sequence[str], n: int) -> dic
     sse = sum(float(row[f"q{j}"]) / (sd[j] * sd[j]) for j in range(p))
     out["il_sse_sst"] = 100.0 * sse / (p * (n - 1))
     return out
+
+
+def original_records_spark(
+    before: DataFrame, after: DataFrame, columns: Sequence[str], threshold: float
+) -> dict[str, Any]:
+    """:func:`sdckit.risk.original_records.original_records` on Spark: the records of
+    ``after`` equal to some record of ``before`` on ``columns``, compared by their canonical
+    text (:func:`sdckit.spark.io.text_column`, as :func:`~sdckit.core.encoding.as_text`: a
+    number equals the same number of another type, missing equals missing), as a left semi
+    join of the released keys on the distinct input keys. Returns the local function's
+    JSON document."""
+    from pyspark.sql import functions as F
+
+    from sdckit.risk.original_records import OriginalRecords
+    from sdckit.spark.io import text_column
+
+    cols = [c for c in columns if c in before.columns and c != ROW]
+    n = after.count()
+    if not cols or n == 0:
+        return OriginalRecords(n, 0, tuple(cols), threshold).to_dict()
+    names = [f"k{i}" for i in range(len(cols))]
+    none = "\x00<missing>"  # missing values as one key (text_column gives null or "")
+
+    def keys(sdf: DataFrame) -> DataFrame:
+        return sdf.select(
+            *[
+                F.coalesce(text_column(sdf, c), F.lit(none)).alias(k)
+                for c, k in zip(cols, names, strict=True)
+            ]
+        )
+
+    equal = keys(after).join(keys(before).distinct(), on=names, how="left_semi").count()
+    return OriginalRecords(n, int(equal), tuple(cols), threshold).to_dict()
