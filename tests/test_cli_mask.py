@@ -295,6 +295,8 @@ def test_mask_reports_the_share_of_released_records_equal_to_an_original(tmp_pat
     job = _job(tmp_path, methods, output={"report": "out/r.html", "json": "out/s.json"})
     res = runner.invoke(app, ["mask", "--config", str(job)])
     assert res.exit_code == 0, res.output
+    assert f"equal to an original record: {unchanged / 40:.1%}" in res.output
+    assert "warning:" in res.output
     o = json.loads((tmp_path / "out/s.json").read_text())["original_records"]
     assert (o["records"], o["equal_to_original"]) == (40, unchanged)
     assert o["share"] == unchanged / 40 and 0.1 < o["share"] < 1

@@ -87,6 +87,19 @@ err = LazyConsole(stderr=True, soft_wrap=True)  # messages never broken mid-word
 out = LazyConsole()
 
 
+def print_original_records(figures: dict[str, Any] | None) -> None:
+    """Print the share of released records equal to an original record (a synthesize or
+    mask summary's ``original_records``) and its warning, if any."""
+    if not figures or figures.get("share") is None:
+        return
+    out.print(
+        f"equal to an original record: {figures['share']:.1%} of the released records "
+        f"({figures['equal_to_original']:,} of {figures['records']:,})"
+    )
+    if figures.get("warning"):
+        out.print(f"warning: {escape(figures['warning'])}")
+
+
 def split_list(value: str | None) -> list[str]:
     """``"a, b,c"`` -> ``["a", "b", "c"]`` (empty or None -> ``[]``)."""
     return [v.strip() for v in value.split(",") if v.strip()] if value else []

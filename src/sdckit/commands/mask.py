@@ -12,6 +12,7 @@ from sdckit.commands._common import (
     QuietOption,
     SparkMasterOption,
     out,
+    print_original_records,
     run_guarded,
 )
 
@@ -53,6 +54,7 @@ def mask_command(
         out.print(
             f"records: {result.summary['records_in']:,} in, {result.summary['records_out']:,} out"
         )
+        print_original_records(result.summary.get("original_records"))
         for kind, path in result.written.items():
             out.print(f"{kind}: {path}")
     return result.summary

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from sdckit.commands._common import ConfigOption, JsonOption, QuietOption, out, run_guarded
+from sdckit.commands._common import (
+    ConfigOption,
+    JsonOption,
+    QuietOption,
+    out,
+    print_original_records,
+    run_guarded,
+)
 
 
 def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
@@ -27,8 +34,8 @@ def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict
         privacy = rel["privacy"]
         if privacy.get("epsilon") is not None:
             out.print(f"privacy: epsilon {privacy['epsilon']:g}, delta {privacy.get('delta')}")
-            if not privacy["private"]:
-                out.print(privacy["statement"])
+        if not privacy["private"]:  # NOT PRIVATE, NOT covered by epsilon, or no guarantee
+            out.print(privacy["statement"])
         out.print(
             f"steward evaluation (not covered by epsilon, do not publish): fitted on "
             f"{ev['training_records']:,} training records"
@@ -45,6 +52,7 @@ def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict
             v = ev["risk"].get(key)
             if v is not None:
                 out.print(f"  {label}: {v:.4f}")
+        print_original_records(ev["risk"].get("original_records"))
         for kind, path in outcome.written.items():
             out.print(f"{kind}: {path}")
     return s
