@@ -544,7 +544,7 @@ def test_synthesize_job_warns_about_original_records(tmp_path, bn: pd.DataFrame)
     assert (o["records"], o["equal_to_original"], o["share"]) == (240, 240, 1.0)
     assert o["holdout_share_equal_to_training"] is not None
     html = (tmp_path / "syn.html").read_text()
-    assert "Warning: released records equal to original records" in html
+    assert "warning, released records equal to original records" in html
     assert "share of released records equal to an original record" in html
     job = _job(tmp_path, small, method="hybrid", options={"k": 1, "original_share_warning": 1.0})
     res = runner.invoke(app, ["synthesize", "--config", str(job)])

@@ -193,7 +193,7 @@ def synthesis_report(
         if originals.get("warning"):
             rep.add(
                 Section(
-                    "Warning: released records equal to original records",
+                    steward.format("warning, released records equal to original records"),
                     text=originals["warning"],
                 )
             )
