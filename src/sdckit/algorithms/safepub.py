@@ -401,7 +401,7 @@ def safepub(
                 1,
                 eps_step,
                 accountant=accountant,
-                seed=rnd,  # type: ignore[arg-type]  # a Randomness passes through as it is
+                seed=rnd,
             )
             pivot = nodes[int(picked.value)]
             steps_run = step
@@ -421,7 +421,7 @@ def safepub(
                 1,
                 eps_step,
                 accountant=accountant,
-                seed=rnd,  # type: ignore[arg-type]  # a Randomness passes through as it is
+                seed=rnd,
             )
             chosen = visited[int(picked.value)]
         scored = len(cache)
