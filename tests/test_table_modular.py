@@ -15,7 +15,8 @@ from sdckit.tables import Dimension, Primary, Table
 from sdckit.tables._lp import Block, WarmLP, solve_blocks
 from sdckit.tables.audit import audit
 from sdckit.tables.modular import _cube_candidates, cube_cover, hitas_solver
-from sdckit.tables.suppression import _Model, suppress
+from sdckit.tables.patterns import AttackerModel
+from sdckit.tables.suppression import suppress
 
 
 def hierarchical(name: str, groups: int, per_group: int) -> Dimension:
@@ -128,7 +129,7 @@ def test_every_hypercube_protects_its_primary_as_far_as_its_share(
     unsafe[p] = True
     upper = np.where(unsafe, max(1.0, 1.5 * t.value[p]), 0.0)
     prim = Primary(unsafe, upper, np.minimum(upper, t.value), {"test": unsafe})
-    model = _Model(t, prim, t.cost, True)
+    model = AttackerModel(t, prim, t.cost, True)
     cands = _cube_candidates(model, t.shape)
     if p not in cands:
         return
@@ -148,10 +149,10 @@ def test_cube_cover_keeps_locked_cells_out_and_is_deterministic() -> None:
     t, prim = random_table(flat_dims(6, 6, 6), 3, 0.04)
     locked = np.zeros(t.n_cells, dtype=bool)
     locked[~t.is_inner] = True  # every marginal published, as in HiTaS's lower sub-tables
-    model = _Model(t, prim, t.cost, True, locked)
+    model = AttackerModel(t, prim, t.cost, True, locked)
     first = cube_cover(model, t.shape)
     assert not (first & locked).any() and first[prim.unsafe].all()
-    assert (cube_cover(_Model(t, prim, t.cost, True, locked), t.shape) == first).all()
+    assert (cube_cover(AttackerModel(t, prim, t.cost, True, locked), t.shape) == first).all()
     # the solver completes the cover with the attacker LPs: every primary protected
     solved = hitas_solver(True)(t, prim, t.cost, locked, False)
     assert not (solved & locked).any()
@@ -207,7 +208,7 @@ def test_dense_primaries_take_the_simple_closure_when_hypercubes_cost_more() -> 
     the simple heuristic (the hypercube cover alone cost several times more)."""
     t, prim = random_table(flat_dims(60, 60), 5, 0.05)
     none = np.zeros(t.n_cells, dtype=bool)
-    model = _Model(t, prim, t.cost, True, none, warm=True)
+    model = AttackerModel(t, prim, t.cost, True, none, warm=True)
     cover = model.prune(model.sequential(cube_cover(model, t.shape)))
     solved = hitas_solver(True, exact_cells=0)(t, prim, t.cost, none, False)
     simple = suppress(t, prim, "simple")

@@ -19,13 +19,8 @@ from sdckit.core.hierarchy_builders import order_hierarchy
 from sdckit.errors import ConfigError, DataError, ParameterError
 from sdckit.tables import FrequencyRule, PPercentRule, Primary, Table, primary_cells
 from sdckit.tables.audit import audit
-from sdckit.tables.suppression import (
-    _Model,
-    optimal_pattern,
-    repair,
-    simple_pattern,
-    suppress,
-)
+from sdckit.tables.patterns import AttackerModel, optimal_pattern, repair, simple_pattern
+from sdckit.tables.suppression import suppress
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -178,7 +173,7 @@ def test_every_generated_inequality_holds_for_every_safe_pattern() -> None:
     inner = np.flatnonzero(t.is_inner)
     p1, p2 = int(inner[0]), int(inner[4])
     prim = primary_of(t, [p1, p2], [6.0, 3.0], [min(4.0, t.value[p1]), min(3.0, t.value[p2])])
-    model = _Model(t, prim, t.cost, True)
+    model = AttackerModel(t, prim, t.cost, True)
     free = np.flatnonzero(~prim.unsafe)
     patterns = np.zeros((2 ** len(free), t.n_cells), dtype=bool)
     patterns[:, prim.unsafe] = True

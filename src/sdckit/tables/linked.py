@@ -485,7 +485,8 @@ def _suppress_linked(
     import time
 
     from sdckit.tables.audit import audit
-    from sdckit.tables.suppression import repair, suppress
+    from sdckit.tables.patterns import repair
+    from sdckit.tables.suppression import suppress
 
     table: Any = linked  # the engines read n_cells, value, freq, cost, constraints(), codes()
     t0 = time.perf_counter()

@@ -31,8 +31,8 @@ import numpy as np
 
 from sdckit.errors import DataError
 from sdckit.tables.dimension import Dimension
+from sdckit.tables.patterns import AttackerModel, close_relations, optimal_pattern
 from sdckit.tables.rules import Primary
-from sdckit.tables.suppression import _close, _Model
 from sdckit.tables.table import Table
 
 __all__ = [
@@ -64,7 +64,7 @@ Solver = Callable[[Table, Primary, np.ndarray, np.ndarray, bool], np.ndarray]
 #: applies; after it, the sub-table's best pattern is completed greedily).
 SUBTABLE_SECONDS: float | None = None
 
-#: The exact search (:func:`sdckit.tables.suppression.optimal_pattern`) runs on a sub-table
+#: The exact search (:func:`sdckit.tables.patterns.optimal_pattern`) runs on a sub-table
 #: with at most this many suppressible cells, or :data:`EXACT_WHOLE_CELLS` when the table is
 #: a single sub-table (a flat table); larger ones get the hypercube cover alone (see
 #: :func:`hitas_solver`).
@@ -85,7 +85,7 @@ MAX_CUBES = 20_000
 
 
 def _cube_candidates(
-    model: _Model, shape: tuple[int, ...]
+    model: AttackerModel, shape: tuple[int, ...]
 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per primary cell ``p`` of a flat sub-table (node 0 of every dimension is its total):
     every hypercube through ``p`` without a locked corner that protects ``p`` at least in
@@ -153,7 +153,7 @@ def _cube_candidates(
     return out
 
 
-def cube_cover(model: _Model, shape: tuple[int, ...], passes: int = 4) -> np.ndarray:
+def cube_cover(model: AttackerModel, shape: tuple[int, ...], passes: int = 4) -> np.ndarray:
     """A pattern of hypercubes covering every primary of a flat sub-table (primaries
     included), deterministic: the primaries from the largest value down each take the
     hypercube of least added cost per share of protection (cells already taken are free)
@@ -221,7 +221,7 @@ def hitas_solver(
        (on a flat 100 x 100 table with 5% primaries: cost 227 against the cover's 1,155);
     2. on small sub-tables (at most ``exact_cells`` suppressible cells, or
        :data:`EXACT_WHOLE_CELLS` when the table is a single sub-table), also
-       :func:`sdckit.tables.suppression.optimal_pattern` bounded by ``node_limit`` nodes
+       :func:`sdckit.tables.patterns.optimal_pattern` bounded by ``node_limit`` nodes
        per master and ``max_masters`` masters (and ``time_limit`` seconds when given;
        completed greedily when stopped), and the cheaper pattern wins.
 
@@ -234,7 +234,6 @@ def hitas_solver(
     simple heuristic: 195,405); under a profiler the covers take ~1 s, their completions
     and the closures' by the attacker LPs ~13 s (half of it building components and
     cuts with scipy.sparse, a third in HiGHS), the final repair check and audit ~2 s each."""
-    from sdckit.tables.suppression import optimal_pattern
 
     def solve(
         sub: Table,
@@ -243,14 +242,14 @@ def hitas_solver(
         published: np.ndarray,
         whole: bool = False,
     ) -> np.ndarray:
-        model = _Model(sub, sub_primary, sub_cost, nonnegative, published, warm=True)
+        model = AttackerModel(sub, sub_primary, sub_cost, nonnegative, published, warm=True)
         cover = model.prune(model.sequential(cube_cover(model, sub.shape)))
         # the simple heuristic within the sub-table: better where primaries are dense and
         # protect each other through longer cycles than hypercubes; its completion is only
         # run when the closed pattern costs well below the completed cover
         closed = model.fixed1.copy()
         start = np.flatnonzero(closed)
-        _close(model.constraints, model.cell_rows, closed, model.locked, model.cost, start)
+        close_relations(model.constraints, model.cell_rows, closed, model.locked, model.cost, start)
         extra = ~model.fixed1  # compare the cells added to the primaries (and fixed ones)
         if sub_cost[closed & extra].sum() < CLOSURE_RATIO * sub_cost[cover & extra].sum():
             closed = model.prune(model.sequential(closed))

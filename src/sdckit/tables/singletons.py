@@ -16,7 +16,7 @@ The check here is exact, by LP: for every suppressed singleton ``s``, the audit 
 primary cells of ``s``'s component with ``x_s`` published
 (:func:`singleton_exposures`). The repair (:func:`protect_singletons`) completes a pattern
 against each such respondent in turn with the attacker-inequality machinery of
-:mod:`sdckit.tables.suppression` (the singleton locked as published, the pattern's other
+:mod:`sdckit.tables.patterns` (the singleton locked as published, the pattern's other
 cells fixed), adding cells only, until no respondent learns a primary cell within its
 protection interval. Only the one-respondent intruder is modelled: coalitions of several
 singletons' respondents are not.
@@ -31,6 +31,7 @@ import numpy as np
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._lp import components
 from sdckit.tables.audit import audit
+from sdckit.tables.patterns import AttackerModel, cell_costs, resolve_nonnegative
 from sdckit.tables.rules import Primary
 from sdckit.tables.table import Table
 
@@ -115,12 +116,10 @@ def protect_singletons(
     stays safe. :class:`~sdckit.errors.DataError` when a primary cell cannot be protected
     from a singleton's respondent (e.g. the two are alone in a relation with a published
     total and nothing else to suppress)."""
-    from sdckit.tables.suppression import _cost, _Model, _nonnegative
-
     y = np.asarray(suppressed, dtype=bool) | np.asarray(primary.unsafe, dtype=bool)
     start = int(y.sum())
-    c = _cost(table, cost)
-    nonneg = _nonnegative(table, nonnegative)
+    c = cell_costs(table, cost)
+    nonneg = resolve_nonnegative(table, nonnegative)
     for _ in range(max_passes):
         check = singleton_exposures(table, y, primary, nonnegative=nonneg)
         if check.safe:
@@ -135,7 +134,7 @@ def protect_singletons(
                 primary.lower,
                 {"singleton": np.zeros(table.n_cells, dtype=bool)},
             )
-            model = _Model(table, others, c, nonneg, published=s_mask)
+            model = AttackerModel(table, others, c, nonneg, published=s_mask)
             model.fix(y & ~s_mask)
             y = model.sequential(model.fixed1.copy(), exposed) | s_mask | y
     check = singleton_exposures(table, y, primary, nonnegative=nonneg)
