@@ -22,6 +22,7 @@ from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError
 from sdckit.jobs.config import job_from_dict
 from sdckit.models import KAnonymity
+from sdckit.report.anonymization_report import anonymization_report
 from sdckit.utility.generalization import LatticeMetrics, MetricSpec, aecs, parse_metric
 from test_optimal import _check_against_exhaustive, lattice_case
 
@@ -167,5 +168,5 @@ def test_ties_are_reported_with_the_rule(tmp_path, metric) -> None:
     assert ties["transformations"] == [{"a": 0, "b": 1}, {"a": 1, "b": 0}]
     assert result.transformation == {"a": 0, "b": 1}  # lowest level sum, then lexicographic
     assert "lexicographic" in ties["rule"]
-    html = result.report(tmp_path / "r.html").read_text()
+    html = anonymization_report(result).write_html(tmp_path / "r.html").read_text()
     assert "2 transformations share the optimal value" in html

@@ -23,7 +23,6 @@ import importlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -108,8 +107,8 @@ class AnonymizationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (keys exactly :data:`JSON_KEYS`)."""
+        from sdckit.core.io import to_jsonable
         from sdckit.models.attacks import attack_coverage
-        from sdckit.report.writer import to_jsonable
 
         return to_jsonable(
             {
@@ -131,12 +130,6 @@ class AnonymizationResult:
                 "privacy": self.details.get("privacy"),
             }
         )
-
-    def report(self, path: str | Path) -> Path:
-        """Write the HTML page (atomically) and return its path."""
-        from sdckit.report.anonymization_report import anonymization_report
-
-        return anonymization_report(self).write_html(path)
 
 
 def _resolve(algorithm: str) -> Callable[..., AlgorithmOutput]:

@@ -94,7 +94,9 @@ def _write_report_and_json(
     ``written``; ``summary["outputs"]`` lists what was written (both engines)."""
     summary["outputs"] = {k: str(v) for k, v in written.items()}
     if report is not None:
-        written["report"] = result.report(report)
+        from sdckit.report.anonymization_report import anonymization_report
+
+        written["report"] = anonymization_report(result).write_html(report)
     if json_path is not None:
         if report is not None:
             summary["outputs"]["report"] = str(report)

@@ -25,31 +25,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, Template, select_autoescape
 from jinja2.bccache import Bucket
 
-from sdckit.core.io import current_run_id, write_text
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Convert numpy/pandas scalars and containers to plain JSON types (NaN -> None)."""
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, pd.DataFrame):
-        return [to_jsonable(r) for r in obj.to_dict(orient="records")]
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if isinstance(obj, Path):
-        return str(obj)
-    if hasattr(obj, "value") and isinstance(obj.value, str):  # enums
-        return obj.value
-    return obj
+from sdckit.core.io import current_run_id, to_jsonable, write_text
 
 
 def write_json(path: str | Path, document: Mapping[str, Any]) -> Path:
