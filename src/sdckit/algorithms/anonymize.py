@@ -107,10 +107,10 @@ class AnonymizationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (keys exactly :data:`JSON_KEYS`)."""
-        from sdckit.core.io import to_jsonable
+        from sdckit.core.spec import json_ready
         from sdckit.models.attacks import attack_coverage
 
-        return to_jsonable(
+        return json_ready(
             {
                 "transformation": self.transformation,
                 "suppressed_records": self.suppressed_records,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 import re
 import shutil
@@ -23,7 +22,6 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -839,27 +837,3 @@ def _probe_writable(flag: str, raw: str | Path, folder: Path) -> None:
         ) from None
     os.close(fd)
     os.unlink(tmp)
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Convert numpy/pandas scalars and containers to plain JSON types (NaN -> None)."""
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, pd.DataFrame):
-        return [to_jsonable(r) for r in obj.to_dict(orient="records")]
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return None if math.isnan(f) or math.isinf(f) else f
-    if isinstance(obj, Path):
-        return str(obj)
-    if hasattr(obj, "value") and isinstance(obj.value, str):  # enums
-        return obj.value
-    return obj

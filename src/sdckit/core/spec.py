@@ -35,8 +35,10 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
+from pathlib import PurePath
 from typing import Annotated, Any, ClassVar, Self
 
 import numpy as np
@@ -61,20 +63,35 @@ __all__ = [
 ]
 
 
-def json_ready(value: Any) -> Any:
-    """Convert numpy scalars/arrays (also inside dicts and lists) to plain Python for JSON."""
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
+def json_ready(value: Any, *, keep_nan: bool = False) -> Any:
+    """Convert a result to plain JSON values: the one converter of every JSON sdckit writes.
+
+    Mappings become dicts with text keys; lists, tuples, sets and numpy arrays become lists;
+    a pandas DataFrame becomes its list of records; numpy scalars become ``bool``/``int``/
+    ``float``; a path becomes its text; an enum its value. NaN and infinities become ``None``
+    (JSON has neither) unless ``keep_nan`` is set: parsed specs and model results keep them as
+    floats in memory, and are converted again, NaN to ``None``, when written.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): json_ready(v, keep_nan=keep_nan) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [json_ready(v, keep_nan=keep_nan) for v in value]
     if isinstance(value, np.ndarray):
-        return [json_ready(v) for v in value.tolist()]
-    if isinstance(value, np.bool_):
+        return [json_ready(v, keep_nan=keep_nan) for v in value.tolist()]
+    pd = sys.modules.get("pandas")  # a DataFrame exists only once pandas is imported
+    if pd is not None and isinstance(value, pd.DataFrame):
+        return [json_ready(r, keep_nan=keep_nan) for r in value.to_dict(orient="records")]
+    if isinstance(value, (np.bool_, bool)):
         return bool(value)
     if isinstance(value, np.integer):
         return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
+    if isinstance(value, (np.floating, float)):
+        f = float(value)
+        return None if not keep_nan and (math.isnan(f) or math.isinf(f)) else f
+    if isinstance(value, PurePath):
+        return str(value)
+    if hasattr(value, "value") and isinstance(value.value, str):  # enums
+        return value.value
     return value
 
 
@@ -425,7 +442,7 @@ class Spec(BaseModel):
         out: dict[str, Any] = {}
         for name in type(self).model_fields:
             out[name] = _plain(getattr(self, name))
-        return json_ready(out)
+        return json_ready(out, keep_nan=True)
 
     def to_entry(self) -> dict[str, Any]:
         """``{spec_name: to_dict()}``: the entry as a job file lists it."""
@@ -449,7 +466,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (np.generic, np.ndarray)):
-        return json_ready(value)
+        return json_ready(value, keep_nan=True)
     shape = getattr(value, "shape", None)
     if shape is not None:
         return f"<{type(value).__name__} {' x '.join(map(str, shape))}>"

@@ -186,7 +186,9 @@ class PrivacyModel(Spec):
         """Build a result; ``satisfied`` defaults to "no class violates"."""
         violating = np.asarray(violating, dtype=bool)
         ok = (not violating.any()) if satisfied is None else bool(satisfied)
-        return ModelResult(self.name, ok, violating, json_ready(details), class_values)
+        return ModelResult(
+            self.name, ok, violating, json_ready(details, keep_nan=True), class_values
+        )
 
 
 def enforce_global_models(

@@ -25,7 +25,8 @@ import pandas as pd
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, Template, select_autoescape
 from jinja2.bccache import Bucket
 
-from sdckit.core.io import current_run_id, to_jsonable, write_text
+from sdckit.core.io import current_run_id, write_text
+from sdckit.core.spec import json_ready
 
 
 def write_json(path: str | Path, document: Mapping[str, Any]) -> Path:
@@ -37,7 +38,7 @@ def write_json(path: str | Path, document: Mapping[str, Any]) -> Path:
     run_id = current_run_id()
     if run_id is not None and isinstance(document, Mapping) and "run_id" not in document:
         document = {**document, "run_id": run_id}
-    return write_text(path, json.dumps(to_jsonable(document), indent=2, ensure_ascii=False) + "\n")
+    return write_text(path, json.dumps(json_ready(document), indent=2, ensure_ascii=False) + "\n")
 
 
 def figure_png(fig) -> str:

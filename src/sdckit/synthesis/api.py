@@ -306,14 +306,14 @@ class SynthesisResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (keys :data:`JSON_KEYS`): the ``release`` part, which may be
         published, and the ``steward_evaluation`` part, which may not (module docstring)."""
-        from sdckit.report.writer import to_jsonable
+        from sdckit.core.spec import json_ready
 
         dp = self.privacy is not None
         details = self.synthesizer.details
         steward = dict(self.synthesizer.steward_details)
         if not dp:  # no guarantee covers the method's facts about the records
             steward = {**details, **steward}
-        return to_jsonable(
+        return json_ready(
             {
                 "method": self.method,
                 "release": {

@@ -86,9 +86,9 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _write_status(folder: Path, **status: Any) -> None:
-    from sdckit.report.writer import to_jsonable
+    from sdckit.core.spec import json_ready
 
-    write_text(folder / "status.json", json.dumps(to_jsonable(status), indent=1))
+    write_text(folder / "status.json", json.dumps(json_ready(status), indent=1))
 
 
 @dataclass
@@ -220,8 +220,8 @@ def _execute(folder: Path, kind: str) -> None:
             last[0] = now
             write_text(folder / "progress.json", json.dumps({"done": done, "total": total}))
 
+    from sdckit.core.spec import json_ready
     from sdckit.errors import SdcInputError
-    from sdckit.report.writer import to_jsonable
 
     try:
         summary, extras = _run_job(folder / "job.yaml", kind, progress)
@@ -249,7 +249,7 @@ def _execute(folder: Path, kind: str) -> None:
         )
         return
     for name, value in extras.items():
-        write_text(folder / f"{name}.json", json.dumps(to_jsonable(value)))
+        write_text(folder / f"{name}.json", json.dumps(json_ready(value)))
     _write_status(
         folder, state="done", kind=kind, summary=summary, elapsed_seconds=time.time() - started
     )
