@@ -274,3 +274,20 @@ def test_the_number_hint_gives_yaml_1_1_forms() -> None:
     assert number_text_hint("abc", integer=False) == ""
     assert number_text_hint("inf", integer=False) == ""
     assert number_text_hint(0.5, integer=False) == ""
+
+
+def test_errors_of_a_bad_job_key_carry_the_key_and_parameter() -> None:
+    from sdckit.errors import ParameterError
+
+    job = job_from_dict({"models": [{"k_anonymity": {"k": 0}}]}, source="'job.yaml'")
+    with pytest.raises(ParameterError) as caught:
+        _ = job.models
+    assert caught.value.key == "models[0].k_anonymity.k"
+    assert caught.value.parameter == "k"
+    assert str(caught.value) == "'job.yaml': models[0].k_anonymity.k must be >= 1, got 0"
+    with pytest.raises(ParameterError) as caught:
+        job_from_dict({"seed": "x"}, source="'job.yaml'")
+    assert (caught.value.key, caught.value.parameter) == ("seed", "seed")
+    with pytest.raises(ParameterError) as caught:  # a Python call names no key
+        KAnonymity(0)
+    assert (caught.value.key, caught.value.parameter) == (None, "k")

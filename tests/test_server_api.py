@@ -373,3 +373,18 @@ def test_client_refuses_sql_over_the_server_limit_before_sending():
     client = Client("http://127.0.0.1:9", "k" * 32)  # nothing listens there
     with pytest.raises(SdcInputError, match="20,001 characters; the server answers at most 20,000"):
         client.query("x" * 20_001)
+
+
+def test_config_errors_carry_the_key_path(tmp_path):
+    from sdckit.errors import ConfigError
+    from sdckit.server.config import config_from_dict
+
+    document = {
+        "datasets": {"d": {"table": "t", "mode": "dp", "budget": {"epsilon": 1}, "modee": 1}},
+        "analysts": {"alice": {"key_env": "ALICE_KEY"}},
+    }
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict(document, environ={"ALICE_KEY": "y" * 16})
+    assert caught.value.key == "datasets.d.modee"
+    assert caught.value.parameter == "modee"
+    assert "datasets.d.modee: unknown key" in str(caught.value)

@@ -15,7 +15,23 @@ import reprlib
 
 
 class SdcError(Exception):
-    """Base class of every error sdckit raises on purpose."""
+    """Base class of every error sdckit raises on purpose.
+
+    Where the raiser knows them, ``key`` is the job or server-config key path at fault
+    (``models[0].k_anonymity.k``, ``datasets.adult.bounds.age``) and ``parameter`` the
+    parameter's name (``k``), so that a caller can point at the field without reading the
+    message; both are None otherwise.
+    """
+
+    key: str | None = None
+    parameter: str | None = None
+
+    def __init__(self, *args: object, key: str | None = None, parameter: str | None = None):
+        super().__init__(*args)
+        if key is not None:
+            self.key = key
+        if parameter is not None:
+            self.parameter = parameter
 
 
 class SdcInputError(SdcError, ValueError):

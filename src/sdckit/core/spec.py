@@ -56,6 +56,7 @@ __all__ = [
     "NonEmptyList",
     "NonEmptyMapping",
     "describe_validation_error",
+    "parameter_error",
     "did_you_mean",
     "named_entry",
     "parse_entry",
@@ -275,6 +276,30 @@ def describe_validation_error(exc: ValidationError, where: str, *, key_style: bo
     ``where`` (Python: ``k-anonymity: parameter 'k' must be >= 1``). An unknown name reads
     ``<where>: unknown parameter 'kk'; allowed: k; did you mean 'k'?`` either way.
     """
+    return _describe(exc, where, key_style=key_style)[0]
+
+
+def parameter_error(exc: ValidationError, where: str, *, key_style: bool) -> ParameterError:
+    """The :class:`ParameterError` of ``exc``'s first error: the message of
+    :func:`describe_validation_error`, with ``parameter`` (the field's name) and, for a key
+    path (``key_style``), ``key``: the path below the file (``models[0].k_anonymity.k``;
+    ``where`` is ``"<source>: <key path>"`` or ``"<source>: "``, as the job loader words it).
+    """
+    message, loc = _describe(exc, where, key_style=key_style)
+    parameter = loc[-1] if loc and not loc[-1].isdigit() else None
+    key = None
+    if key_style:
+        prefix = where.rsplit(": ", 1)[-1] if ": " in where else where
+        below = _path(loc)
+        if prefix and below and not below.startswith("["):
+            below = "." + below
+        key = (prefix + below) or None
+    return ParameterError(message, key=key, parameter=parameter)
+
+
+def _describe(exc: ValidationError, where: str, *, key_style: bool) -> tuple[str, list[str]]:
+    """The message of :func:`describe_validation_error` and the location below ``where``
+    of the error it words (field names and list indices)."""
     errors = exc.errors(include_url=False)
     # an unknown name is reported first: it is usually why a required one is missing
     err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
@@ -297,12 +322,14 @@ def describe_validation_error(exc: ValidationError, where: str, *, key_style: bo
         return (
             f"{where}{parent}: unknown {noun} {loc[-1]!r}; allowed: "
             f"{', '.join(allowed) or 'none'}{did_you_mean(loc[-1], allowed)}"
-        )
+        ), loc
     inner = _validation_error((err.get("ctx") or {}).get("error"))
     if inner is not None and path:  # a nested spec's own error
         if key_style:
-            return describe_validation_error(inner, where + path, key_style=True)
-        return describe_validation_error(inner, f"{where}: {path.lstrip('.')}", key_style=True)
+            message, below = _describe(inner, where + path, key_style=True)
+        else:
+            message, below = _describe(inner, f"{where}: {path.lstrip('.')}", key_style=True)
+        return message, loc + below
     text, echo = _error_text(err, allowed)
     if text.startswith("Value error, "):
         text = text[len("Value error, ") :]
@@ -317,12 +344,12 @@ def describe_validation_error(exc: ValidationError, where: str, *, key_style: bo
         got += f" ({note})"
     if key_style:
         if not path:
-            return f"{where}: {text}{got}"
+            return f"{where}: {text}{got}", loc
         sep = " " if text.startswith(("must", "is ", "needs")) else ": "
-        return f"{where}{path}{sep}{text}{got}"
+        return f"{where}{path}{sep}{text}{got}", loc
     if path:
-        return f"{where}: {noun} {path.lstrip('.')!r} {text}{got}"
-    return f"{where}: {text}{got}"
+        return f"{where}: {noun} {path.lstrip('.')!r} {text}{got}", loc
+    return f"{where}: {text}{got}", loc
 
 
 #: Class title -> (field names, what a field is called, field descriptions), for "allowed:
@@ -330,10 +357,9 @@ def describe_validation_error(exc: ValidationError, where: str, *, key_style: bo
 _SPEC_FIELDS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {}
 
 
-def _invalid(message: str, validation_error: ValidationError) -> ParameterError:
+def _invalid(err: ParameterError, validation_error: ValidationError) -> ParameterError:
     """The ParameterError of a spec's failed validation (keeps pydantic's error, so that a
     caller naming key paths -- :meth:`Spec.from_dict`, an enclosing spec -- can word it)."""
-    err = ParameterError(message)
     err.validation_error = validation_error  # type: ignore[attr-defined]
     return err
 
@@ -399,9 +425,7 @@ class Spec(BaseModel):
         try:
             super().__init__(**kwargs)
         except ValidationError as exc:
-            raise _invalid(
-                describe_validation_error(exc, self._label(), key_style=False), exc
-            ) from None
+            raise _invalid(parameter_error(exc, self._label(), key_style=False), exc) from None
 
     @classmethod
     def _label(cls) -> str:
@@ -431,7 +455,7 @@ class Spec(BaseModel):
             inner = _validation_error(exc)
             if where is None or inner is None:
                 raise
-            raise ParameterError(describe_validation_error(inner, where, key_style=True)) from None
+            raise parameter_error(inner, where, key_style=True) from None
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters as plain JSON-ready values (the job-file form of the entry's body).

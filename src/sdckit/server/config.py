@@ -197,7 +197,13 @@ def _pydantic_error(exc: ValidationError, source: str) -> ConfigError:
             message = "is missing; add it"
         parts.append(f"{key}: {message}")
     more = f" (and {len(exc.errors()) - 5} more)" if len(exc.errors()) > 5 else ""
-    return ConfigError(f"server config {source}: " + "; ".join(parts) + more)
+    first = [str(p) for p in exc.errors()[0]["loc"]] if exc.errors() else []
+    named = [p for p in first if not p.isdigit()]
+    return ConfigError(
+        f"server config {source}: " + "; ".join(parts) + more,
+        key=".".join(first) or None,
+        parameter=named[-1] if named else None,
+    )
 
 
 def _dataset(name: str, spec: DatasetSpec, base: Path, source: str) -> Dataset:
