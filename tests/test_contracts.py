@@ -78,7 +78,10 @@ MASKING_CALLS: dict[str, tuple[dict, dict]] = {
         },
     ),
     "pram": ({"columns": ["c"], "p_diagonal": 0.7}, {"columns": ["c"], "p_diagonal": 1.5}),
-    "randomized_response": ({"column": "g", "p": 0.7}, {"column": "g", "p": 2.0}),
+    "randomized_response": (
+        {"column": "g", "p": 0.7, "insecure_reproducible_noise": True},
+        {"column": "g", "p": 2.0},
+    ),
     "local_suppression": (
         {"quasi_identifiers": ["c", "g"], "k": 3},
         {"quasi_identifiers": ["c"], "k": 0},
@@ -167,7 +170,10 @@ SPEC_CALLS: dict[str, tuple[dict, dict]] = {
         },
     ),
     "pram": ({"columns": ["c"], "p_diagonal": 0.7}, {"columns": ["c"], "p_diagonal": 1.5}),
-    "randomized_response": ({"column": "g", "p": 0.7}, {"column": "g", "p": 2.0}),
+    "randomized_response": (
+        {"column": "g", "p": 0.7, "insecure_reproducible_noise": True},
+        {"column": "g", "p": 2.0},
+    ),
     "rounding": ({"columns": ["x"], "base": 5}, {"columns": ["x"], "base": 0}),
     "resampling": ({"columns": ["x", "y"], "t": 5}, {"columns": ["x"], "t": 0}),
     "sampling": ({"fraction": 0.5}, {"fraction": 1.5}),

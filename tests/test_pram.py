@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
 from sdckit.errors import DataError
+from sdckit.masking.methods import RandomizedResponse
 from sdckit.masking.randomization import (
     invariant_matrix,
     pram,
@@ -222,10 +224,33 @@ def test_randomized_response_input_errors():
         randomized_response(pd.DataFrame({"y": [0, 1, 2]}), "y", categories=(0, 1))
 
 
-def test_randomized_response_is_seeded():
+def test_randomized_response_is_seeded_only_under_the_insecure_switch():
+    df = pd.DataFrame({"y": ["a", "b"] * 200})
+    r1 = randomized_response(df, "y", p=0.6, seed=17, insecure_reproducible_noise=True)
+    r2 = randomized_response(df, "y", p=0.6, seed=17, insecure_reproducible_noise=True)
+    pd.testing.assert_frame_equal(r1.data, r2.data)
+    assert r1.details == r2.details
+    assert r1.details["privacy"] == NOT_PRIVATE
+    assert r1.details["randomness"] == INSECURE_KIND
+    other = randomized_response(df, "y", p=0.6, seed=18, insecure_reproducible_noise=True)
+    assert not r1.data.equals(other.data)
+
+
+def test_randomized_response_seed_does_not_reproduce_the_flips():
+    """The attack: whoever holds the job file (its seed) reruns it to regenerate the flips.
+    The flips come from the OS CSPRNG, so a rerun with the same seed gives other flips."""
     df = pd.DataFrame({"y": ["a", "b"] * 200})
     r1 = randomized_response(df, "y", p=0.6, seed=17)
     r2 = randomized_response(df, "y", p=0.6, seed=17)
-    pd.testing.assert_frame_equal(r1.data, r2.data)
-    assert r1.details == r2.details
-    assert not r1.data.equals(randomized_response(df, "y", p=0.6, seed=18).data)
+    assert not r1.data.equals(r2.data)
+    assert r1.details["randomness"] == "csprng"
+    assert "privacy" not in r1.details
+    spec = {"randomized_response": {"column": "y", "p": 0.6}}
+    m1 = RandomizedResponse.model_validate(spec["randomized_response"])
+    assert not m1.apply(df, 17)[0].data.equals(m1.apply(df, 17)[0].data)
+    m2 = RandomizedResponse.model_validate(
+        {**spec["randomized_response"], "insecure_reproducible_noise": True}
+    )
+    a, b = m2.apply(df, 17)[0], m2.apply(df, 17)[0]
+    pd.testing.assert_frame_equal(a.data, b.data)
+    assert a.details["privacy"] == NOT_PRIVATE

@@ -829,6 +829,10 @@ class RandomizedResponse(MaskingMethod):
         Probability of releasing the true category, in (0.5, 1].
     categories : list, optional
         The two categories (default: those of the column).
+    insecure_reproducible_noise : bool, default False
+        Draw the flips from the job's ``seed`` (tests only; the result says NOT PRIVATE). By
+        default they come from the OS CSPRNG whatever ``seed`` is: the seed is in the job
+        file, and whoever holds it could regenerate the flips and undo them.
 
     References
     ----------
@@ -842,13 +846,21 @@ class RandomizedResponse(MaskingMethod):
     column: ColumnName
     p: Annotated[Number, Field(gt=0.5, le=1)] = 0.75
     categories: NonEmptyList | None = None
+    insecure_reproducible_noise: bool = False
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Randomize (see :meth:`MaskingMethod.apply`)."""
         from sdckit.masking import randomization
 
         return [
-            randomization.randomized_response(data, self.column, self.p, self.categories, seed=rng)
+            randomization.randomized_response(
+                data,
+                self.column,
+                self.p,
+                self.categories,
+                seed=rng,
+                insecure_reproducible_noise=self.insecure_reproducible_noise,
+            )
         ]
 
 

@@ -556,6 +556,7 @@ def randomized_response(
     p: float = 0.75,
     categories: Sequence[Any] | None = None,
     seed: int | np.random.Generator | None = None,
+    insecure_reproducible_noise: bool = False,
 ) -> MaskResult:
     """Warner's randomized response on a binary column: keep each value with probability ``p``,
     otherwise replace it by the other category.
@@ -565,7 +566,17 @@ def randomized_response(
     "positive". ``details`` give ``epsilon = ln(p / (1 - p))`` (local differential privacy,
     ``None`` for ``p = 1``: no protection), the released positive count ``m`` and the unbiased
     estimate :func:`rr_estimate` of the true positive proportion. Missing values stay missing.
+
+    The flips are privacy noise, so they come from the operating system's CSPRNG whatever
+    ``seed`` is (:func:`sdckit.dp.randomness.noise_source`): a job file holding the seed would
+    otherwise let anyone regenerate the flips and undo them, voiding the epsilon-LDP claim
+    (Warner 1965; Dwork & Roth 2014, sec. 3.2). Only ``insecure_reproducible_noise=True``
+    (tests) draws them from ``seed``; ``details`` then carry ``randomness`` =
+    :data:`~sdckit.dp.randomness.INSECURE_KIND` and ``privacy`` =
+    :data:`~sdckit.dp.randomness.NOT_PRIVATE`.
     """
+    from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
+
     (col,) = check_columns(data, [column])
     try:
         pv = float(p)
@@ -604,8 +615,13 @@ def randomized_response(
             f"randomized_response: column {col!r} has value(s) {preview(bad)} outside "
             f"categories {cats!r}"
         )
+    rnd = noise_source(seed, insecure_reproducible_noise=insecure_reproducible_noise)
+    # pram draws from a numpy Generator: seed one with 124 bits from the noise source (the OS
+    # CSPRNG, or the job's seed under the insecure switch)
+    words = rnd.bits62(2)
+    flips = np.random.default_rng([int(words[0]), int(words[1])])
     P = pd.DataFrame([[pv, 1 - pv], [1 - pv, pv]], index=cats, columns=cats)
-    res = pram(data, [col], matrix={col: P}, seed=seed)
+    res = pram(data, [col], matrix={col: P}, seed=flips)
     released = as_text(res.data[col])
     n = int(s.notna().sum())
     m = int(np.sum(released == ct[1]))
@@ -618,6 +634,11 @@ def randomized_response(
         "released_positive": m,
         "estimated_positive_proportion": rr_estimate(m, n, pv) if n else None,
         "n_changed": res.details[col]["n_changed"],
+        "randomness": rnd.kind,
     }
-    params = {"column": col, "p": pv, "categories": [str(x) for x in ct]}
+    if rnd.kind == INSECURE_KIND:
+        details["privacy"] = NOT_PRIVATE
+    params: dict[str, Any] = {"column": col, "p": pv, "categories": [str(x) for x in ct]}
+    if insecure_reproducible_noise:
+        params["insecure_reproducible_noise"] = True
     return MaskResult(res.data, "randomized_response", params, details)

@@ -984,11 +984,17 @@ def _randomized_response(run: _Run, step: Any, seed: int | None, key: str) -> li
     kinds = run.kinds()
 
     def fn(pdf: pd.DataFrame, block_rng: np.random.Generator | None) -> pd.DataFrame:
-        return rz.randomized_response(pdf, col, step.p, cats, seed=block_rng).data
+        # per block: OS CSPRNG flips unless the insecure switch lets the block's seed drive them
+        return rz.randomized_response(
+            pdf, col, step.p, cats, seed=block_rng, insecure_reproducible_noise=insecure
+        ).data
 
+    insecure = bool(step.insecure_reproducible_noise)
     changed = _map_step(run, fn, [col], {col: kinds[col]}, seed, random=True)
     _unchanged(step, key, run.n, [col], changed)
-    rec = rz.randomized_response(_empty(run, [col]), col, step.p, cats, seed=0).record()
+    rec = rz.randomized_response(
+        _empty(run, [col]), col, step.p, cats, seed=0, insecure_reproducible_noise=insecure
+    ).record()
     positive = rec["details"]["positive"]
     facts = run.sdf.agg(
         F.count(_col(col)).alias("n"),
