@@ -184,3 +184,26 @@ def test_ui_refuses_other_interfaces_without_allow_remote():
     result = CliRunner().invoke(build_app("ui"), ["ui", "--host", "0.0.0.0"])
     assert result.exit_code == 2
     assert "--allow-remote" in result.output
+
+
+def test_export_labels_a_seeded_job_file_for_the_data_steward_only(tmp_path):
+    """A mask job's seed regenerates every random choice of the masking: the Export step says
+    job.yaml is for the data steward and must not be published with the release; an anonymize
+    job without a seed carries no such label."""
+    store, project = _tiny_project(tmp_path)
+    client = _client(tmp_path / "ui")
+    runs = {
+        "m1": ("mask", {"methods": [{"pram": {"columns": ["disease"]}}], "seed": 1}),
+        "a1": ("anonymize", {"models": [{"k_anonymity": {"k": 2}}]}),
+    }
+    for rid, (kind, extra) in runs.items():
+        folder = project.runs_folder / rid
+        folder.mkdir(parents=True)
+        write_job(folder, project.job_base() | extra, kind)
+        (folder / "meta.json").write_text(json.dumps({"kind": kind, "label": rid}))
+        execute_run(str(folder), kind)
+        assert read_status(folder)["state"] == "done", read_status(folder)
+    masked = client.get(f"/p/{project.id}/runs/m1").text
+    assert 'id="job-steward-only"' in masked
+    assert "For the data steward only" in masked and "do not publish it with the release" in masked
+    assert 'id="job-steward-only"' not in client.get(f"/p/{project.id}/runs/a1").text

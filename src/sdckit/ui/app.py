@@ -487,6 +487,7 @@ def create_app(
         folder = _run_folder(project, rid)
         status = read_status(folder)
         meta = read_json(folder / "meta.json") or {}
+        job_text = (folder / "job.yaml").read_text(encoding="utf-8")
         return ui.page(
             "run.html",
             request,
@@ -497,7 +498,8 @@ def create_app(
             meta=meta,
             files=_files(folder),
             figures=_run_figures(folder, status),
-            job_text=(folder / "job.yaml").read_text(encoding="utf-8"),
+            job_text=job_text,
+            steward_only=_steward_only(meta.get("kind"), job_text),
             columns=project.columns,
             nodes=_best_nodes(folder),
         )
@@ -746,6 +748,19 @@ def _risk(
     result = analyze(data, qis, sensitive, threshold=threshold, sampling_fraction=sampling_fraction)
     ui.risk_cache = (classification, data, (threshold, sampling_fraction), result)
     return result
+
+
+def _steward_only(kind: Any, job_text: str) -> bool:
+    """Whether a run's ``job.yaml`` is for the data steward only: a mask or synthesize job
+    with a ``seed`` (the seed regenerates every random choice of perturbative masking, so
+    the job file must not travel with the release; Hundepool et al. 2012, sec. 3.4)."""
+    if kind not in ("mask", "synthesize"):
+        return False
+    try:
+        doc = yaml.safe_load(job_text)
+    except yaml.YAMLError:
+        return True
+    return not isinstance(doc, dict) or doc.get("seed") is not None
 
 
 def _job_yaml(project: Project, kind: str) -> str:
