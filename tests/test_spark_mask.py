@@ -352,6 +352,27 @@ def test_same_seed_same_output_on_any_partitioning_other_seed_differs(prepared):
     assert not first["w"].equals(other["w"])
 
 
+def test_randomized_response_flips_come_from_the_csprng_unless_the_insecure_switch(prepared):
+    """The job's seed does not reproduce the flips (whoever holds the job file cannot rerun
+    it to undo them); insecure_reproducible_noise: true does, and the record says NOT
+    PRIVATE."""
+    from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
+
+    rr = {"randomized_response": {"column": "sex", "p": 0.6}}
+    first, res = _spark(prepared, [rr], seed=11)
+    again, _ = _spark(prepared, [rr], seed=11)
+    assert not first["sex"].equals(again["sex"])
+    assert "privacy" not in res.records[0]["details"]
+    insecure = {
+        "randomized_response": {**rr["randomized_response"], "insecure_reproducible_noise": True}
+    }
+    first, res = _spark(prepared, [insecure], seed=11)
+    again, _ = _spark(prepared.repartition(5), [insecure], seed=11)
+    pd.testing.assert_frame_equal(first, again)
+    assert res.records[0]["details"]["privacy"] == NOT_PRIVATE
+    assert res.records[0]["details"]["randomness"] == INSECURE_KIND
+
+
 def test_unchanged_perturbative_step_is_refused(spark_small):
     from sdckit.spark import mask as sm
 
