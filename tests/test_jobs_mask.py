@@ -283,7 +283,8 @@ RANDOM_METHODS = [
     ("rank_swapping", {"columns": ["a"], "p_percent": 30, "variant": "p_distribution"}),
     ("data_swapping", {"columns": ["d"], "rate": 1.0}),
     ("pram", {"columns": ["c"], "p_diagonal": 0.5}),
-    ("randomized_response", {"column": "d", "p": 0.6}),
+    # randomized response claims local DP: its flips follow the seed only under the switch
+    ("randomized_response", {"column": "d", "p": 0.6, "insecure_reproducible_noise": True}),
     ("resampling", {"columns": ["a"], "t": 3}),
     ("sampling", {"fraction": 0.5}),
 ]
