@@ -625,3 +625,12 @@ def test_fuzzy_default_gives_a_usable_and_random_release(shared_data):
     assert res.details["membership_summary"]["share_assigned_to_max_membership"] < 0.9
     flat = fuzzy_microaggregation(census, cols, k=3, m=2.0, seed=1)
     assert il1s(census, flat.data, cols) > 2 * il1s(census, res.data, cols)
+
+
+def test_information_loss_of_values_whose_spread_overflows_is_a_data_error():
+    """A value near 1e300 made the standard deviation overflow to inf, every z-score 0 and
+    IL = 0 / 0: a ZeroDivisionError (exit 1 from a mask job). Now a DataError names the column,
+    and a mask job reports IL as unavailable with that reason."""
+    original = pd.DataFrame({"x": [1.0, 3.0, 1e300, 7.0, 9.0], "y": [2.0, 4, 5, 8, 1]})
+    with pytest.raises(DataError, match=r"column 'x' has values so large .*1e\+300"):
+        information_loss(original, original.copy(), ["x", "y"])

@@ -113,7 +113,8 @@ def standardize(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Z-scores of the columns of ``x`` (sample standard deviation, ddof=1).
 
-    Returns ``(z, mean, sd)``. A constant column cannot be standardized: DataError naming it.
+    Returns ``(z, mean, sd)``. A constant column cannot be standardized, nor one whose standard
+    deviation overflows double precision (values near 1e300): DataError naming it.
     """
     mean = np.nanmean(x, axis=0)
     sd = np.nanstd(x, axis=0, ddof=1)
@@ -123,6 +124,14 @@ def standardize(
         raise DataError(
             f"{method}: column {name!r} has zero variance (it is constant) and cannot be "
             f"standardized; leave it out of the columns"
+        )
+    huge = ~np.isfinite(sd)
+    if huge.any():
+        j = int(np.flatnonzero(huge)[0])
+        raise DataError(
+            f"{method}: column {columns[j]!r} has values so large that their spread overflows "
+            f"double precision (largest |value| {np.nanmax(np.abs(x[:, j])):.3g}); rescale "
+            "the column (e.g. divide it by a power of ten) or top-code it first"
         )
     return (x - mean) / sd, mean, sd
 
