@@ -249,3 +249,18 @@ def test_fast_csv_reader_takes_plain_files_and_leaves_the_rest(tmp_path):
     assert fast("a;b\né;2\n", encoding="latin-1") is None
     df = read_table(tmp_path / "t.csv", delimiter=";", encoding="latin-1")
     assert df.to_dict("records") == [{"a": "é", "b": "2"}]
+
+
+def test_spark_input_columns_refuse_a_name_twice_as_read_table_does(tmp_path):
+    """The columns a Spark job is checked against before Spark starts come from the same
+    header reader and duplicate-name rule as the local engine's (one message)."""
+    from sdckit.spark.io import input_columns
+
+    path = tmp_path / "twice.csv"
+    path.write_text("a;b;a\n1;2;3\n")
+    with pytest.raises(DataError) as spark_err:
+        input_columns(path)
+    with pytest.raises(DataError) as local_err:
+        read_table(path)
+    assert str(spark_err.value) == str(local_err.value)
+    assert "'a' more than once" in str(spark_err.value)

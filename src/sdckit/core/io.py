@@ -262,9 +262,12 @@ def _read_csv_arrow(
     return table.to_pandas()
 
 
-def read_header(path: Path, sep: str, encoding: str = "utf-8", quotechar: str = '"') -> list[str]:
-    """The header line's fields, as the csv module reads them."""
-    with open(path, encoding=encoding, newline="") as fh:
+def read_header(
+    path: Path, sep: str, encoding: str = "utf-8", quotechar: str = '"', errors: str = "strict"
+) -> list[str]:
+    """The header line's fields, as the csv module reads them (``errors``: how undecodable
+    bytes are read, as :func:`open` takes it)."""
+    with open(path, encoding=encoding, errors=errors, newline="") as fh:
         return next(csv.reader(fh, delimiter=sep, quotechar=quotechar), [])
 
 

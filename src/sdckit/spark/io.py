@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 
+from sdckit.core.io import check_column_names, read_header
 from sdckit.errors import DataError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,8 +67,6 @@ def input_columns(
     Spark: what a job is checked against before Spark starts. None for a URI (only Spark reads
     it) or a Parquet source without a reader here. The same DataErrors as :func:`read_spark`
     for a missing input and a column name given twice."""
-    import csv
-
     src = str(source)
     if _is_uri(src):
         return None
@@ -91,14 +90,8 @@ def input_columns(
         first = next(iter(sorted(local.glob("*.csv"))), None) if local.is_dir() else local
         if first is None:
             return None
-        with open(first, encoding=encoding, errors="replace", newline="") as fh:
-            names = next(csv.reader(fh, delimiter=sep, quotechar='"'), [])
-    if len(set(names)) != len(names):
-        twice = sorted({c for c in names if names.count(c) > 1})
-        raise DataError(
-            f"{src!r} has the column name(s) {', '.join(map(repr, twice))} more than once; give "
-            "every column its own name"
-        )
+        names = read_header(first, sep, encoding, errors="replace")
+    check_column_names(names, src)
     return names
 
 
@@ -137,12 +130,7 @@ def read_spark(
             .csv(src)
         )
     names = list(sdf.columns)
-    if len(set(names)) != len(names):
-        twice = sorted({c for c in names if names.count(c) > 1})
-        raise DataError(
-            f"{src!r} has the column name(s) {', '.join(map(repr, twice))} more than once; give "
-            "every column its own name"
-        )
+    check_column_names(names, src)
     if columns is not None:
         missing = [c for c in columns if c not in names]
         if missing:
