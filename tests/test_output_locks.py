@@ -227,3 +227,21 @@ def test_a_folder_lock_taken_in_process_excludes_another_descriptor(tmp_path: Pa
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
             os.close(fd)
+
+
+def test_the_holder_file_leaves_out_secret_option_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder file lies in an output folder and outlives a killed run: the workbench's
+    ``--token`` (or any key given as an option) is not written there."""
+    import json
+
+    secret = "s3cret-token-0123456789"
+    monkeypatch.setattr(
+        sys, "argv", ["sdckit", "ui", "--token", secret, "--port", "8050", f"--key={secret}"]
+    )
+    with folder_locks([tmp_path]):
+        text = (tmp_path / HOLDER_FILE).read_text()
+    assert secret not in text
+    assert json.loads(text)["command"] == "sdckit ui --token *** --port 8050 --key=***"
+    assert not (tmp_path / HOLDER_FILE).exists()

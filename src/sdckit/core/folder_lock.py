@@ -55,9 +55,32 @@ def lock_timeout() -> float:
     return value
 
 
+#: Words in an option's name that mark its value as a secret, left out of :data:`HOLDER_FILE`
+#: (``sdckit ui --token``: the file lies in an output folder, and may outlive a killed run).
+_SECRET_OPTIONS = ("token", "key", "secret", "password")
+
+
+def _redacted(args: list[str]) -> list[str]:
+    """``args`` with the value of every secret option (``--token X``, ``--token=X``) as ``***``."""
+
+    def secret(option: str) -> bool:
+        return option.startswith("-") and any(w in option.lower() for w in _SECRET_OPTIONS)
+
+    out: list[str] = []
+    for arg in args:
+        if out and secret(out[-1]) and "=" not in out[-1] and not arg.startswith("-"):
+            out.append("***")
+        elif "=" in arg and secret(arg.split("=", 1)[0]):
+            out.append(arg.split("=", 1)[0] + "=***")
+        else:
+            out.append(arg)
+    return out
+
+
 def _holder_description() -> str:
-    """This run's description, written to :data:`HOLDER_FILE` while it holds a lock."""
-    words = [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv else ["python"]
+    """This run's description, written to :data:`HOLDER_FILE` while it holds a lock (secret
+    options' values left out)."""
+    words = [Path(sys.argv[0]).name, *_redacted(sys.argv[1:])] if sys.argv else ["python"]
     command = " ".join(" ".join(words).split())
     return json.dumps(
         {
