@@ -117,7 +117,8 @@ def standardize(
     deviation overflows double precision (values near 1e300): DataError naming it.
     """
     mean = np.nanmean(x, axis=0)
-    sd = np.nanstd(x, axis=0, ddof=1)
+    with np.errstate(over="ignore"):  # an overflowing spread is refused below, by name
+        sd = np.nanstd(x, axis=0, ddof=1)
     bad = ~(sd > 0)
     if bad.any():
         name = columns[int(np.flatnonzero(bad)[0])]
