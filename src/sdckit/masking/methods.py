@@ -172,6 +172,8 @@ def _holds_values(annotation: Any) -> bool:
 
 
 # -- the base class ----------------------------------------------------------------------------
+#: The engines of a method that both the local and the Spark engine run.
+LOCAL_AND_SPARK = frozenset({"local", "spark"})
 #: job-file name (and aliases) -> class; filled as the classes below are defined.
 METHODS: dict[str, type[MaskingMethod]] = {}
 
@@ -199,6 +201,9 @@ class MaskingMethod(Spec):
     #: microaggregation reach their target property by construction: data that already has
     #: it may legitimately stay as it is.
     must_change: ClassVar[bool] = False
+    #: The engines that run the method (``"local"``, ``"spark"``); a job on another engine
+    #: refuses the step before any data is read.
+    engines: ClassVar[frozenset[str]] = frozenset({"local"})
 
     allow_unchanged: Boolean = False
 
@@ -343,6 +348,7 @@ class Noise(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "noise"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
     spec_aliases: ClassVar[tuple[str, ...]] = ("additive_noise",)
     must_change: ClassVar[bool] = True
 
@@ -374,6 +380,7 @@ class MultiplicativeNoise(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "multiplicative_noise"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
     must_change: ClassVar[bool] = True
 
     columns: ColumnList
@@ -462,6 +469,7 @@ class Microaggregation(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "microaggregation"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
 
     columns: ColumnList | None = None
     k: Count = 3
@@ -790,6 +798,7 @@ class Pram(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "pram"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
     must_change: ClassVar[bool] = True
 
     columns: ColumnList
@@ -841,6 +850,7 @@ class RandomizedResponse(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "randomized_response"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
     must_change: ClassVar[bool] = True
 
     column: ColumnName
@@ -880,6 +890,7 @@ class Rounding(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "rounding"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
 
     columns: ColumnList
     base: Positive
@@ -983,6 +994,7 @@ class GlobalRecoding(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "global_recoding"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
 
     columns: ColumnList
     method: Literal["equal_width", "equal_frequency", "log_equidistant", "breaks"] = "equal_width"
@@ -1030,6 +1042,7 @@ class TopBottomCoding(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "top_bottom_coding"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
 
     columns: ColumnList
     top: Number | None = None
@@ -1076,6 +1089,7 @@ class LocalSuppression(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "local_suppression"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
 
     columns: ColumnList
     k: Count = 3

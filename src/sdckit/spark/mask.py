@@ -79,19 +79,14 @@ _INFO = "__sdc_info"
 _RANK = "__sdc_rank"
 _BLOCK = "__sdc_block"
 
-#: The masking methods the Spark engine applies (job-file names, aliases included).
-SPARK_METHODS = (
-    "noise",
-    "additive_noise",
-    "multiplicative_noise",
-    "pram",
-    "randomized_response",
-    "rounding",
-    "global_recoding",
-    "top_bottom_coding",
-    "local_suppression",
-    "microaggregation",
-)
+
+def spark_methods() -> tuple[str, ...]:
+    """The masking methods the Spark engine applies (job-file names, aliases included): those
+    whose class lists ``"spark"`` in its ``engines``."""
+    from sdckit.masking.methods import METHODS
+
+    return tuple(name for name, cls in METHODS.items() if "spark" in cls.engines)
+
 
 _REFUSED = {
     "rank_swapping": "swaps values between records up to a rank distance over the whole file",
@@ -123,7 +118,7 @@ def check_spark_pipeline(pipeline: Pipeline, where: str = "methods") -> None:
     without strata. The message names the step and lists what the engine supports."""
     from sdckit.masking.methods import Microaggregation
 
-    supported = ", ".join(SPARK_METHODS)
+    supported = ", ".join(spark_methods())
     for i, step in enumerate(pipeline.steps):
         key = f"{where}[{i}].{step.spec_name}"
         if step.spec_name in _REFUSED:
