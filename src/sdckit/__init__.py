@@ -7,9 +7,8 @@ non-perturbative masking), measure disclosure risk and information loss, from Py
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from sdckit._lazy import lazy_exports
+from sdckit._version import __version__
 from sdckit.core.schema import Attribute, DataType, Role, Schema
 from sdckit.errors import SdcError, SdcInputError
 

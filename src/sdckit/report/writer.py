@@ -166,7 +166,7 @@ class Report:
 
     def render_html(self) -> str:
         """The self-contained HTML page."""
-        from sdckit import __version__
+        from sdckit._version import __version__
 
         return _template().render(
             title=self.title,
