@@ -26,8 +26,8 @@ In restriction and camouflage modes every column has a role (:mod:`sdckit.server
 ``public`` (and the ``public_keys``) may select records, ``identifiers`` are never used, every
 other column is confidential. Analyst keys never appear in the file: each is read from the
 environment variable its ``key_env`` names (surrounding whitespace removed, as the server
-removes it from the ``Authorization`` header; at least :data:`MIN_KEY_CHARS` characters) and
-kept only as its SHA-256 digest.
+removes it from the ``Authorization`` header; at least
+:data:`~sdckit.core.web.MIN_SECRET_CHARS` characters) and kept only as its SHA-256 digest.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sdckit.core.web import MIN_SECRET_CHARS
 from sdckit.errors import ConfigError, short_repr
 
 __all__ = [
@@ -173,11 +174,6 @@ class ServerConfig:
     port: int
 
 
-#: The shortest analyst key accepted (characters, surrounding whitespace not counted): 16
-#: random hex digits carry 64 bits, the entropy below which NIST SP 800-63B (look-up secret
-#: verifiers) requires rate limiting, which the server does not do. Length cannot show that a
-#: key is random; the hint asks for 32 random hex digits (128 bits).
-MIN_KEY_CHARS = 16
 KEY_HINT = 'a long random string, e.g. python -c "import secrets; print(secrets.token_hex(16))"'
 
 
@@ -332,10 +328,10 @@ def config_from_dict(
                 f"variable {analyst.key_env!r}, which is not set (or empty); export it with "
                 f"the analyst's key ({KEY_HINT})"
             )
-        if len(key) < MIN_KEY_CHARS:
+        if len(key) < MIN_SECRET_CHARS:
             raise ConfigError(
                 f"server config {source}: analysts.{name}: the key in the environment "
-                f"variable {analyst.key_env!r} is too short ({len(key)} of the {MIN_KEY_CHARS} "
+                f"variable {analyst.key_env!r} is too short ({len(key)} of the {MIN_SECRET_CHARS} "
                 f"characters an analyst key needs at least); export a longer one ({KEY_HINT})"
             )
         digest = key_digest(key)

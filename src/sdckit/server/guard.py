@@ -14,16 +14,19 @@ application:
   discarding the rest of a large body (RFC 9110, sec. 15.5.14, "413 Content Too Large": the
   server may close the connection to prevent the client from continuing the request).
 
-Credentials are the application's job (:mod:`sdckit.server.app` authenticates before it reads).
-This module imports nothing beyond the standard library: the client (:mod:`sdckit.client`)
-reads its limits.
+The body is counted by :class:`sdckit.core.web.BodyMeter`, the rule the workbench's guard
+(:mod:`sdckit.ui.guard`) applies too. Credentials are the application's job
+(:mod:`sdckit.server.app` authenticates before it reads). This module imports nothing beyond
+the standard library and :mod:`sdckit.core.web`: the client (:mod:`sdckit.client`) reads its
+limits.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from sdckit.core.web import ASGIApp, BodyMeter, Message, Receive, Scope, Send, whole_number
 
 __all__ = ["MAX_BODY_BYTES", "MAX_SQL_CHARS", "BodyLimit", "BodyTooLarge"]
 
@@ -32,12 +35,6 @@ MAX_SQL_CHARS = 20_000
 #: The largest request body (bytes): the longest SQL with every character JSON-escaped as a
 #: surrogate pair (``\ud83d\ude00``, 12 bytes), plus 16 KiB for the rest of the object.
 MAX_BODY_BYTES = 12 * MAX_SQL_CHARS + 16_384
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class BodyTooLarge(Exception):
@@ -85,38 +82,24 @@ class BodyLimit:
         headers = dict(scope.get("headers") or [])
         declared = None
         if b"content-length" in headers:
-            text = headers[b"content-length"].decode("latin-1").strip()
-            if not (text.isascii() and text.isdigit()):
+            declared = whole_number(headers[b"content-length"].decode("latin-1"))
+            if declared is None:
                 await self._answer(
                     send, _error(400, "bad_request", "Content-Length must be a whole number")
                 )
                 return
-            declared = int(text)
             if declared > self.max_bytes:
                 await self._answer(send, self._too_large(f"(Content-Length {declared:,}) exceeds"))
                 return
         has_body = bool(declared) or b"transfer-encoding" in headers
-        state = {"read": 0, "done": not has_body, "over": False, "started": False}
-
-        async def guarded_receive() -> Message:
-            if state["over"]:
-                raise BodyTooLarge()
-            message = await receive()
-            if message["type"] == "http.request":
-                state["read"] += len(message.get("body", b""))
-                if not message.get("more_body", False):
-                    state["done"] = True
-                if state["read"] > self.max_bytes:
-                    state["over"] = True
-                    raise BodyTooLarge()
-            elif message["type"] == "http.disconnect":
-                state["done"] = True
-            return message
+        meter = BodyMeter(receive, self.max_bytes, lambda _: BodyTooLarge(), body=has_body)
+        started = False
 
         async def guarded_send(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                state["started"] = True
-                if not state["done"]:
+                started = True
+                if not meter.done:
                     message = {
                         **message,
                         "headers": [*message.get("headers", []), (b"connection", b"close")],
@@ -124,8 +107,8 @@ class BodyLimit:
             await send(message)
 
         try:
-            await self.app(scope, guarded_receive, guarded_send)
+            await self.app(scope, meter, guarded_send)
         except BodyTooLarge:
-            if state["started"]:
+            if started:
                 raise
             await self._answer(send, self._too_large("exceeds"))

@@ -34,16 +34,15 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.datastructures import Headers
 from starlette.responses import HTMLResponse, RedirectResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sdckit.core.web import MIN_SECRET_CHARS, BodyMeter, whole_number
 from sdckit.errors import ConfigError, DataError
 
 __all__ = ["TOKEN_COOKIE", "Access", "BodyTooLarge", "Guard", "host_name", "is_loopback"]
 
 #: Cookie that carries the access token.
 TOKEN_COOKIE = "sdckit_ui_token"
-#: The shortest token accepted (the query server's rule for its keys).
-MIN_TOKEN_LENGTH = 16
 #: Methods that do not change state (RFC 9110 section 9.2.1, "safe methods").
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -91,9 +90,9 @@ class Access:
     def for_listen(cls, token: str, host: str, allow_hosts: Iterable[str] = ()) -> Access:
         """The access of an app listening on ``host``: ``localhost``, ``host`` when it is a
         name, and ``allow_hosts``; a token of at least 16 characters."""
-        if len(token.strip()) < MIN_TOKEN_LENGTH:
+        if len(token.strip()) < MIN_SECRET_CHARS:
             raise ConfigError(
-                f"the access token must be at least {MIN_TOKEN_LENGTH} characters (got "
+                f"the access token must be at least {MIN_SECRET_CHARS} characters (got "
                 f"{len(token.strip())}); leave out --token for a random one"
             )
         names = {"localhost"} | {host_name(h) for h in allow_hosts}
@@ -185,22 +184,12 @@ class Guard:
 
 def _limited(receive: Receive, headers: Headers, limit: int, option: str) -> Receive:
     """``receive`` that raises :class:`BodyTooLarge` at the first read when the declared
-    ``Content-Length`` is over ``limit``, else once the bytes read pass it."""
-    declared = headers.get("content-length", "")
-    read = 0
-
-    async def wrapped() -> Message:
-        nonlocal read
-        if declared.isdigit() and int(declared) > limit:
-            raise BodyTooLarge(_too_large(int(declared), limit, option))
-        message = await receive()
-        if message["type"] == "http.request":
-            read += len(message.get("body", b""))
-            if read > limit:
-                raise BodyTooLarge(_too_large(None, limit, option))
-        return message
-
-    return wrapped
+    ``Content-Length`` is over ``limit``, else once the bytes read pass it
+    (:class:`sdckit.core.web.BodyMeter`)."""
+    declared = whole_number(headers.get("content-length", ""))
+    return BodyMeter(
+        receive, limit, lambda size: BodyTooLarge(_too_large(size, limit, option)), declared
+    )
 
 
 def _too_large(size: int | None, limit: int, option: str) -> str:
