@@ -309,7 +309,7 @@ def _expand_synthesize(spec: Any, where: str) -> list[tuple[dict[str, Any], list
                 f"{where}.synthesize.method: unknown method {method!r}; use one of "
                 f"{', '.join(METHODS)}"
             )
-        if method in ("marginal_dp", "safepub"):
+        if METHODS.traits(method).dp:
             for eps, delta in itertools.product(listed("epsilon", [None]), listed("delta", [None])):
                 settings = {"method": method, "options": method_options(method)}
                 parts = [str(method)]

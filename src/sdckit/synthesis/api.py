@@ -44,24 +44,38 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.registry import Registry
 from sdckit.errors import DataError, ParameterError, SdcInputError
 from sdckit.synthesis.base import Synthesizer, as_generator
 
-__all__ = ["METHODS", "SynthesisResult", "evaluate_synthetic", "make_synthesizer", "synthesize"]
+__all__ = [
+    "METHODS",
+    "SynthesisResult",
+    "SynthesisTraits",
+    "evaluate_synthetic",
+    "make_synthesizer",
+    "synthesize",
+]
 
-#: Method name -> what it is (the job file's ``method:``).
-METHODS: dict[str, str] = {
-    "cart": "sequential CART synthesis (synthpop-style)",
-    "parametric": "sequential regression synthesis (normal, logistic, polytomous)",
-    "partial": "partially synthetic: the records at risk",
-    "hybrid": "microaggregation-based hybrid data",
-    "marginal_dp": "differentially private marginal-based synthesis (MST-style)",
-    "safepub": "differentially private anonymization (SafePub)",
-    "alpha_beta": "the (alpha, beta)-algorithm",
-}
-#: Methods whose every output is one run of a randomized mechanism over the data: a second
-#: copy would be a second release (spending the budget again), so ``m`` must be 1.
-SINGLE_RELEASE = ("safepub", "alpha_beta")
+
+@dataclass(frozen=True)
+class SynthesisTraits:
+    """What a caller needs to know of a synthesis method without building it: what it is
+    (``description``), whether it is differentially private (``dp``: it takes the budget,
+    ``epsilon`` and ``delta``) and whether each output is one run of a randomized mechanism
+    over the data (``single_release``: a second copy would be a second release, spending the
+    budget again, so ``m`` must be 1)."""
+
+    description: str = ""
+    dp: bool = False
+    single_release: bool = False
+
+
+#: The synthesis methods (the job file's ``method:``), each a builder
+#: ``(method, epsilon, delta, schema, parameters) -> Synthesizer`` with its traits; filled
+#: below the builders.
+METHODS: Registry[SynthesisTraits] = Registry("synthesis method", SynthesisTraits())
+
 #: The JSON keys of :meth:`SynthesisResult.to_dict`, in order.
 JSON_KEYS = ("method", "release", "steward_evaluation", "elapsed_seconds")
 #: The keys of its ``release`` part (what may be published with the synthetic data).
@@ -188,11 +202,12 @@ def make_synthesizer(
             f"synthesize: unknown method {method!r}; one of {', '.join(METHODS)}"
             f"{did_you_mean(method, list(METHODS))}"
         )
-    dp = method in ("marginal_dp", "safepub")
+    dp = METHODS.traits(method).dp
     if not dp and (epsilon is not None or delta is not None):
         raise ParameterError(
             f"synthesize: method {method!r} takes no epsilon/delta (the differentially private "
-            "methods are marginal_dp and safepub; alpha_beta takes alpha and beta)"
+            f"methods are {' and '.join(METHODS.where(lambda t: t.dp))}; alpha_beta takes "
+            "alpha and beta)"
         )
     if dp and epsilon is None and parameters.get("rho") is None:
         raise ParameterError(
@@ -200,49 +215,98 @@ def make_synthesizer(
             "e.g. epsilon: 1.0, delta: 1.0e-6"
         )
     try:
-        if method in ("cart", "parametric"):
-            from sdckit.synthesis.sequential import Sequential
-
-            if "method" in parameters and method == "parametric":
-                raise ParameterError(
-                    "synthesize: method 'parametric' sets every variable's model; use method "
-                    "'cart' with a per-variable `method:` mapping to mix them"
-                )
-            parameters.setdefault("method", method)
-            return Sequential(**parameters)
-        if method == "partial":
-            from sdckit.synthesis.partial import Partial
-
-            if "quasi_identifiers" not in parameters and schema is not None:
-                parameters["quasi_identifiers"] = list(schema.quasi_identifiers) or None
-            return Partial(**parameters)
-        if method == "hybrid":
-            from sdckit.synthesis.hybrid import Hybrid
-
-            return Hybrid(**parameters)
-        if method == "marginal_dp":
-            from sdckit.synthesis.marginal_dp import MarginalDP
-
-            return MarginalDP(epsilon, 1e-6 if delta is None else delta, **parameters)
-        if method == "safepub":
-            if epsilon is None:
-                raise ParameterError("synthesize: safepub needs epsilon, e.g. epsilon: 1.0")
-            if delta is None:
-                raise ParameterError("synthesize: safepub needs delta, e.g. delta: 1.0e-5")
-            return SafePubRelease(epsilon, delta, schema=schema, **parameters)
-        from sdckit.synthesis.alpha_beta import AlphaBeta
-
-        missing = [p for p in ("alpha", "beta") if p not in parameters]
-        if missing:
-            raise ParameterError(
-                f"synthesize: method 'alpha_beta' needs the parameters alpha and beta (missing: "
-                f"{', '.join(missing)}): a true tuple is published with probability alpha + "
-                "beta, any other tuple of the domain with probability beta; e.g. job file "
-                "`options: {alpha: 0.5, beta: 0.001}`, Python alpha=0.5, beta=0.001"
-            )
-        return AlphaBeta(**parameters)
+        return METHODS.load(method)(method, epsilon, delta, schema, parameters)
     except TypeError as exc:  # an unknown keyword
         raise ParameterError(f"synthesize: method {method!r}: {exc}") from None
+
+
+def _sequential(
+    method: str, epsilon: float | None, delta: float | None, schema: Any, parameters: dict[str, Any]
+) -> Synthesizer:
+    from sdckit.synthesis.sequential import Sequential
+
+    if "method" in parameters and method == "parametric":
+        raise ParameterError(
+            "synthesize: method 'parametric' sets every variable's model; use method "
+            "'cart' with a per-variable `method:` mapping to mix them"
+        )
+    parameters.setdefault("method", method)
+    return Sequential(**parameters)
+
+
+def _partial(
+    method: str, epsilon: float | None, delta: float | None, schema: Any, parameters: dict[str, Any]
+) -> Synthesizer:
+    from sdckit.synthesis.partial import Partial
+
+    if "quasi_identifiers" not in parameters and schema is not None:
+        parameters["quasi_identifiers"] = list(schema.quasi_identifiers) or None
+    return Partial(**parameters)
+
+
+def _hybrid(
+    method: str, epsilon: float | None, delta: float | None, schema: Any, parameters: dict[str, Any]
+) -> Synthesizer:
+    from sdckit.synthesis.hybrid import Hybrid
+
+    return Hybrid(**parameters)
+
+
+def _marginal_dp(
+    method: str, epsilon: float | None, delta: float | None, schema: Any, parameters: dict[str, Any]
+) -> Synthesizer:
+    from sdckit.synthesis.marginal_dp import MarginalDP
+
+    return MarginalDP(epsilon, 1e-6 if delta is None else delta, **parameters)
+
+
+def _safepub(
+    method: str, epsilon: float | None, delta: float | None, schema: Any, parameters: dict[str, Any]
+) -> Synthesizer:
+    if epsilon is None:
+        raise ParameterError("synthesize: safepub needs epsilon, e.g. epsilon: 1.0")
+    if delta is None:
+        raise ParameterError("synthesize: safepub needs delta, e.g. delta: 1.0e-5")
+    return SafePubRelease(epsilon, delta, schema=schema, **parameters)
+
+
+def _alpha_beta(
+    method: str, epsilon: float | None, delta: float | None, schema: Any, parameters: dict[str, Any]
+) -> Synthesizer:
+    from sdckit.synthesis.alpha_beta import AlphaBeta
+
+    missing = [p for p in ("alpha", "beta") if p not in parameters]
+    if missing:
+        raise ParameterError(
+            f"synthesize: method 'alpha_beta' needs the parameters alpha and beta (missing: "
+            f"{', '.join(missing)}): a true tuple is published with probability alpha + "
+            "beta, any other tuple of the domain with probability beta; e.g. job file "
+            "`options: {alpha: 0.5, beta: 0.001}`, Python alpha=0.5, beta=0.001"
+        )
+    return AlphaBeta(**parameters)
+
+
+METHODS.add("cart", _sequential, SynthesisTraits("sequential CART synthesis (synthpop-style)"))
+METHODS.add(
+    "parametric",
+    _sequential,
+    SynthesisTraits("sequential regression synthesis (normal, logistic, polytomous)"),
+)
+METHODS.add("partial", _partial, SynthesisTraits("partially synthetic: the records at risk"))
+METHODS.add("hybrid", _hybrid, SynthesisTraits("microaggregation-based hybrid data"))
+METHODS.add(
+    "marginal_dp",
+    _marginal_dp,
+    SynthesisTraits("differentially private marginal-based synthesis (MST-style)", dp=True),
+)
+METHODS.add(
+    "safepub",
+    _safepub,
+    SynthesisTraits("differentially private anonymization (SafePub)", dp=True, single_release=True),
+)
+METHODS.add(
+    "alpha_beta", _alpha_beta, SynthesisTraits("the (alpha, beta)-algorithm", single_release=True)
+)
 
 
 @dataclass
@@ -489,7 +553,7 @@ def synthesize(
         raise DataError(f"synthesize: data must be a pandas DataFrame, got {type(data).__name__}")
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise ParameterError(f"synthesize: m (copies) must be an integer >= 1, got {m!r}")
-    if m > 1 and method in SINGLE_RELEASE:
+    if m > 1 and method in METHODS and METHODS.traits(method).single_release:
         raise ParameterError(
             f"synthesize: {method} releases one output per run (a second copy would be a second "
             "release over the same data); use m: 1"
