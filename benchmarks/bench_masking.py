@@ -18,7 +18,7 @@ import pandas as pd
 from _timing import timed_wall as timed
 from sdckit.masking.base import MaskResult
 from sdckit.masking.randomization import pram
-from sdckit.masking.swapping import rank_swap, rank_swap_p_buckets, rank_swap_p_distribution
+from sdckit.masking.swapping import rank_swap_p_buckets, rank_swap_p_distribution, rank_swapping
 
 
 def main() -> None:
@@ -32,15 +32,15 @@ def main() -> None:
 
     # warm-up: compile / load the numba kernels (all code paths)
     small = pd.DataFrame({"x": np.random.default_rng(1).normal(size=70_000)})
-    rank_swap(small, "x", 5, seed=0)
-    rank_swap(small, "x", 0.01, seed=0)
+    rank_swapping(small, "x", 5, seed=0)
+    rank_swapping(small, "x", 0.01, seed=0)
     rank_swap_p_buckets(small, "x", 5, seed=0)
     rank_swap_p_distribution(small, "x", 5, seed=0)
     pram(cat.head(100), "c", seed=0)
 
     cases: list[tuple[str, Callable[[], MaskResult]]] = [
-        ("rank_swap p=5%", lambda: rank_swap(num, "x", 5.0, seed=1)),
-        ("rank_swap p=0.0001% (scan)", lambda: rank_swap(num, "x", 1e-4, seed=1)),
+        ("rank_swapping p=5%", lambda: rank_swapping(num, "x", 5.0, seed=1)),
+        ("rank_swapping p=0.0001% (scan)", lambda: rank_swapping(num, "x", 1e-4, seed=1)),
         ("rank_swap_p_buckets p=5%", lambda: rank_swap_p_buckets(num, "x", 5.0, seed=1)),
         ("rank_swap_p_distribution p=5%", lambda: rank_swap_p_distribution(num, "x", 5.0, seed=1)),
         ("pram 10 categories p_diag=0.8", lambda: pram(cat, "c", p_diagonal=0.8, seed=1)),

@@ -277,13 +277,13 @@ def test_learned_distance_keeps_stdout_clean(shared_data, capfd) -> None:
     """HiGHS 1.12 (SciPy 1.17) prints a stray debug line to the C-level stdout even with
     ``disp=False`` (ERGO-Code/HiGHS#2783): 3 lines on this 40-record Tarragona pair, which
     broke ``sdckit evaluate --quiet`` and anything reading the command's output."""
-    from sdckit.masking.noise import additive_noise
+    from sdckit.masking.noise_addition import noise
     from sdckit.risk.learned_distance import learned_distance_linkage
 
     cols = ["FIXED.ASSETS", "CURRENT.ASSETS", "TREASURY", "SALES"]
     path = shared_data / "sdcmicro" / "sdcMicro_Tarragona.csv"
     o = pd.read_csv(path).iloc[:150][cols].reset_index(drop=True)
-    p = additive_noise(o, cols, 0.05, seed=3).data
+    p = noise(o, cols, 0.05, seed=3).data
     capfd.readouterr()
     res = learned_distance_linkage(o.iloc[:40], p.iloc[:40], family="owa", time_limit=20)
     assert res.optimal

@@ -457,7 +457,7 @@ def test_cli_anonymize_grid_writes_map_and_ranking(tmp_path) -> None:
 def test_masking_grid_on_the_reidentification_scale(tmp_path) -> None:
     """Recoding to intervals, PRAM and local suppression of categorical QIs, no anonymize."""
     from sdckit.jobs.compare import run_compare_job
-    from sdckit.masking.methods import GlobalRecoding
+    from sdckit.masking import GlobalRecoding
     from sdckit.risk.matching import matching_risk
 
     people = _people()

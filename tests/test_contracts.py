@@ -4,7 +4,7 @@ One table of calls, one set of checks: the input is never modified, the same see
 output, the record a method publishes is JSON-ready, and a bad parameter raises an sdckit input
 error (never a bare Python exception). A method added to ``sdckit.masking.__all__`` without an
 entry here fails ``test_every_masking_method_is_covered``; the method objects of a job file
-(:mod:`sdckit.masking.methods`, every class of ``METHODS``) keep the same contract
+(:mod:`sdckit.masking.pipeline`, every class of ``METHODS``) keep the same contract
 (``test_masking_spec_contract``).
 """
 
@@ -21,7 +21,7 @@ from sdckit import masking
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ParameterError, SdcInputError
-from sdckit.masking.methods import METHODS
+from sdckit.masking.pipeline import METHODS
 from sdckit.models import KAnonymity, LDiversity, TCloseness
 
 _RNG = np.random.default_rng(7)
@@ -40,10 +40,10 @@ DATA = pd.DataFrame(
 #: method -> (keyword arguments of a valid call, keyword arguments with one bad parameter);
 #: ``seed`` is added to methods that take one.
 MASKING_CALLS: dict[str, tuple[dict, dict]] = {
-    "additive_noise": ({"columns": ["x", "y"], "alpha": 0.5}, {"columns": ["x"], "alpha": -1}),
+    "noise": ({"columns": ["x", "y"], "alpha": 0.5}, {"columns": ["x"], "alpha": -1}),
     "multiplicative_noise": ({"columns": ["x"], "sd": 0.1}, {"columns": ["x"], "sd": -0.1}),
-    "round_to_base": ({"columns": ["x"], "base": 5}, {"columns": ["x"], "base": 0}),
-    "resample": ({"columns": ["x", "y"], "t": 5}, {"columns": ["x"], "t": 0}),
+    "rounding": ({"columns": ["x"], "base": 5}, {"columns": ["x"], "base": 0}),
+    "resampling": ({"columns": ["x", "y"], "t": 5}, {"columns": ["x"], "t": 0}),
     "mdav": ({"columns": ["x", "y"], "k": 3}, {"columns": ["x"], "k": 0}),
     "vmdav": ({"columns": ["x", "y"], "k": 3}, {"columns": ["x"], "k": 0}),
     "optimal_univariate": ({"column": "x", "k": 3}, {"column": "x", "k": 0}),
@@ -54,14 +54,17 @@ MASKING_CALLS: dict[str, tuple[dict, dict]] = {
         {"quasi_identifiers": ["x"], "k": 0},
     ),
     "fuzzy_microaggregation": ({"columns": ["x", "y"], "k": 5}, {"columns": ["x"], "m": 1.0}),
-    "rank_swap": ({"columns": ["x", "y"], "p_percent": 10}, {"columns": ["x"], "p_percent": -5}),
+    "rank_swapping": (
+        {"columns": ["x", "y"], "p_percent": 10},
+        {"columns": ["x"], "p_percent": -5},
+    ),
     "rank_swap_p_buckets": ({"columns": ["x"], "p": 10}, {"columns": ["x"], "p": -5}),
     "rank_swap_p_distribution": ({"columns": ["x"], "p": 10}, {"columns": ["x"], "p": -5}),
-    "data_swap": (
+    "data_swapping": (
         {"swap_columns": ["x"], "match_columns": ["g"], "rate": 0.3},
         {"swap_columns": ["x"], "rate": 2.0},
     ),
-    "record_swap": (
+    "record_swapping": (
         {
             "household": "hh",
             "similar": ["g"],
@@ -86,13 +89,13 @@ MASKING_CALLS: dict[str, tuple[dict, dict]] = {
         {"quasi_identifiers": ["c", "g"], "k": 3},
         {"quasi_identifiers": ["c"], "k": 0},
     ),
-    "sample": ({"fraction": 0.5}, {"fraction": 1.5}),
-    "global_recode": ({"column": "x", "bins": 4}, {"column": "x", "bins": 0}),
+    "sampling": ({"fraction": 0.5}, {"fraction": 1.5}),
+    "global_recoding": ({"column": "x", "bins": 4}, {"column": "x", "bins": 0}),
     "group_categories": (
         {"column": "c", "mapping": {"a": "ab", "b": "ab", "c": "c", "d": "d"}},
         {"column": "no_such_column", "mapping": {"a": "b"}},
     ),
-    "top_bottom_code": ({"column": "x", "top": 60}, {"column": "x", "top_quantile": 2.0}),
+    "top_bottom_coding": ({"column": "x", "top": 60}, {"column": "x", "top_quantile": 2.0}),
 }
 #: methods whose "bad call" above is a wrong column, not a parameter out of its domain
 NOT_A_PARAMETER_DOMAIN = {"group_categories"}
@@ -105,7 +108,10 @@ NOT_METHODS = {
     "rr_estimate",
 }
 #: exports that are the method objects of a job file and their pipeline (contract below)
-SPEC_EXPORTS = {cls.__name__ for cls in METHODS.values()} | {"MaskingMethod", "Pipeline"}
+SPEC_EXPORTS = {METHODS.load(name).__name__ for name in METHODS.names()} | {
+    "MaskingMethod",
+    "Pipeline",
+}
 
 
 def _takes_seed(name: str) -> bool:
@@ -184,12 +190,12 @@ SPEC_CALLS: dict[str, tuple[dict, dict]] = {
 
 
 def test_every_masking_spec_is_covered():
-    assert set(SPEC_CALLS) == {cls.spec_name for cls in METHODS.values()}
+    assert set(SPEC_CALLS) == set(METHODS.names())
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_CALLS))
 def test_masking_spec_contract(name: str):
-    cls = METHODS[name]
+    cls = METHODS.load(name)
     good, bad = SPEC_CALLS[name]
     method = cls(**good)
     assert cls.from_dict(good, f"methods[0].{name}") == method  # Python and job file agree

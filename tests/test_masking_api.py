@@ -34,8 +34,9 @@ def test_pram_and_local_suppression_are_the_functions_even_after_module_imports(
 
 def test_lazy_exports_are_the_module_functions():
     from sdckit.masking.microaggregation import mdav
-    from sdckit.masking.swapping import rank_swap
+    from sdckit.masking.swapping import rank_swapping
 
-    assert masking.mdav is mdav and masking.rank_swap is rank_swap
+    assert masking.mdav is mdav and masking.rank_swapping is rank_swapping
     x = pd.DataFrame({"v": np.arange(10.0)})
-    assert masking.rank_swap(x, ["v"], p_percent=20, seed=1).method == "rank_swap"
+    assert masking.rank_swapping(x, ["v"], p_percent=20, seed=1).method == "rank_swap"
+

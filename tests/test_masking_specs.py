@@ -1,4 +1,4 @@
-"""Tests: the masking methods as typed, frozen spec objects (sdckit.masking.methods).
+"""Tests: the masking methods as typed, frozen spec objects (sdckit.masking.pipeline).
 
 One object per job-file entry: the same from Python and from a job file, written back by
 ``to_entry``/``to_entries`` (load -> dump -> load is the identity), refusing a bad parameter
@@ -19,8 +19,7 @@ import yaml
 
 from sdckit import masking
 from sdckit.errors import ConfigError, ParameterError
-from sdckit.masking.methods import (
-    METHODS,
+from sdckit.masking import (
     DataSwapping,
     GlobalRecoding,
     LocalSuppression,
@@ -37,9 +36,8 @@ from sdckit.masking.methods import (
     Rounding,
     Sampling,
     TopBottomCoding,
-    method_names,
-    step_seeds,
 )
+from sdckit.masking.pipeline import METHODS, method_names, step_seeds
 
 
 @pytest.fixture
@@ -127,13 +125,13 @@ BUILT = [
 
 
 def test_every_method_class_has_a_case() -> None:
-    assert {type(obj) for obj, _ in BUILT} == set(METHODS.values())
+    assert {type(obj) for obj, _ in BUILT} == {METHODS.load(name) for name in METHODS.names()}
 
 
 @pytest.mark.parametrize(("obj", "entry"), BUILT, ids=lambda v: getattr(v, "spec_name", ""))
 def test_python_and_job_file_give_the_same_object(obj: MaskingMethod, entry: dict) -> None:
     ((name, params),) = entry.items()
-    assert METHODS[name].from_dict(params) == obj
+    assert METHODS.load(name).from_dict(params) == obj
     assert Pipeline.from_entries([entry]).steps == [obj]
     assert Pipeline.from_entries([(name, params)]).steps == [obj]  # (name, params) pairs too
 
@@ -275,9 +273,9 @@ def test_pipeline_refuses_unchanged_perturbation_unless_allowed() -> None:
 
 
 def test_registry_and_exports() -> None:
-    assert METHODS["noise"] is METHODS["additive_noise"] is Noise
-    assert method_names() == sorted(METHODS)
-    assert {name for name, cls in METHODS.items() if cls.must_change} == {
+    assert METHODS.load("noise") is METHODS.load("additive_noise") is Noise
+    assert method_names() == sorted(METHODS.all_names())
+    assert {name for name in METHODS.all_names() if METHODS.traits(name).must_change} == {
         "noise",
         "additive_noise",
         "multiplicative_noise",

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import DataError
-from sdckit.masking.noise import additive_noise
-from sdckit.masking.other import multiplicative_noise, resample, round_to_base
+from sdckit.masking.noise_addition import noise
+from sdckit.masking.other import multiplicative_noise, resampling, rounding
 
 
 def _corr_data(n=200_000, seed=0):
@@ -22,7 +22,7 @@ def _corr_data(n=200_000, seed=0):
 
 def test_uncorrelated_noise_variance_is_alpha_times_variance():
     df = _corr_data()
-    res = additive_noise(df, ["a", "b", "c"], alpha=0.25, method="uncorrelated", seed=1)
+    res = noise(df, ["a", "b", "c"], alpha=0.25, method="uncorrelated", seed=1)
     e = res.data.to_numpy() - df.to_numpy()
     np.testing.assert_allclose(e.var(axis=0, ddof=1), 0.25 * df.var().to_numpy(), rtol=0.02)
     # independent noise: off-diagonal noise correlation ~ 0
@@ -34,7 +34,7 @@ def test_uncorrelated_noise_variance_is_alpha_times_variance():
 
 def test_correlated_noise_preserves_correlations():
     df = _corr_data()
-    res = additive_noise(df, ["a", "b", "c"], alpha=0.5, method="correlated", seed=2)
+    res = noise(df, ["a", "b", "c"], alpha=0.5, method="correlated", seed=2)
     S = df.cov().to_numpy()
     np.testing.assert_allclose(np.array(res.details["noise_covariance"]), 0.5 * S)
     np.testing.assert_allclose(res.data.cov().to_numpy(), 1.5 * S, rtol=0.03, atol=0.01)
@@ -44,7 +44,7 @@ def test_correlated_noise_preserves_correlations():
 def test_kim_transformation_parameters_and_unbiased_covariance():
     df = _corr_data()
     alpha = 0.3
-    res = additive_noise(df, ["a", "b", "c"], alpha=alpha, method="kim", seed=3)
+    res = noise(df, ["a", "b", "c"], alpha=alpha, method="kim", seed=3)
     c = res.details["c"]
     assert c == pytest.approx(1 / np.sqrt(1.3))
     for col in "abc":
@@ -65,7 +65,7 @@ def test_kim_exact_unbiasedness_over_repetitions():
     # small n: averaging the masked covariance over many seeds approaches S exactly
     df = _corr_data(n=40, seed=5)
     covs = [
-        additive_noise(df, ["a", "b"], 1.0, "kim", seed=s).data[["a", "b"]].cov().to_numpy()
+        noise(df, ["a", "b"], 1.0, "kim", seed=s).data[["a", "b"]].cov().to_numpy()
         for s in range(800)
     ]
     np.testing.assert_allclose(
@@ -79,8 +79,8 @@ def test_noise_seeded_missing_kept_input_untouched(method):
         {"a": [1.0, 2.0, np.nan, 4.0, 5.0], "b": [2.0, 1.0, 0.0, 3.0, 9.0], "s": list("vwxyz")}
     )
     copy = df.copy()
-    r1 = additive_noise(df, ["a", "b"], 0.1, method, seed=8)
-    r2 = additive_noise(df, ["a", "b"], 0.1, method, seed=8)
+    r1 = noise(df, ["a", "b"], 0.1, method, seed=8)
+    r2 = noise(df, ["a", "b"], 0.1, method, seed=8)
     pd.testing.assert_frame_equal(r1.data, r2.data)
     pd.testing.assert_frame_equal(df, copy)
     assert np.isnan(r1.data["a"].iloc[2])
@@ -91,13 +91,13 @@ def test_noise_seeded_missing_kept_input_untouched(method):
 def test_noise_input_errors():
     df = pd.DataFrame({"a": [1.0, 2.0], "s": ["1", "x"]})
     with pytest.raises(DataError, match="column 's' has the non-numeric value 'x' \\(row 2\\)"):
-        additive_noise(df, ["a", "s"])
+        noise(df, ["a", "s"])
     with pytest.raises(DataError, match="alpha"):
-        additive_noise(df, "a", alpha=0)
+        noise(df, "a", alpha=0)
     with pytest.raises(DataError, match="unknown method 'gauss'"):
-        additive_noise(df, "a", method="gauss")
+        noise(df, "a", method="gauss")
     with pytest.raises(DataError, match="fewer than 2 rows"):
-        additive_noise(pd.DataFrame({"a": [1.0, np.nan]}), "a", method="correlated")
+        noise(pd.DataFrame({"a": [1.0, np.nan]}), "a", method="correlated")
 
 
 # --------------------------------------------------------------------------- multiplicative
@@ -121,21 +121,21 @@ def test_multiplicative_noise_mean_one_and_zero_stays_zero():
 
 def test_round_to_base_hand_values():
     df = pd.DataFrame({"x": [12.5, -12.5, 7.0, 2.4, np.nan], "i": [12, 13, 17, 0, 3]})
-    res = round_to_base(df, ["x", "i"], 5)
+    res = rounding(df, ["x", "i"], 5)
     assert res.data["x"].tolist()[:4] == [15.0, -10.0, 5.0, 0.0]
     assert np.isnan(res.data["x"].iloc[4])
     assert res.data["i"].tolist() == [10, 15, 15, 0, 5]
     assert res.data["i"].dtype == df["i"].dtype
     assert res.details["n_changed"] == {"x": 4, "i": 4}
-    dec = round_to_base(pd.DataFrame({"x": [0.15, 0.25, 0.349, 1.0]}), "x", 0.1)
+    dec = rounding(pd.DataFrame({"x": [0.15, 0.25, 0.349, 1.0]}), "x", 0.1)
     assert dec.data["x"].tolist() == [0.2, 0.3, 0.3, 1.0]
 
 
 def test_round_to_base_errors():
     with pytest.raises(DataError, match="base"):
-        round_to_base(pd.DataFrame({"x": [1.0]}), "x", 0)
+        rounding(pd.DataFrame({"x": [1.0]}), "x", 0)
     with pytest.raises(DataError, match="non-numeric"):
-        round_to_base(pd.DataFrame({"x": ["a"]}), "x", 1)
+        rounding(pd.DataFrame({"x": ["a"]}), "x", 1)
 
 
 # --------------------------------------------------------------------------- resampling
@@ -143,7 +143,7 @@ def test_round_to_base_errors():
 
 def test_resample_single_sample_returns_sorted_bootstrap_by_rank():
     df = pd.DataFrame({"x": [5.0, 1.0, 3.0, 9.0, 7.0]})
-    res = resample(df, "x", t=1, seed=0)
+    res = resampling(df, "x", t=1, seed=0)
     y = res.data["x"].to_numpy()
     boot = np.sort(df["x"].to_numpy()[np.random.default_rng(0).integers(0, 5, 5)])
     # the record of rank j gets the j-th smallest value of the (single) bootstrap sample
@@ -158,20 +158,20 @@ def test_resample_single_sample_returns_sorted_bootstrap_by_rank():
 )
 def test_resample_keeps_order_and_range(vals, t, seed):
     df = pd.DataFrame({"x": vals})
-    res = resample(df, "x", t=t, seed=seed)
+    res = resampling(df, "x", t=t, seed=seed)
     x, y = df["x"].to_numpy(), res.data["x"].to_numpy()
     order = np.argsort(x, kind="stable")
     assert np.all(np.diff(y[order]) >= -1e-9 * (1 + np.abs(y[order][1:])))
     assert y.min() >= x.min() - 1e-9 and y.max() <= x.max() + 1e-9
-    np.testing.assert_array_equal(y, resample(df, "x", t=t, seed=seed).data["x"].to_numpy())
+    np.testing.assert_array_equal(y, resampling(df, "x", t=t, seed=seed).data["x"].to_numpy())
 
 
 def test_resample_preserves_mean_roughly_and_missing():
     x = np.random.default_rng(3).exponential(10, 50_000)
     x[::1000] = np.nan
-    res = resample(pd.DataFrame({"x": x}), "x", t=5, seed=1)
+    res = resampling(pd.DataFrame({"x": x}), "x", t=5, seed=1)
     y = res.data["x"].to_numpy()
     assert np.array_equal(np.isnan(y), np.isnan(x))
     assert abs(np.nanmean(y) - np.nanmean(x)) < 0.15
     with pytest.raises(DataError, match="t=0"):
-        resample(pd.DataFrame({"x": x}), "x", t=0)
+        resampling(pd.DataFrame({"x": x}), "x", t=0)

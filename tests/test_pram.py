@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
 from sdckit.errors import DataError
-from sdckit.masking.methods import RandomizedResponse
+from sdckit.masking import RandomizedResponse
 from sdckit.masking.randomization import (
     invariant_matrix,
     pram,

@@ -9,26 +9,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import DataError
-from sdckit.masking.recoding import global_recode, group_categories, sample, top_bottom_code
+from sdckit.masking.recoding import global_recoding, group_categories, sampling, top_bottom_coding
 
 # --------------------------------------------------------------------------- sampling
 
 
 def test_simple_random_sample_size_rows_and_seed():
     df = pd.DataFrame({"x": range(10)}, index=[f"r{i}" for i in range(10)])
-    res = sample(df, fraction=0.5, seed=1)
+    res = sampling(df, fraction=0.5, seed=1)
     assert len(res.data) == 5
     assert set(res.data.index) <= set(df.index)
     assert list(res.data.index) == sorted(res.data.index, key=lambda s: int(s[1:]))
     assert res.details["fraction"] == 0.5
-    pd.testing.assert_frame_equal(res.data, sample(df, fraction=0.5, seed=1).data)
-    assert len(sample(df, n=3, seed=2).data) == 3
+    pd.testing.assert_frame_equal(res.data, sampling(df, fraction=0.5, seed=1).data)
+    assert len(sampling(df, n=3, seed=2).data) == 3
 
 
 def test_stratified_allocation_by_largest_remainder_hand_example():
     # strata sizes 5, 3, 2; fraction 0.5 -> 5 records; quotas 2.5, 1.5, 1.0 -> 3, 1, 1
     df = pd.DataFrame({"s": list("aaaaabbbcc"), "x": range(10)})
-    res = sample(df, fraction=0.5, strata="s", seed=0)
+    res = sampling(df, fraction=0.5, strata="s", seed=0)
     counts = res.data["s"].value_counts().to_dict()
     assert counts == {"a": 3, "b": 1, "c": 1}
     st_ = res.details["strata"]
@@ -47,7 +47,7 @@ def test_stratified_allocation_by_largest_remainder_hand_example():
 )
 def test_stratified_sample_total_and_within_strata(strata, f, seed):
     df = pd.DataFrame({"s": strata})
-    res = sample(df, fraction=f, strata=["s"], seed=seed)
+    res = sampling(df, fraction=f, strata=["s"], seed=seed)
     assert len(res.data) == int(np.floor(f * len(df) + 0.5))
     N = df["s"].value_counts()
     for d in res.details["strata"]:
@@ -59,15 +59,15 @@ def test_stratified_sample_total_and_within_strata(strata, f, seed):
 def test_sample_errors():
     df = pd.DataFrame({"x": range(4)})
     with pytest.raises(DataError, match="exactly one"):
-        sample(df)
+        sampling(df)
     with pytest.raises(DataError, match="exactly one"):
-        sample(df, fraction=0.5, n=2)
+        sampling(df, fraction=0.5, n=2)
     with pytest.raises(DataError, match="fraction=0"):
-        sample(df, fraction=0)
+        sampling(df, fraction=0)
     with pytest.raises(DataError, match="exceeds the 4 records"):
-        sample(df, n=5)
+        sampling(df, n=5)
     with pytest.raises(DataError, match="not found"):
-        sample(df, fraction=0.5, strata="region")
+        sampling(df, fraction=0.5, strata="region")
 
 
 # --------------------------------------------------------------------------- global recoding
@@ -75,7 +75,7 @@ def test_sample_errors():
 
 def test_global_recode_breaks_hand_labels():
     df = pd.DataFrame({"age": [0, 17, 18, 64, 65, 120, None]})
-    res = global_recode(df, "age", method="breaks", breaks=[0, 18, 65, 120])
+    res = global_recoding(df, "age", method="breaks", breaks=[0, 18, 65, 120])
     got = res.data["age"].astype(object).tolist()
     assert got[:6] == ["[0, 18)", "[0, 18)", "[18, 65)", "[18, 65)", "[65, 120]", "[65, 120]"]
     assert pd.isna(got[6])
@@ -86,13 +86,13 @@ def test_global_recode_breaks_hand_labels():
 
 def test_global_recode_methods_hand_breaks():
     df = pd.DataFrame({"x": [20, 25, 31, 40]})
-    ew = global_recode(df, "x", "equal_width", bins=2)
+    ew = global_recoding(df, "x", "equal_width", bins=2)
     assert ew.details["breaks"] == [20.0, 30.0, 40.0]
     assert ew.data["x"].astype(str).tolist() == ["[20, 30)", "[20, 30)", "[30, 40]", "[30, 40]"]
-    ef = global_recode(pd.DataFrame({"x": range(1, 9)}), "x", "equal_frequency", bins=4)
+    ef = global_recoding(pd.DataFrame({"x": range(1, 9)}), "x", "equal_frequency", bins=4)
     assert ef.details["breaks"] == [1.0, 2.75, 4.5, 6.25, 8.0]
     assert ef.details["counts"] == [2, 2, 2, 2]
-    lg = global_recode(pd.DataFrame({"x": [1, 5, 10, 50, 100]}), "x", "log_equidistant", bins=2)
+    lg = global_recoding(pd.DataFrame({"x": [1, 5, 10, 50, 100]}), "x", "log_equidistant", bins=2)
     assert lg.details["breaks"] == pytest.approx([1.0, 10.0, 100.0])
     assert lg.data["x"].astype(str).tolist() == [
         "[1, 10)",
@@ -101,7 +101,7 @@ def test_global_recode_methods_hand_breaks():
         "[10, 100]",
         "[10, 100]",
     ]
-    lab = global_recode(df, "x", "equal_width", bins=2, labels=["young", "old"])
+    lab = global_recoding(df, "x", "equal_width", bins=2, labels=["young", "old"])
     assert lab.data["x"].astype(str).tolist() == ["young", "young", "old", "old"]
     assert lab.details["intervals"] == ["[20, 30)", "[30, 40]"]
 
@@ -109,19 +109,19 @@ def test_global_recode_methods_hand_breaks():
 def test_global_recode_errors_name_value_and_row():
     df = pd.DataFrame({"x": [5, 50, 500]})
     with pytest.raises(DataError, match="value 500 of column 'x' \\(row 3\\) lies outside"):
-        global_recode(df, "x", "breaks", breaks=[0, 100])
+        global_recoding(df, "x", "breaks", breaks=[0, 100])
     with pytest.raises(DataError, match="strictly increasing"):
-        global_recode(df, "x", "breaks", breaks=[0, 100, 50])
+        global_recoding(df, "x", "breaks", breaks=[0, 100, 50])
     with pytest.raises(DataError, match="positive values.*-1"):
-        global_recode(pd.DataFrame({"x": [-1, 3]}), "x", "log_equidistant", bins=2)
+        global_recoding(pd.DataFrame({"x": [-1, 3]}), "x", "log_equidistant", bins=2)
     with pytest.raises(DataError, match="3 labels for 2 intervals"):
-        global_recode(df, "x", "equal_width", bins=2, labels=["a", "b", "c"])
+        global_recoding(df, "x", "equal_width", bins=2, labels=["a", "b", "c"])
     with pytest.raises(DataError, match="needs bins"):
-        global_recode(df, "x", "equal_width")
+        global_recoding(df, "x", "equal_width")
     with pytest.raises(DataError, match="unknown method"):
-        global_recode(df, "x", "quantiles", bins=2)
+        global_recoding(df, "x", "quantiles", bins=2)
     with pytest.raises(DataError, match="non-numeric"):
-        global_recode(pd.DataFrame({"x": ["a"]}), "x", "equal_width", bins=2)
+        global_recoding(pd.DataFrame({"x": ["a"]}), "x", "equal_width", bins=2)
 
 
 # --------------------------------------------------------------------------- grouping
@@ -150,14 +150,14 @@ def test_group_categories_unmapped_are_listed():
 
 def test_top_bottom_code_threshold_and_mean():
     df = pd.DataFrame({"x": [1, 2, 3, 100, 200]})
-    t = top_bottom_code(df, "x", top=50)
+    t = top_bottom_coding(df, "x", top=50)
     assert t.data["x"].tolist() == [1, 2, 3, 50, 50]
     assert t.details["top"] == {"threshold": 50.0, "replacement": 50.0, "n_coded": 2}
-    m = top_bottom_code(df, "x", top=50, bottom=2, replace="mean")
+    m = top_bottom_coding(df, "x", top=50, bottom=2, replace="mean")
     assert m.data["x"].tolist() == [1, 2, 3, 150, 150]  # nothing strictly below 2 but 1
     assert m.details["bottom"] == {"threshold": 2.0, "replacement": 1.0, "n_coded": 1}
     assert m.data["x"].sum() == df["x"].sum()
-    q = top_bottom_code(pd.DataFrame({"x": np.arange(101.0)}), "x", top_quantile=0.9)
+    q = top_bottom_coding(pd.DataFrame({"x": np.arange(101.0)}), "x", top_quantile=0.9)
     assert q.details["top"]["threshold"] == 90.0
     assert q.data["x"].max() == 90.0 and q.details["top"]["n_coded"] == 10
 
@@ -165,20 +165,20 @@ def test_top_bottom_code_threshold_and_mean():
 def test_top_bottom_code_errors():
     df = pd.DataFrame({"x": [1.0, 2.0]})
     with pytest.raises(DataError, match="at least one"):
-        top_bottom_code(df, "x")
+        top_bottom_coding(df, "x")
     with pytest.raises(DataError, match="not both"):
-        top_bottom_code(df, "x", top=1, top_quantile=0.9)
+        top_bottom_coding(df, "x", top=1, top_quantile=0.9)
     with pytest.raises(DataError, match="top_quantile=1.5"):
-        top_bottom_code(df, "x", top_quantile=1.5)
+        top_bottom_coding(df, "x", top_quantile=1.5)
     with pytest.raises(DataError, match="exceeds the top"):
-        top_bottom_code(df, "x", top=1, bottom=2)
+        top_bottom_coding(df, "x", top=1, bottom=2)
     with pytest.raises(DataError, match="replace"):
-        top_bottom_code(df, "x", top=1, replace="median")
+        top_bottom_coding(df, "x", top=1, replace="median")
 
 
 def test_stratified_allocation_ties_are_exact():
     # quotas 1/3, 1/3, 7/3: the remainders are equal (1/3 each); in floating point 7/3 - 2
     # exceeds 1/3 and the largest stratum took the extra record (n = 3 for a quota of 1.97)
     df = pd.DataFrame({"s": [0, 1, 2, 2, 2, 2, 2, 2, 2]})
-    res = sample(df, fraction=0.28125, strata=["s"], seed=0)
+    res = sampling(df, fraction=0.28125, strata=["s"], seed=0)
     assert [d["n"] for d in res.details["strata"]] == [1, 0, 2]

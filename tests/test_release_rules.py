@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from sdckit.cli import app
 from sdckit.errors import DataError
-from sdckit.masking.methods import METHODS, Pipeline
+from sdckit.masking.pipeline import METHODS, Pipeline
 
 #: The job-file names of the perturbative methods (aliases left out).
-MUST_CHANGE = {cls.spec_name for cls in METHODS.values() if cls.must_change}
+MUST_CHANGE = set(METHODS.where(lambda traits: traits.must_change))
 
 
 def apply_methods(data: pd.DataFrame, methods: list, seed: int | None = None):
@@ -49,7 +49,7 @@ STEPS = {
 
 def test_every_perturbative_method_has_a_rule_case() -> None:
     assert set(STEPS) == set(MUST_CHANGE)
-    assert all(METHODS[name].spec_name == name for name in MUST_CHANGE)
+    assert all(METHODS.load(name).spec_name == name for name in MUST_CHANGE)
 
 
 def _constant(n: int) -> pd.DataFrame:
@@ -243,7 +243,7 @@ def test_mondrian_still_cuts_numeric_qis_without_hierarchy() -> None:
 # ---------------------------------------------------------------------------------------------
 def _series_cases():
     from sdckit.masking import microaggregation as ma
-    from sdckit.masking import noise, other, randomization, recoding, swapping
+    from sdckit.masking import noise_addition, other, randomization, recoding, swapping
     from sdckit.masking import suppression as ls
 
     num = pd.Series(np.arange(30, dtype=float) * 1.7 % 11, name="x")
@@ -256,21 +256,21 @@ def _series_cases():
         (ma.categorical_microaggregation, cat, {"k": 3}),
         (ma.kanonymity_microaggregation, num, {"quasi_identifiers": "x", "k": 3}),
         (ma.fuzzy_microaggregation, num, {"k": 3}),
-        (noise.additive_noise, num, {"columns": None, "seed": 1}),
-        (other.round_to_base, num, {"columns": None, "base": 5}),
-        (other.resample, num, {"columns": None, "seed": 1}),
+        (noise_addition.noise, num, {"columns": None, "seed": 1}),
+        (other.rounding, num, {"columns": None, "base": 5}),
+        (other.resampling, num, {"columns": None, "seed": 1}),
         (other.multiplicative_noise, num, {"columns": None, "seed": 1}),
         (randomization.pram, cat, {"columns": None, "seed": 1}),
         (randomization.randomized_response, cat.where(cat != "c", "a"), {"column": "g", "seed": 1}),
-        (recoding.sample, num, {"fraction": 0.5, "seed": 1}),
-        (recoding.global_recode, num, {"column": "x", "method": "breaks", "breaks": [0, 5, 11]}),
+        (recoding.sampling, num, {"fraction": 0.5, "seed": 1}),
+        (recoding.global_recoding, num, {"column": "x", "method": "breaks", "breaks": [0, 5, 11]}),
         (
             recoding.group_categories,
             cat,
             {"column": "g", "mapping": {"a": "ab", "b": "ab", "c": "c"}},
         ),
-        (recoding.top_bottom_code, num, {"column": "x", "top": 8}),
-        (swapping.rank_swap, num, {"columns": None, "p_percent": 10, "seed": 1}),
+        (recoding.top_bottom_coding, num, {"column": "x", "top": 8}),
+        (swapping.rank_swapping, num, {"columns": None, "p_percent": 10, "seed": 1}),
         (ls.local_suppression, cat, {"quasi_identifiers": None, "k": 2}),
     ]
 

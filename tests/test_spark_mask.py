@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from sdckit.core.io import read_table
 from sdckit.errors import ConfigError, DataError
+from sdckit.masking import Microaggregation, Pipeline
 from sdckit.masking import microaggregation as ma
-from sdckit.masking.methods import Microaggregation, Pipeline
 from sdckit.masking.suppression import wildcard_frequencies
 
 N = 2000

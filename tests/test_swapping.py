@@ -16,14 +16,14 @@ from sdckit.masking.swapping import (
     _rank_swap_kernel,
     _stable_order,
     _top,
-    data_swap,
-    rank_swap,
+    data_swapping,
     rank_swap_p_buckets,
     rank_swap_p_distribution,
-    record_swap,
+    rank_swapping,
+    record_swapping,
 )
 
-RANK_METHODS = [rank_swap, rank_swap_p_buckets, rank_swap_p_distribution]
+RANK_METHODS = [rank_swapping, rank_swap_p_buckets, rank_swap_p_distribution]
 
 
 # --------------------------------------------------------------------------- pure references
@@ -98,7 +98,7 @@ def test_rank_swap_window_one_is_deterministic_hand_example():
     # values by rank: 10 (row 0), 20 (row 3), 30 (row 2), 40 (row 4), 50 (row 1)
     df = pd.DataFrame({"x": [10, 50, 30, 20, 40], "y": list("abcde")})
     for seed in range(5):
-        res = rank_swap(df, "x", p_percent=20, seed=seed)
+        res = rank_swapping(df, "x", p_percent=20, seed=seed)
         assert res.data["x"].tolist() == [20, 50, 40, 10, 30]
         assert res.data["x"].dtype == df["x"].dtype
         assert res.data["y"].tolist() == list("abcde")
@@ -107,14 +107,14 @@ def test_rank_swap_window_one_is_deterministic_hand_example():
 
 
 def test_rank_swap_two_values_full_window_always_swap():
-    res = rank_swap(pd.DataFrame({"x": [2.5, 1.0]}), "x", p_percent=100, seed=3)
+    res = rank_swapping(pd.DataFrame({"x": [2.5, 1.0]}), "x", p_percent=100, seed=3)
     assert res.data["x"].tolist() == [1.0, 2.5]
 
 
 def test_rank_swap_partner_is_uniform_over_window():
     # n = 3, p = 100: rank 0 swaps with rank 1 or 2, each with probability 1/2
     df = pd.DataFrame({"x": [0.0, 1.0, 2.0]})
-    hits = sum(rank_swap(df, "x", 100, seed=s).data["x"].iloc[0] == 1.0 for s in range(600))
+    hits = sum(rank_swapping(df, "x", 100, seed=s).data["x"].iloc[0] == 1.0 for s in range(600))
     assert 0.43 < hits / 600 < 0.57
 
 
@@ -189,7 +189,7 @@ def test_rank_methods_preserve_marginals_and_missing(vals, p, seed):
 @given(st.integers(2, 300), st.floats(0.5, 100), st.integers(0, 10**6))
 def test_rank_swap_never_moves_beyond_window(n, p, seed):
     x = pd.DataFrame({"x": np.random.default_rng(seed).permutation(n).astype(float)})
-    res = rank_swap(x, "x", p, seed=seed)
+    res = rank_swapping(x, "x", p, seed=seed)
     w = res.details["x"]["window_ranks"]
     assert w == int(np.floor(p * n / 100 + 1e-9))
     # values are the ranks themselves, so |new - old| is the rank distance
@@ -199,9 +199,9 @@ def test_rank_swap_never_moves_beyond_window(n, p, seed):
 def test_rank_swap_columns_are_independent_and_seeded():
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"a": rng.normal(size=500), "b": rng.normal(size=500)})
-    r1 = rank_swap(df, ["a", "b"], 10, seed=42)
-    r2 = rank_swap(df, ["a", "b"], 10, seed=42)
-    r3 = rank_swap(df, ["a", "b"], 10, seed=43)
+    r1 = rank_swapping(df, ["a", "b"], 10, seed=42)
+    r2 = rank_swapping(df, ["a", "b"], 10, seed=42)
+    r3 = rank_swapping(df, ["a", "b"], 10, seed=43)
     pd.testing.assert_frame_equal(r1.data, r2.data)
     assert not r1.data.equals(r3.data)
     assert r1.record()["parameters"] == {"columns": ["a", "b"], "p_percent": 10.0}
@@ -210,15 +210,15 @@ def test_rank_swap_columns_are_independent_and_seeded():
 @pytest.mark.parametrize("bad", [0, -1, 100.5, "five", None])
 def test_rank_swap_rejects_p_outside_percent_range(bad):
     with pytest.raises(DataError, match="percentage"):
-        rank_swap(pd.DataFrame({"x": [1.0, 2.0]}), "x", bad)
+        rank_swapping(pd.DataFrame({"x": [1.0, 2.0]}), "x", bad)
 
 
 def test_rank_swap_non_numeric_column_is_named():
     df = pd.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]})
     with pytest.raises(DataError, match="'s'.*'a'.*row 1"):
-        rank_swap(df, ["x", "s"], 5)
+        rank_swapping(df, ["x", "s"], 5)
     with pytest.raises(DataError, match="not found"):
-        rank_swap(df, ["nope"], 5)
+        rank_swapping(df, ["nope"], 5)
 
 
 # --------------------------------------------------------------------------- data swapping
@@ -228,7 +228,7 @@ def test_data_swap_rate_one_pairs_every_record_hand_counts():
     df = pd.DataFrame(
         {"g": ["a"] * 4 + ["b"] * 3, "v": [1, 2, 3, 4, 5, 6, 7], "w": list("pqrstuv")}
     )
-    res = data_swap(df, ["v", "w"], ["g"], rate=1.0, seed=0)
+    res = data_swapping(df, ["v", "w"], ["g"], rate=1.0, seed=0)
     # group a: 2 pairs, group b (3 records): 1 pair -> 3 pairs, 6 records
     assert res.details["n_pairs"] == 3
     assert res.details["n_records_swapped"] == 6
@@ -245,7 +245,7 @@ def test_data_swap_rate_one_pairs_every_record_hand_counts():
 
 def test_data_swap_rate_zero_changes_nothing():
     df = pd.DataFrame({"g": [1, 1, 2, 2], "v": ["x", "y", "z", "t"]})
-    res = data_swap(df, "v", "g", rate=0.0, seed=1)
+    res = data_swapping(df, "v", "g", rate=0.0, seed=1)
     pd.testing.assert_frame_equal(res.data, df)
     assert res.details["n_pairs"] == 0
 
@@ -263,23 +263,23 @@ def test_data_swap_rate_zero_changes_nothing():
 def test_data_swap_preserves_crosstab_with_matching_variables(rows, rate, seed):
     df = pd.DataFrame(rows, columns=["m", "s1", "s2"])
     df["other"] = range(len(df))
-    res = data_swap(df, ["s1", "s2"], ["m"], rate=rate, seed=seed)
+    res = data_swapping(df, ["s1", "s2"], ["m"], rate=rate, seed=seed)
     before = df.value_counts(["m", "s1", "s2"]).sort_index()
     after = res.data.value_counts(["m", "s1", "s2"]).sort_index()
     pd.testing.assert_series_equal(before, after)
     assert res.data["other"].tolist() == list(range(len(df)))
-    pd.testing.assert_frame_equal(res.data, data_swap(df, ["s1", "s2"], ["m"], rate, seed).data)
+    pd.testing.assert_frame_equal(res.data, data_swapping(df, ["s1", "s2"], ["m"], rate, seed).data)
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, "x"])
 def test_data_swap_rejects_rate(bad):
     with pytest.raises(DataError, match="rate"):
-        data_swap(pd.DataFrame({"a": [1], "b": [2]}), "a", "b", rate=bad)
+        data_swapping(pd.DataFrame({"a": [1], "b": [2]}), "a", "b", rate=bad)
 
 
 def test_data_swap_rejects_overlap():
     with pytest.raises(DataError, match="both swapped and matched"):
-        data_swap(pd.DataFrame({"a": [1], "b": [2]}), ["a", "b"], "b")
+        data_swapping(pd.DataFrame({"a": [1], "b": [2]}), ["a", "b"], "b")
 
 
 # --------------------------------------------------------------------------- record swapping
@@ -308,7 +308,7 @@ def test_record_swap_hand_example_risky_household_moves():
             ("h7", "R2", 1, "a"),
         ]
     )
-    res = record_swap(
+    res = record_swapping(
         df,
         "hid",
         similar=["hsize"],
@@ -348,7 +348,7 @@ def test_record_swap_without_donor_leaves_household_and_reports_it():
             ("h6", "R2", 1, "a"),
         ]
     )
-    res = record_swap(df, "hid", "hsize", "region", "occ", swap_rate=0.0, k_anonymity=3, seed=1)
+    res = record_swapping(df, "hid", "hsize", "region", "occ", swap_rate=0.0, k_anonymity=3, seed=1)
     pd.testing.assert_frame_equal(res.data, df)
     assert res.details["n_without_donor"] == 1
     assert res.details["households_without_donor"] == ["h3"]
@@ -375,7 +375,7 @@ def _synthetic(nh=3000, seed=0):
 
 def test_record_swap_hits_the_swap_rate_and_preserves_household_tables():
     df = _synthetic()
-    res = record_swap(
+    res = record_swapping(
         df,
         "hid",
         ["hsize"],
@@ -401,7 +401,7 @@ def test_record_swap_hits_the_swap_rate_and_preserves_household_tables():
         df.value_counts(["nuts2"]).sort_index(), res.data.value_counts(["nuts2"]).sort_index()
     )
     assert (res.data.groupby("hid")["nuts2"].nunique() == 1).all()
-    again = record_swap(
+    again = record_swapping(
         df,
         "hid",
         ["hsize"],
@@ -416,7 +416,7 @@ def test_record_swap_hits_the_swap_rate_and_preserves_household_tables():
 
 def test_record_swap_swaps_all_risky_households_with_donors():
     df = _synthetic(seed=3)
-    res = record_swap(
+    res = record_swapping(
         df,
         "hid",
         ["hsize"],
@@ -445,10 +445,10 @@ def test_record_swap_errors_name_the_problem():
     bad = df.copy()
     bad.loc[1, "region"] = "R2"
     with pytest.raises(DataError, match="'region' differs within household 'h1'"):
-        record_swap(bad, "hid", "hsize", "region", "occ")
+        record_swapping(bad, "hid", "hsize", "region", "occ")
     with pytest.raises(DataError, match="swap_rate"):
-        record_swap(df, "hid", "hsize", "region", "occ", swap_rate=2)
+        record_swapping(df, "hid", "hsize", "region", "occ", swap_rate=2)
     with pytest.raises(DataError, match="k_anonymity"):
-        record_swap(df, "hid", "hsize", "region", "occ", k_anonymity=-1)
+        record_swapping(df, "hid", "hsize", "region", "occ", k_anonymity=-1)
     with pytest.raises(DataError, match="not found"):
-        record_swap(df, "hid", "hsize", "county", "occ")
+        record_swapping(df, "hid", "hsize", "county", "occ")

@@ -117,8 +117,8 @@ def test_the_api_is_found() -> None:
         "sdckit.risk.matching.matching_risk",
         "sdckit.risk.matching.MatchingRisk",
         "sdckit.utility.generalization_pair.generalization_metrics",
-        "sdckit.masking.swapping.record_swap",
-        "sdckit.masking.methods.RecordSwapping",
+        "sdckit.masking.swapping.record_swapping",
+        "sdckit.masking.swapping.RecordSwapping",
         "sdckit.masking.microaggregation.information_loss",
     ):
         assert owner in api, owner
@@ -153,7 +153,7 @@ STEP = {"household": "hid", "similar": ["size"], "hierarchy": ["region"], "swap_
 
 @pytest.mark.parametrize("name", ["quasi_identifiers", "risk_variables"])
 def test_record_swapping_reads_both_spellings(name: str) -> None:
-    from sdckit.masking.methods import Pipeline, RecordSwapping
+    from sdckit.masking import Pipeline, RecordSwapping
 
     from_python = RecordSwapping(**STEP, **{name: ["age"]})
     from_file = RecordSwapping.from_dict({**STEP, name: ["age"]}, "methods[0].record_swapping")
@@ -174,7 +174,7 @@ def test_record_swapping_reads_both_spellings(name: str) -> None:
 
 def test_record_swapping_refuses_both_spellings_at_once() -> None:
     from sdckit.errors import ParameterError
-    from sdckit.masking.methods import RecordSwapping
+    from sdckit.masking import RecordSwapping
 
     both = {**STEP, "quasi_identifiers": ["age"], "risk_variables": ["age"]}
     with pytest.raises(ParameterError, match="give quasi_identifiers only"):
@@ -184,7 +184,9 @@ def test_record_swapping_refuses_both_spellings_at_once() -> None:
 
 
 def test_record_swap_function_takes_quasi_identifiers() -> None:
-    from sdckit.masking.swapping import record_swap
+    from sdckit.masking.swapping import record_swapping
 
-    res = record_swap(_households(), "hid", ["size"], ["region"], quasi_identifiers=["age"], seed=1)
+    res = record_swapping(
+        _households(), "hid", ["size"], ["region"], quasi_identifiers=["age"], seed=1
+    )
     assert res.parameters["quasi_identifiers"] == ["age"]

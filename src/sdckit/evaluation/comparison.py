@@ -3,7 +3,7 @@
 The measurement engine of ``sdckit compare`` (the job -- the grid language and its outputs --
 is :mod:`sdckit.jobs.compare`; the R-U map and the HTML page are
 :mod:`sdckit.report.compare_report`). Each :class:`Configuration` -- a masking pipeline
-(:class:`sdckit.masking.methods.Pipeline`), an anonymization (:func:`sdckit.anonymize`) or a
+(:class:`sdckit.masking.pipeline.Pipeline`), an anonymization (:func:`sdckit.anonymize`) or a
 protected file made elsewhere -- is applied to the original, evaluated against it, and the
 configurations are ranked by the **R-U score** ``(IL + DR) / 2`` (Domingo-Ferrer & Torra 2001),
 both halves in percent, the coordinates of the **R-U map** (Duncan, Keller-McNulty & Stokes
@@ -195,7 +195,7 @@ def compare(
 ) -> dict[str, Any]:
     """Protect ``original`` with every configuration, evaluate each and rank them.
 
-    Masking configurations are applied by :meth:`sdckit.masking.methods.Pipeline.apply`,
+    Masking configurations are applied by :meth:`sdckit.masking.pipeline.Pipeline.apply`,
     anonymize configurations by :func:`sdckit.anonymize` with ``schema`` (roles and
     hierarchies), all with the same ``seed``; the ``masking`` records of each are added to the
     result. ``scale`` is the R-U scale (:data:`SCALES`; default ``"reidentification"`` when a
@@ -208,7 +208,7 @@ def compare(
     share; ``target`` is its attributed attribute (default: the schema's first sensitive one).
     ``key`` formats the job keys named in errors (e.g. ``Job.key``: the file name first).
     """
-    from sdckit.masking.methods import Pipeline
+    from sdckit.masking.pipeline import Pipeline
 
     in_job = key is not None
     key = key or str

@@ -1,7 +1,7 @@
 """``sdckit compare`` jobs: a grid of protections of one data set, evaluated and ranked.
 
 A compare job runs a grid of masking methods x parameters
-(:class:`sdckit.masking.methods.Pipeline`) and of anonymizations x parameters
+(:class:`sdckit.masking.pipeline.Pipeline`) and of anonymizations x parameters
 (:func:`sdckit.anonymize`) on one input, evaluates every protected file against the original
 and ranks the configurations by R-U score on one of two scales (``options.scale``: ``score``,
 the default for masking-only grids, or ``reidentification``, the default as soon as the grid
@@ -43,7 +43,7 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
 A grid entry ``{method: {param: value, ...}}`` expands to the cartesian product of every
 parameter given as a list (in the order written), except parameters whose value is itself a
 list or mapping (``columns``, ``groups``, PRAM ``matrix``, ...): those are taken as they are.
-Method names and parameters are those of :mod:`sdckit.masking.methods`; ``columns`` defaults to
+Method names and parameters are those of :mod:`sdckit.masking.pipeline`; ``columns`` defaults to
 the top-level ``columns``. An entry with ``methods:`` (and an optional ``label``) is one
 configuration applying several methods in order (each method's lists are expanded too). A
 ``protected: {path, label, delimiter}`` entry adds a protected file made elsewhere (ARX,
@@ -117,7 +117,7 @@ def _fmt_value(v: Any) -> str:
 def _expand_method(
     name: Any, params: Any, where: str, columns: Sequence[str] | None
 ) -> list[tuple[str, dict[str, Any]]]:
-    from sdckit.masking.methods import METHODS, method_names
+    from sdckit.masking.pipeline import METHODS, method_names
 
     if not isinstance(name, str) or name not in METHODS:
         raise ConfigError(f"{where}: unknown method {name!r}; allowed: {', '.join(method_names())}")
@@ -125,7 +125,7 @@ def _expand_method(
         params = {}
     if not isinstance(params, Mapping):
         raise ConfigError(f"{where}.{name}: parameters must be a mapping, got {params!r}")
-    method = METHODS[name]
+    method = METHODS.load(name)
     params = dict(params)
     if "columns" in method.parameter_names() and "columns" not in params and columns:
         params["columns"] = list(columns)
@@ -156,9 +156,9 @@ def _label(steps: Sequence[tuple[str, dict[str, Any]]], shown: Sequence[set[str]
 
 def _shown(name: str, params: Any) -> set[str]:
     """Parameters written in a grid entry whose values are scalars (or lists to expand)."""
-    from sdckit.masking.methods import METHODS
+    from sdckit.masking.pipeline import METHODS
 
-    scalar = METHODS[name].scalar_parameters()
+    scalar = METHODS.load(name).scalar_parameters()
     return {k for k in (params or {}) if k in scalar}
 
 
@@ -333,7 +333,7 @@ def expand_grid(
     Labels name the method and the parameters that vary (lists) plus ``method``, e.g.
     ``microaggregation(method=mdav, k=5)``. Raises :class:`ConfigError` naming ``grid[i]...``
     for unknown methods, bad shapes and duplicate labels; the parameters themselves are
-    validated by :meth:`sdckit.masking.methods.Pipeline.from_entries` (a ParameterError). A
+    validated by :meth:`sdckit.masking.pipeline.Pipeline.from_entries` (a ParameterError). A
     ``protected: {path, label, delimiter}`` entry is a protected file given as it is (made by
     any tool); its path is relative to ``base_dir``. An ``anonymize: {models,
     suppression_limit, algorithm, metric, options}`` entry runs :func:`sdckit.anonymize`
@@ -341,7 +341,7 @@ def expand_grid(
     :class:`~sdckit.jobs.config.Job`) resolves the models' population files and hierarchies.
     """
     from sdckit.jobs.config import job_from_dict
-    from sdckit.masking.methods import Pipeline
+    from sdckit.masking.pipeline import Pipeline
 
     if job is None:
         job = job_from_dict({}, base_dir=base_dir)

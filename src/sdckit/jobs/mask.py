@@ -1,7 +1,7 @@
 """The mask job: read, validate the methods, mask, report, write.
 
-A job file's ``methods:`` list is parsed into a :class:`~sdckit.masking.methods.Pipeline` of
-masking-method objects (:mod:`sdckit.masking.methods` documents every method name and
+A job file's ``methods:`` list is parsed into a :class:`~sdckit.masking.pipeline.Pipeline` of
+masking-method objects (:mod:`sdckit.masking.pipeline` documents every method name and
 parameter, the per-step ``allow_unchanged`` and how seeds are derived); errors name the key,
 ``'job.yaml': methods[i].<method>.<param>``. :func:`run_mask_job` reads the input, drops (or
 pseudonymizes) the identifying attributes, applies the pipeline with the job's ``seed``,
@@ -29,7 +29,7 @@ class MaskJobResult:
 
     ``data`` is the released table (a Spark DataFrame for ``engine: spark``, in input order,
     recomputed from the input when read again); ``records`` the published method records (as
-    :meth:`~sdckit.masking.methods.Pipeline.apply` returns them); ``summary`` the JSON
+    :meth:`~sdckit.masking.pipeline.Pipeline.apply` returns them); ``summary`` the JSON
     document (also written to the job's ``output.json``); ``report`` the HTML report;
     ``written`` the files written, by kind (``data``, ``report``, ``json``).
     """
@@ -196,7 +196,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
 
     Steps: read the input; drop the identifying attributes (or pseudonymize them with a keyed
     HMAC where the schema says so); apply the job's ``methods`` (a
-    :class:`~sdckit.masking.methods.Pipeline`, validated before the input is read) with its
+    :class:`~sdckit.masking.pipeline.Pipeline`, validated before the input is read) with its
     ``seed``; summarize every masked column before/after and evaluate the numeric ones
     (:func:`numeric_evaluation`); build the HTML report. Only when all of that succeeded are
     the outputs written (``output.path`` CSV/Parquet, ``output.report`` HTML,
@@ -208,7 +208,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     """
     from sdckit.core.io import output_set, write_table, write_text
     from sdckit.jobs.config import Job, job_from_dict, load_job
-    from sdckit.masking.methods import Pipeline
+    from sdckit.masking.pipeline import Pipeline
     from sdckit.report.writer import write_json
 
     if isinstance(job, (str, Path)):

@@ -5,7 +5,7 @@ its default and its allowed values are declared here, validated once when the fi
 (:func:`sdckit.jobs.config.load_job`), and :meth:`JobSpec.document` gives the file's content
 back (load -> dump -> load is the identity). The privacy models, masking methods and the metric
 the document names are specs of their own packages (:mod:`sdckit.models`,
-:mod:`sdckit.masking.methods`, :class:`sdckit.utility.generalization.MetricSpec`).
+:mod:`sdckit.masking.pipeline`, :class:`sdckit.utility.generalization.MetricSpec`).
 
 A bad document raises :class:`~sdckit.errors.ParameterError` (a
 :class:`~sdckit.errors.ConfigError`) naming the file and the key path, e.g.

@@ -27,12 +27,20 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from numbers import Integral
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from sdckit.core.encoding import as_text, encode, is_numeric
+from sdckit.core.spec import (
+    Boolean,
+    ColumnList,
+    NonEmptyList,
+    NonEmptyMapping,
+    Number,
+)
 from sdckit.errors import DataError, ParameterError, VerificationError, preview
 from sdckit.masking import _mdav_kernels as kern
 from sdckit.masking.base import (
@@ -41,6 +49,15 @@ from sdckit.masking.base import (
     check_columns,
     numeric_matrix,
     standardize,
+)
+from sdckit.masking.spec import (
+    LOCAL_AND_SPARK,
+    Count,
+    MaskingMethod,
+    Positive,
+    Rng,
+    _per_column,
+    _result_columns,
 )
 
 Centroid = Literal["mean", "median"]
@@ -974,3 +991,236 @@ def merge_stratum_details(
             "records)"
         )
     return out
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+_MA_COMMON = ("columns", "k", "method")
+#: every variant can run within strata (or blocks along a sort key)
+_MA_STRATA = ("strata", "block_by", "block_size")
+#: microaggregation ``method`` -> the parameters it takes
+_MA_VARIANTS: dict[str, tuple[str, ...]] = {
+    "mdav": (*_MA_COMMON, "groups", "centroid", "standardize", *_MA_STRATA),
+    "vmdav": (*_MA_COMMON, "groups", "centroid", "standardize", "gamma", *_MA_STRATA),
+    "optimal_univariate": (*_MA_COMMON, *_MA_STRATA),
+    "individual_ranking": (*_MA_COMMON, *_MA_STRATA),
+    "categorical": (*_MA_COMMON, "order", *_MA_STRATA),
+    "kanonymity": (*_MA_COMMON, *_MA_STRATA),
+    "fuzzy": (*_MA_COMMON, "m", "max_iter", "tol", *_MA_STRATA),
+}
+
+
+class Microaggregation(MaskingMethod):
+    """Microaggregation: every value replaced by the representative of a group of >= k
+    similar records (:mod:`sdckit.masking.microaggregation`).
+
+    Parameters
+    ----------
+    columns : list of str, optional
+        The columns aggregated (required unless ``groups`` are given).
+    k : int, default 3
+        Minimum group size (>= 1, at most the number of records).
+    method : str, default "mdav"
+        ``mdav`` (:func:`~sdckit.masking.microaggregation.mdav`), ``vmdav``,
+        ``optimal_univariate`` and ``individual_ranking`` (each column on its own),
+        ``categorical`` (mixed data, Gower distance), ``kanonymity`` (the columns are the
+        quasi-identifiers, aggregated jointly) or ``fuzzy``. Each takes only its own
+        parameters below.
+    groups : list of lists of str, optional
+        mdav, vmdav: attribute groups aggregated separately (then ``columns`` may be left out).
+    centroid : {"mean", "median"}, default "mean"
+        mdav, vmdav: the group representative.
+    standardize : bool, default True
+        mdav, vmdav: partition on z-scores (False: raw values).
+    gamma : float, default 0.2
+        vmdav: group extension threshold (>= 0).
+    order : mapping of str to list, optional
+        categorical: ordinal columns and their categories in order.
+    m : float, default 1.5
+        fuzzy: the fuzzifier (> 1).
+    max_iter : int, default 100
+        fuzzy: fuzzy c-means iterations at most (>= 1).
+    tol : float, default 1e-6
+        fuzzy: convergence threshold on the centre moves (> 0).
+    strata : list of str, optional
+        Microaggregate within the strata: the groups of records with equal values of these
+        columns (sdcMicro's ``strata_variables``); every stratum needs at least ``k`` records
+        (a smaller one is a DataError naming it). Needed on the Spark engine, where every
+        stratum is aggregated on one executor.
+    block_by, block_size : list of str, int, optional
+        Instead of ``strata``: strata of ``block_size`` consecutive records along the sort key
+        ``block_by`` (ascending, missing last, ties in row order; the last block takes the
+        remainder, so blocks hold ``block_size`` to ``2 block_size - 1`` records). Give both;
+        ``block_size >= k``.
+
+    With strata (or blocks) each stratum is aggregated on its own, exactly as the method
+    aggregates a whole file (:func:`strata_labels`); ``fuzzy``
+    draws within a stratum from the seed
+    :func:`~sdckit.masking.microaggregation.stratum_seed` derives from the step seed and the
+    stratum. The details give the strata (number, smallest and largest) and the group sizes
+    over all strata.
+
+    References
+    ----------
+    Domingo-Ferrer, J. & Torra, V. (2005). Ordinal, continuous and heterogeneous k-anonymity
+    through microaggregation. Data Mining and Knowledge Discovery 11(2). Solanas, A. &
+    Martinez-Balleste, A. (2006). V-MDAV. COMPSTAT 2006. Hansen, S. L. & Mukherjee, S.
+    (2003). A polynomial algorithm for optimal univariate microaggregation. IEEE TKDE 15(4).
+    Torra, V. (2017). Fuzzy microaggregation for the transparency principle. Journal of
+    Applied Logic 23.
+    """
+
+    spec_name: ClassVar[str] = "microaggregation"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+
+    columns: ColumnList | None = None
+    k: Count = 3
+    method: Literal[
+        "mdav",
+        "vmdav",
+        "optimal_univariate",
+        "individual_ranking",
+        "categorical",
+        "kanonymity",
+        "fuzzy",
+    ] = "mdav"
+    groups: NonEmptyList | None = None
+    centroid: Literal["mean", "median"] = "mean"
+    standardize: Boolean = True
+    gamma: Annotated[Number, Field(ge=0)] = 0.2
+    order: NonEmptyMapping | None = None
+    m: Annotated[Number, Field(gt=1)] = 1.5
+    max_iter: Count = 100
+    tol: Positive = 1e-6
+    strata: ColumnList | None = None
+    block_by: ColumnList | None = None
+    block_size: Count | None = None
+
+    @field_validator(
+        "groups", "centroid", "standardize", "gamma", "order", "m", "max_iter", "tol", mode="before"
+    )
+    @classmethod
+    def _taken_by_the_method(cls, value: Any, info: ValidationInfo) -> Any:
+        """A parameter of one variant given to another is an error (runs only when given)."""
+        method = info.data.get("method")
+        if method in _MA_VARIANTS and info.field_name not in _MA_VARIANTS[method]:
+            raise ValueError(
+                f"is not a parameter of method {method!r}; allowed for it: "
+                f"{', '.join(_MA_VARIANTS[method])}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _columns_or_groups(self) -> Self:
+        if self.columns is None and self.groups is None:
+            raise ValueError("columns is required (or, for mdav/vmdav, groups)")
+        if (self.block_by is None) != (self.block_size is None):
+            raise ValueError(
+                "give block_by and block_size together (blocks of block_size records along "
+                "the sort key block_by)"
+            )
+        if self.block_by is not None and self.strata is not None:
+            raise ValueError("give strata or block_by/block_size, not both")
+        if self.block_size is not None and self.block_size < self.k:
+            raise ValueError(
+                f"block_size={self.block_size} must be at least k={self.k} (every block is "
+                "microaggregated on its own)"
+            )
+        return self
+
+    def _active(self) -> tuple[str, ...]:
+        """The variant's parameters; the strata ones only when given (a job file without
+        strata reads as before)."""
+        return tuple(
+            n
+            for n in _MA_VARIANTS[self.method]
+            if n not in _MA_STRATA or getattr(self, n) is not None
+        )
+
+    @property
+    def stratified(self) -> bool:
+        """True when the step aggregates within strata or blocks."""
+        return self.strata is not None or self.block_by is not None
+
+    def strata_spec(self) -> dict[str, Any]:
+        """How the strata are formed, as the step's parameters say it: ``{"strata": [...]}``
+        or ``{"block_by": [...], "block_size": n}``; empty without strata."""
+        if self.strata is not None:
+            return {"strata": list(self.strata)}
+        if self.block_by is not None:
+            return {"block_by": list(self.block_by), "block_size": int(self.block_size or 0)}
+        return {}
+
+    def unstratified(self) -> Microaggregation:
+        """The same step without strata: what runs within each stratum."""
+        return self.with_params(strata=None, block_by=None, block_size=None)
+
+    def check_records(self, n: int, where: str) -> None:
+        """k larger than the number of records is refused before any step runs."""
+        if self.k > n:
+            raise ParameterError(
+                f"{where}.k: k={self.k} is larger than the {n} rows of the data; "
+                "choose k <= the number of rows"
+            )
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Aggregate (see :meth:`MaskingMethod.apply`; only ``fuzzy`` draws random numbers;
+        a generator given as ``rng`` gives it an integer seed drawn from it). With strata or
+        blocks: :meth:`apply_within_strata`."""
+        if self.stratified:
+            return self.apply_within_strata(data, rng)
+        return self._apply_whole(data, rng)
+
+    def apply_within_strata(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Aggregate every stratum on its own (:func:`~sdckit.masking.microaggregation.
+        strata_labels`) and merge the records (:func:`~sdckit.masking.microaggregation.
+        merge_stratum_details`). A loop over strata, not records."""
+        labels, keys = strata_labels(data, self.strata, self.block_by, self.block_size)
+        if isinstance(rng, np.random.Generator):
+            rng = int(rng.integers(2**63))
+        base = None if rng is None else int(rng)
+        inner = self.unstratified()
+        order = np.argsort(labels, kind="stable")
+        sizes = np.bincount(labels, minlength=len(keys))
+        bounds = np.concatenate(([0], np.cumsum(sizes)))
+        per_stratum: list[list[MaskResult]] = []
+        for s, key in enumerate(keys):
+            check_stratum_size(int(sizes[s]), self.k, key, "microaggregation")
+            rows = order[bounds[s] : bounds[s + 1]]
+            per_stratum.append(inner._apply_whole(data.iloc[rows], stratum_seed(base, key)))
+        combined = pd.concat([r[-1].data for r in per_stratum]).iloc[np.argsort(order)]
+        combined.index = data.index
+        out = data.copy()
+        for c in _result_columns(per_stratum[0]):
+            out[c] = combined[c]
+        summary = strata_summary(self.strata_spec(), sizes.tolist(), keys)
+        results = []
+        for j, first in enumerate(per_stratum[0]):
+            params = {k: v for k, v in first.parameters.items() if k != "seed"}
+            params.update(self.strata_spec())
+            details = merge_stratum_details([r[j].details for r in per_stratum], summary)
+            results.append(MaskResult(out, first.method, params, details))
+        return results
+
+    def _apply_whole(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        cols, k = self.columns, self.k
+        if self.method == "mdav":
+            return [mdav(data, cols, k, self.groups, self.centroid, self.standardize)]
+        if self.method == "vmdav":
+            return [vmdav(data, cols, k, self.gamma, self.groups, self.centroid, self.standardize)]
+        listed = list(cols or ())
+        if self.method == "optimal_univariate":
+            return _per_column(optimal_univariate, data, listed, k=k)
+        if self.method == "individual_ranking":
+            return [individual_ranking(data, cols, k)]
+        if self.method == "categorical":
+            return [categorical_microaggregation(data, cols, k, self.order)]
+        if self.method == "kanonymity":
+            return [kanonymity_microaggregation(data, listed, k)]
+        if isinstance(rng, np.random.Generator):  # the engine records an integer seed
+            rng = int(rng.integers(2**63))
+        seed = None if rng is None else int(rng)
+        return [
+            fuzzy_microaggregation(
+                data, cols, k, self.m, seed=seed, max_iter=self.max_iter, tol=self.tol
+            )
+        ]

@@ -12,10 +12,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from sdckit.core.spec import (
+    ColumnList,
+)
 from sdckit.errors import ParameterError
 from sdckit.masking.base import (
     MaskResult,
@@ -23,6 +27,13 @@ from sdckit.masking.base import (
     check_columns,
     integer_like,
     numeric_matrix,
+)
+from sdckit.masking.spec import (
+    LOCAL_AND_SPARK,
+    Count,
+    MaskingMethod,
+    Positive,
+    Rng,
 )
 
 
@@ -41,9 +52,7 @@ def _positive(value: float, name: str, method: str, example: str) -> float:
 
 
 @accepts_series
-def round_to_base(
-    data: pd.DataFrame, columns: Sequence[str] | str | None, base: float
-) -> MaskResult:
+def rounding(data: pd.DataFrame, columns: Sequence[str] | str | None, base: float) -> MaskResult:
     """Round every value to the nearest multiple of ``base`` (halves round up).
 
     ``y = base * floor(x / base + 1/2)`` -- deterministic rounding as in mu-Argus
@@ -70,7 +79,7 @@ def round_to_base(
 
 
 @accepts_series
-def resample(
+def resampling(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
     t: int = 10,
@@ -130,3 +139,92 @@ def multiplicative_noise(
     for j, c in enumerate(cols):
         out[c] = y[:, j]
     return MaskResult(out, "multiplicative_noise", {"columns": cols, "sd": s}, {})
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+class MultiplicativeNoise(MaskingMethod):
+    """Multiplicative noise ``x (1 + e)`` (:func:`sdckit.masking.other.multiplicative_noise`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The numeric columns to mask.
+    sd : float, default 0.1
+        Standard deviation of the noise ``e`` (> 0).
+
+    References
+    ----------
+    Kim, J. J. & Winkler, W. E. (2003). Multiplicative noise for masking continuous data. US
+    Census Bureau, Research Report RRS2003/01.
+    """
+
+    spec_name: ClassVar[str] = "multiplicative_noise"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+    must_change: ClassVar[bool] = True
+
+    columns: ColumnList
+    sd: Positive = 0.1
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Multiply by the noise (see :meth:`MaskingMethod.apply`)."""
+        return [multiplicative_noise(data, self.columns, self.sd, seed=rng)]
+
+
+class Rounding(MaskingMethod):
+    """Rounding of numeric columns to a base (:func:`sdckit.masking.other.rounding`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The numeric columns.
+    base : float
+        The rounding base (> 0).
+
+    References
+    ----------
+    Hundepool, A. et al. (2012). *Statistical Disclosure Control*. Wiley, sec. 3.4.5.
+    """
+
+    spec_name: ClassVar[str] = "rounding"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+
+    columns: ColumnList
+    base: Positive
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Round (see :meth:`MaskingMethod.apply`; deterministic)."""
+        return [rounding(data, self.columns, self.base)]
+
+
+class Resampling(MaskingMethod):
+    """Resampling of numeric columns (:func:`sdckit.masking.other.resampling`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The numeric columns.
+    t : int, default 10
+        Number of bootstrap samples averaged (>= 1).
+
+    References
+    ----------
+    Heer, G. R. (1993). A bootstrap procedure to preserve statistical confidentiality in
+    contingency tables. Proc. Int. Seminar on Statistical Confidentiality, Eurostat.
+    """
+
+    spec_name: ClassVar[str] = "resampling"
+    must_change: ClassVar[bool] = True
+
+    columns: ColumnList
+    t: Count = 10
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Resample (see :meth:`MaskingMethod.apply`)."""
+        return [resampling(data, self.columns, self.t, seed=rng)]
+
+
+def __getattr__(name: str) -> Any:
+    """The former names of this module's functions (deprecated; :data:`sdckit.masking.RENAMED`)."""
+    from sdckit.masking import renamed_attribute
+
+    return renamed_attribute(__name__, name)

@@ -23,14 +23,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from sdckit.core.encoding import as_text, is_numeric
+from sdckit.core.spec import (
+    Boolean,
+    ColumnList,
+    ColumnName,
+    NonEmptyList,
+    NonEmptyMapping,
+    Number,
+)
 from sdckit.errors import DataError, ParameterError, preview
 from sdckit.masking.base import MaskResult, accepts_series, check_columns
+from sdckit.masking.spec import (
+    LOCAL_AND_SPARK,
+    MaskingMethod,
+    Probability,
+    Rng,
+)
 
 _ROW_TOL = 1e-8
 
@@ -642,3 +657,102 @@ def randomized_response(
     if insecure_reproducible_noise:
         params["insecure_reproducible_noise"] = True
     return MaskResult(res.data, "randomized_response", params, details)
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+class Pram(MaskingMethod):
+    """Post-randomization of categorical columns (:func:`sdckit.masking.randomization.pram`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The categorical columns.
+    p_diagonal : float, default 0.8
+        Probability of keeping a category, in (0, 1] (when no ``matrix`` is given).
+    matrix : mapping, optional
+        Per column, the transition matrix ``{from: {to: probability}}``.
+    invariant : bool, default False
+        Make the matrix invariant (expected released frequencies = observed ones).
+    alpha : float, default 0.5
+        Mixing weight of the invariant matrix with the identity, in [0, 1].
+    random_diagonal : bool, default False
+        Draw each category's keep probability in [p_diagonal, 1] (sdcMicro's construction).
+
+    References
+    ----------
+    Gouweleeuw, J. M., Kooiman, P., Willenborg, L. C. R. J. & de Wolf, P.-P. (1998). Post
+    randomisation for statistical disclosure control: theory and implementation. Journal of
+    Official Statistics 14(4), 463-478.
+    """
+
+    spec_name: ClassVar[str] = "pram"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+    must_change: ClassVar[bool] = True
+
+    columns: ColumnList
+    p_diagonal: Annotated[Number, Field(gt=0, le=1)] = 0.8
+    matrix: NonEmptyMapping | None = None
+    invariant: Boolean = False
+    alpha: Probability = 0.5
+    random_diagonal: Boolean = False
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Randomize (see :meth:`MaskingMethod.apply`)."""
+        return [
+            pram(
+                data,
+                self.columns,
+                p_diagonal=self.p_diagonal,
+                matrix=self.matrix,
+                invariant=self.invariant,
+                alpha=self.alpha,
+                random_diagonal=self.random_diagonal,
+                seed=rng,
+            )
+        ]
+
+
+class RandomizedResponse(MaskingMethod):
+    """Randomized response on one binary column
+    (:func:`sdckit.masking.randomization.randomized_response`).
+
+    Parameters
+    ----------
+    column : str
+        The column (two categories).
+    p : float, default 0.75
+        Probability of releasing the true category, in (0.5, 1].
+    categories : list, optional
+        The two categories (default: those of the column).
+    insecure_reproducible_noise : bool, default False
+        Draw the flips from the job's ``seed`` (tests only; the result says NOT PRIVATE). By
+        default they come from the OS CSPRNG whatever ``seed`` is: the seed is in the job
+        file, and whoever holds it could regenerate the flips and undo them.
+
+    References
+    ----------
+    Warner, S. L. (1965). Randomized response: a survey technique for eliminating evasive
+    answer bias. JASA 60, 63-69.
+    """
+
+    spec_name: ClassVar[str] = "randomized_response"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+    must_change: ClassVar[bool] = True
+
+    column: ColumnName
+    p: Annotated[Number, Field(gt=0.5, le=1)] = 0.75
+    categories: NonEmptyList | None = None
+    insecure_reproducible_noise: bool = False
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Randomize (see :meth:`MaskingMethod.apply`)."""
+        return [
+            randomized_response(
+                data,
+                self.column,
+                self.p,
+                self.categories,
+                seed=rng,
+                insecure_reproducible_noise=self.insecure_reproducible_noise,
+            )
+        ]

@@ -8,12 +8,19 @@ Hundepool et al. 2012, *Statistical Disclosure Control*, sec. 3.4; sdcMicro's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
 import pandas as pd
+from pydantic import Field, model_validator
 
 from sdckit.core.encoding import as_text
+from sdckit.core.spec import (
+    ColumnList,
+    NonEmptyList,
+    NonEmptyMapping,
+    Number,
+)
 from sdckit.errors import DataError, ParameterError, preview
 from sdckit.masking.base import (
     MaskResult,
@@ -21,6 +28,14 @@ from sdckit.masking.base import (
     check_columns,
     integer_like,
     numeric_matrix,
+)
+from sdckit.masking.spec import (
+    LOCAL_AND_SPARK,
+    Count,
+    MaskingMethod,
+    Probability,
+    Rng,
+    _per_column,
 )
 
 _RECODE_METHODS = ("equal_width", "equal_frequency", "log_equidistant", "breaks")
@@ -47,7 +62,7 @@ def _allocate(total: int, sizes: np.ndarray) -> np.ndarray:
 
 
 @accepts_series
-def sample(
+def sampling(
     data: pd.DataFrame,
     fraction: float | None = None,
     n: int | None = None,
@@ -229,7 +244,7 @@ def interval_names(b: np.ndarray, labels: Sequence[Any] | None) -> tuple[list[st
 
 
 @accepts_series
-def global_recode(
+def global_recoding(
     data: pd.DataFrame,
     column: str,
     method: str = "equal_width",
@@ -293,7 +308,7 @@ def global_recode(
 def recode_parameters(
     column: str, method: str, bins: Any, breaks: Any, labels: Any
 ) -> dict[str, Any]:
-    """The published parameters of :func:`global_recode` (either engine)."""
+    """The published parameters of :func:`global_recoding` (either engine)."""
     return {
         "column": column,
         "method": method,
@@ -374,7 +389,7 @@ def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]
 def check_coding(
     top: Any, bottom: Any, top_quantile: Any, bottom_quantile: Any, replace: str
 ) -> None:
-    """ParameterError for a :func:`top_bottom_code` call that gives a threshold twice, none at
+    """ParameterError for a :func:`top_bottom_coding` call that gives a threshold twice, none at
     all, or an unknown ``replace``."""
     if replace not in ("threshold", "mean"):
         raise ParameterError(f"top_bottom_code: replace={replace!r} must be 'threshold' or 'mean'")
@@ -395,7 +410,7 @@ def coding_thresholds(
     bottom_quantile: Any,
     quantile: Callable[[float], float],
 ) -> tuple[float | None, float | None]:
-    """The (top, bottom) thresholds of :func:`top_bottom_code`: the given numbers, or the
+    """The (top, bottom) thresholds of :func:`top_bottom_coding`: the given numbers, or the
     column's quantiles ``quantile(q)`` (NumPy's linear definition, Hyndman & Fan 1996 no. 7;
     the Spark engine computes it from exact order statistics of the whole column). A bottom
     threshold above the top one is a DataError."""
@@ -436,7 +451,7 @@ def coding_thresholds(
 
 
 @accepts_series
-def top_bottom_code(
+def top_bottom_coding(
     data: pd.DataFrame,
     column: str,
     top: float | None = None,
@@ -483,7 +498,7 @@ def top_bottom_code(
 def coding_parameters(
     column: str, top: Any, bottom: Any, top_quantile: Any, bottom_quantile: Any, replace: str
 ) -> dict[str, Any]:
-    """The published parameters of :func:`top_bottom_code` (either engine)."""
+    """The published parameters of :func:`top_bottom_coding` (either engine)."""
 
     def opt(v: Any) -> float | None:
         return None if v is None else float(v)
@@ -496,3 +511,141 @@ def coding_parameters(
         "bottom_quantile": opt(bottom_quantile),
         "replace": replace,
     }
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+class Sampling(MaskingMethod):
+    """Simple or stratified random sampling of records (:func:`sdckit.masking.recoding.sampling`).
+
+    Parameters
+    ----------
+    fraction : float, optional
+        Share of the records kept, in (0, 1].
+    n : int, optional
+        Number of records kept (>= 1). Give exactly one of ``fraction`` and ``n``.
+    strata : list of str, optional
+        Sample within the groups of these columns.
+
+    References
+    ----------
+    Willenborg, L. & de Waal, T. (2001). *Elements of Statistical Disclosure Control*.
+    Springer, ch. 4.
+    """
+
+    spec_name: ClassVar[str] = "sampling"
+
+    fraction: Annotated[Number, Field(gt=0, le=1)] | None = None
+    n: Count | None = None
+    strata: ColumnList | None = None
+
+    @model_validator(mode="after")
+    def _fraction_or_n(self) -> Self:
+        if (self.fraction is None) == (self.n is None):
+            raise ValueError("give exactly one of fraction (e.g. 0.1) and n (a number of records)")
+        return self
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Sample (see :meth:`MaskingMethod.apply`)."""
+        return [sampling(data, self.fraction, self.n, self.strata, seed=rng)]
+
+
+class GlobalRecoding(MaskingMethod):
+    """Global recoding: numeric columns to intervals (:func:`global_recoding`) or categories
+    grouped (:func:`group_categories`), column by column.
+
+    Parameters
+    ----------
+    columns : list of str
+        The columns recoded.
+    method : {"equal_width", "equal_frequency", "log_equidistant", "breaks"}, default "equal_width"
+        How the intervals are cut.
+    bins : int, optional
+        Number of intervals (>= 1).
+    breaks : list of float, optional
+        The interval limits (method ``breaks``).
+    labels : list of str, optional
+        Labels of the intervals.
+    mapping : mapping, optional
+        Group categories instead: ``{category: group}`` (the interval parameters are unused).
+
+    References
+    ----------
+    Willenborg, L. & de Waal, T. (2001). *Elements of Statistical Disclosure Control*.
+    Springer, ch. 4-5; sdcMicro ``globalRecode`` and ``groupAndRename``.
+    """
+
+    spec_name: ClassVar[str] = "global_recoding"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+
+    columns: ColumnList
+    method: Literal["equal_width", "equal_frequency", "log_equidistant", "breaks"] = "equal_width"
+    bins: Count | None = None
+    breaks: NonEmptyList | None = None
+    labels: NonEmptyList | None = None
+    mapping: NonEmptyMapping | None = None
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Recode (see :meth:`MaskingMethod.apply`; deterministic, one result per column)."""
+        if self.mapping is not None:
+            return _per_column(group_categories, data, self.columns, mapping=self.mapping)
+        return _per_column(
+            global_recoding,
+            data,
+            self.columns,
+            method=self.method,
+            bins=self.bins,
+            breaks=self.breaks,
+            labels=self.labels,
+        )
+
+
+class TopBottomCoding(MaskingMethod):
+    """Top and bottom coding of numeric columns (:func:`sdckit.masking.recoding.top_bottom_coding`),
+    column by column.
+
+    Parameters
+    ----------
+    columns : list of str
+        The numeric columns.
+    top, bottom : float, optional
+        Values above ``top`` (below ``bottom``) are coded.
+    top_quantile, bottom_quantile : float, optional
+        The thresholds as quantiles of the column, in [0, 1].
+    replace : {"threshold", "mean"}, default "threshold"
+        The coded value: the threshold, or the mean of the values coded.
+
+    References
+    ----------
+    Hundepool, A. et al. (2012). *Statistical Disclosure Control*. Wiley, sec. 3.4; sdcMicro
+    ``topBotCoding``.
+    """
+
+    spec_name: ClassVar[str] = "top_bottom_coding"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+
+    columns: ColumnList
+    top: Number | None = None
+    bottom: Number | None = None
+    top_quantile: Probability | None = None
+    bottom_quantile: Probability | None = None
+    replace: Literal["threshold", "mean"] = "threshold"
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Code (see :meth:`MaskingMethod.apply`; deterministic, one result per column)."""
+        return _per_column(
+            top_bottom_coding,
+            data,
+            self.columns,
+            top=self.top,
+            bottom=self.bottom,
+            top_quantile=self.top_quantile,
+            bottom_quantile=self.bottom_quantile,
+            replace=self.replace,
+        )
+
+
+def __getattr__(name: str) -> Any:
+    """The former names of this module's functions (deprecated; :data:`sdckit.masking.RENAMED`)."""
+    from sdckit.masking import renamed_attribute
+
+    return renamed_attribute(__name__, name)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -36,8 +36,17 @@ from numba import njit
 from sdckit.core.encoding import encode
 from sdckit.core.frequency import group_keys
 from sdckit.core.frequency import wildcard_frequencies as wildcard_counts
+from sdckit.core.spec import (
+    ColumnList,
+)
 from sdckit.errors import DataError, ParameterError, VerificationError
 from sdckit.masking.base import MaskResult, accepts_series, check_columns
+from sdckit.masking.spec import (
+    LOCAL_AND_SPARK,
+    Count,
+    MaskingMethod,
+    Rng,
+)
 
 
 def _row_groups(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
@@ -311,3 +320,40 @@ def local_suppression(
         "combinations_up_to": combinations_up_to,
     }
     return MaskResult(out, "local_suppression", params, details)
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+class LocalSuppression(MaskingMethod):
+    """Local suppression to k-anonymity of categorical keys
+    (:func:`sdckit.masking.suppression.local_suppression`, after sdcMicro ``localSuppression``).
+
+    Parameters
+    ----------
+    columns : list of str
+        The key variables (quasi-identifiers).
+    k : int, default 3
+        Every key combination must be shared by at least k records (>= 1).
+    importance : list of int or mapping, optional
+        Importance of the keys (the least important is suppressed first).
+    combinations_up_to : int, optional
+        Check only the combinations of at most this many keys (>= 1).
+
+    References
+    ----------
+    Templ, M., Kowarik, A. & Meindl, B. (2015). Statistical disclosure control for micro-data
+    using the R package sdcMicro. Journal of Statistical Software 67(4), sec. 4.2.
+    """
+
+    spec_name: ClassVar[str] = "local_suppression"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+
+    columns: ColumnList
+    k: Count = 3
+    importance: Any = None
+    combinations_up_to: Count | None = None
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Suppress (see :meth:`MaskingMethod.apply`; deterministic)."""
+        return [
+            local_suppression(data, self.columns, self.k, self.importance, self.combinations_up_to)
+        ]

@@ -19,15 +19,22 @@ kernels; all random numbers are drawn beforehand from ``numpy.random.default_rng
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from numba import njit
+from pydantic import AliasChoices, Field, model_validator
 
 from sdckit.core.encoding import as_text, encode
 from sdckit.core.frequency import group_keys
+from sdckit.core.spec import (
+    ColumnList,
+    ColumnName,
+    NonEmptyList,
+    Number,
+)
 from sdckit.errors import DataError, ParameterError
 from sdckit.masking.base import (
     MaskResult,
@@ -35,6 +42,12 @@ from sdckit.masking.base import (
     check_columns,
     integer_like,
     numeric_matrix,
+)
+from sdckit.masking.spec import (
+    Count,
+    MaskingMethod,
+    Probability,
+    Rng,
 )
 
 _SCAN_WINDOW = 32  # windows up to this many ranks are scanned linearly, larger ones by Fenwick
@@ -399,7 +412,7 @@ def _rank_apply(
 
 
 @accepts_series
-def rank_swap(
+def rank_swapping(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
     p_percent: float = 5.0,
@@ -441,7 +454,7 @@ def rank_swap_p_buckets(
     """Rank swapping p-buckets (Nin, Herranz & Torra 2008), each column independently.
 
     The ranks are cut into ``K`` buckets of ``b = max(1, floor(p * n / 100))`` consecutive
-    ranks (``p`` a percentage of ``n`` as in :func:`rank_swap`). Visiting ranks in increasing
+    ranks (``p`` a percentage of ``n`` as in :func:`rank_swapping`). Visiting ranks in increasing
     order, a value not yet swapped in bucket ``B_r`` is swapped with a uniformly random not yet
     swapped value of bucket ``B_s``, ``s >= r``, where ``B_s`` is drawn with probability
     ``(1/K') * 2^-(s - r + 1)``, ``K'`` normalizing over the buckets that still hold an
@@ -520,7 +533,7 @@ def _group_ids(data: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
 
 
 @accepts_series
-def data_swap(
+def data_swapping(
     data: pd.DataFrame,
     swap_columns: Sequence[str] | str,
     match_columns: Sequence[str] | str | None = None,
@@ -688,7 +701,7 @@ def _refine(key: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 @accepts_series
-def record_swap(
+def record_swapping(
     data: pd.DataFrame,
     household: str,
     similar: Sequence[str] | Sequence[Sequence[str]] | str,
@@ -909,3 +922,143 @@ def record_swap(
         "carry_along": carry,
     }
     return MaskResult(out, "record_swap", params, details)
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+class RankSwapping(MaskingMethod):
+    """Rank swapping of numeric columns (:mod:`sdckit.masking.swapping`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The columns swapped (each on its own).
+    p_percent : float, default 5
+        Largest rank distance of a swap, in percent of the number of records, in (0, 100].
+    variant : {"standard", "p_buckets", "p_distribution"}, default "standard"
+        Moore's rank swapping, or one of the two variants of Nin, Herranz & Torra.
+
+    References
+    ----------
+    Moore, R. (1996). Controlled data-swapping techniques for masking public use microdata
+    sets. US Census Bureau RR96/04. Nin, J., Herranz, J. & Torra, V. (2008). Rethinking rank
+    swapping to decrease disclosure risk. Data & Knowledge Engineering 64(1), 346-364.
+    """
+
+    spec_name: ClassVar[str] = "rank_swapping"
+    must_change: ClassVar[bool] = True
+
+    columns: ColumnList
+    p_percent: Annotated[Number, Field(gt=0, le=100)] = 5.0
+    variant: Literal["standard", "p_buckets", "p_distribution"] = "standard"
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Swap (see :meth:`MaskingMethod.apply`)."""
+        if self.variant == "standard":
+            return [rank_swapping(data, self.columns, self.p_percent, seed=rng)]
+        if self.variant == "p_buckets":
+            return [rank_swap_p_buckets(data, self.columns, self.p_percent, seed=rng)]
+        return [rank_swap_p_distribution(data, self.columns, self.p_percent, seed=rng)]
+
+
+class DataSwapping(MaskingMethod):
+    """Data swapping between records that agree on matching columns
+    (:func:`sdckit.masking.swapping.data_swapping`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The columns whose values are swapped.
+    match_columns : list of str, optional
+        Records swap only with records of the same values of these columns.
+    rate : float, default 0.05
+        Share of the records swapped, in [0, 1].
+
+    References
+    ----------
+    Dalenius, T. & Reiss, S. P. (1982). Data-swapping: a technique for disclosure control.
+    Journal of Statistical Planning and Inference 6, 73-85.
+    """
+
+    spec_name: ClassVar[str] = "data_swapping"
+    must_change: ClassVar[bool] = True
+
+    columns: ColumnList
+    match_columns: ColumnList | None = None
+    rate: Probability = 0.05
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Swap (see :meth:`MaskingMethod.apply`)."""
+        return [data_swapping(data, self.columns, self.match_columns, self.rate, seed=rng)]
+
+
+class RecordSwapping(MaskingMethod):
+    """Targeted record swapping of households across areas
+    (:func:`sdckit.masking.swapping.record_swapping`, after sdcMicro ``recordSwap``).
+
+    Parameters
+    ----------
+    household : str
+        The household identifier column.
+    similar : list
+        Columns a donor household must share (or a list of such lists, tried in turn).
+    hierarchy : list of str
+        The geographic levels, highest first (the values swapped).
+    quasi_identifiers : list of str
+        Columns whose rare combinations make a household risky (sdcMicro's ``riskVars``;
+        ``risk_variables``, the name this parameter had before, is accepted too).
+    swap_rate : float, default 0.05
+        Share of the households swapped, in [0, 1].
+    k_anonymity : int, default 3
+        A household is risky where fewer than this many records share its values (>= 1).
+    carry_along : list of str, optional
+        Further columns swapped with the hierarchy.
+
+    References
+    ----------
+    sdcMicro ``recordSwap`` (J. Gussenbauer), the SDC method recommended for the European
+    2021 census round.
+    """
+
+    spec_name: ClassVar[str] = "record_swapping"
+    must_change: ClassVar[bool] = True
+
+    household: ColumnName
+    similar: NonEmptyList
+    hierarchy: ColumnList
+    # sdcMicro's riskVars; `risk_variables` is the name it had before (job files keep working)
+    quasi_identifiers: ColumnList = Field(
+        validation_alias=AliasChoices("quasi_identifiers", "risk_variables")
+    )
+    swap_rate: Probability = 0.05
+    k_anonymity: Count = 3
+    carry_along: ColumnList | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and {"quasi_identifiers", "risk_variables"} <= set(data):
+            raise ValueError("give quasi_identifiers only (risk_variables is its former name)")
+        return data
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Swap (see :meth:`MaskingMethod.apply`)."""
+        return [
+            record_swapping(
+                data,
+                self.household,
+                self.similar,
+                self.hierarchy,
+                self.quasi_identifiers,
+                swap_rate=self.swap_rate,
+                k_anonymity=self.k_anonymity,
+                carry_along=self.carry_along,
+                seed=rng,
+            )
+        ]
+
+
+def __getattr__(name: str) -> Any:
+    """The former names of this module's functions (deprecated; :data:`sdckit.masking.RENAMED`)."""
+    from sdckit.masking import renamed_attribute
+
+    return renamed_attribute(__name__, name)

@@ -24,7 +24,7 @@ Randomness and reproducibility: records are numbered in input order (:func:`with
 the row number of the local reader for one file) and cut into blocks of :data:`BLOCK_ROWS`
 consecutive records. Block ``b`` of step ``i`` draws from
 ``numpy.random.Generator(SeedSequence(s_i, spawn_key=(b,)))`` (``s_i`` the step seed of
-:func:`~sdckit.masking.methods.step_seeds`), with the records of the block in row order; the
+:func:`~sdckit.masking.pipeline.step_seeds`), with the records of the block in row order; the
 whole block is on one partition (the data are repartitioned by block before a random step).
 So the same seed gives the same output on any cluster, number of executors or partitioning.
 A random draw made once per step (PRAM's random diagonal) uses ``default_rng(s_i)`` on the
@@ -67,7 +67,8 @@ from sdckit.errors import ConfigError, DataError, ParameterError, SdcInputError,
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
 
-    from sdckit.masking.methods import MaskingMethod, Pipeline
+    from sdckit.masking.pipeline import Pipeline
+    from sdckit.masking.spec import MaskingMethod
 
 #: The hidden column holding every record's 0-based position in the input.
 ROW = "__sdc_row"
@@ -83,9 +84,13 @@ _BLOCK = "__sdc_block"
 def spark_methods() -> tuple[str, ...]:
     """The masking methods the Spark engine applies (job-file names, aliases included): those
     whose class lists ``"spark"`` in its ``engines``."""
-    from sdckit.masking.methods import METHODS
+    from sdckit.masking.pipeline import METHODS
 
-    return tuple(name for name, cls in METHODS.items() if "spark" in cls.engines)
+    return tuple(
+        alias
+        for name in METHODS.where(lambda traits: "spark" in traits.engines)
+        for alias in (name, *METHODS.entry(name).aliases)
+    )
 
 
 _REFUSED = {
@@ -116,7 +121,7 @@ def check_spark_pipeline(pipeline: Pipeline, where: str = "methods") -> None:
     """ConfigError, before any data is read, for a step the Spark engine does not run: a
     method that is global by nature (swapping, resampling, sampling) or microaggregation
     without strata. The message names the step and lists what the engine supports."""
-    from sdckit.masking.methods import Microaggregation
+    from sdckit.masking.microaggregation import Microaggregation
 
     supported = ", ".join(spark_methods())
     for i, step in enumerate(pipeline.steps):
@@ -500,7 +505,7 @@ def _quiet() -> Iterator[None]:
 class SparkMaskResult:
     """What :func:`apply_pipeline_spark` produced: ``data`` the masked table (with
     :data:`ROW`), ``records`` the published method records (as the local
-    :meth:`~sdckit.masking.methods.Pipeline.apply` returns them), ``strata`` one entry per
+    :meth:`~sdckit.masking.pipeline.Pipeline.apply` returns them), ``strata`` one entry per
     microaggregation step (its strata facts), ``n`` the number of records."""
 
     data: DataFrame
@@ -726,7 +731,7 @@ def _unchanged(
     step: MaskingMethod, key: str, n: int, cols: Sequence[str], changed: list[int]
 ) -> None:
     """The local pipeline's rule: a perturbative step that changed nothing is refused."""
-    from sdckit.masking.methods import unchanged_error
+    from sdckit.masking.pipeline import unchanged_error
 
     if step.must_change and not step.allow_unchanged and n and not any(changed):
         raise unchanged_error(key, n, cols)
@@ -740,7 +745,7 @@ def _noise(run: _Run, step: Any, seed: int | None, key: str) -> list[dict[str, A
     (``covar_samp``) and means (``avg``) of the whole data, then the local function."""
     from pyspark.sql import functions as F
 
-    from sdckit.masking import noise
+    from sdckit.masking import noise_addition
 
     cols = _require_columns(run, step.columns)
     _require_numeric(run, cols, "additive_noise")
@@ -782,11 +787,11 @@ def _noise(run: _Run, step: Any, seed: int | None, key: str) -> list[dict[str, A
             ]
 
     def fn(pdf: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
-        return noise.additive_noise(pdf, cols, step.alpha, step.method, seed=rng, **kw).data
+        return noise_addition.noise(pdf, cols, step.alpha, step.method, seed=rng, **kw).data
 
     changed = _map_step(run, fn, cols, dict.fromkeys(cols, "double"), seed, random=True)
     _unchanged(step, key, run.n, cols, changed)
-    rec = noise.additive_noise(_empty(run, cols), cols, step.alpha, step.method, seed=0, **kw)
+    rec = noise_addition.noise(_empty(run, cols), cols, step.alpha, step.method, seed=0, **kw)
     return [rec.record()]
 
 
@@ -1022,10 +1027,10 @@ def _rounding(run: _Run, step: Any, seed: int | None, key: str) -> list[dict[str
     }
 
     def fn(pdf: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
-        return other.round_to_base(pdf, cols, base).data
+        return other.rounding(pdf, cols, base).data
 
     changed = _map_step(run, fn, cols, out, seed, random=False)
-    rec = other.round_to_base(_empty(run, cols), cols, base).record()
+    rec = other.rounding(_empty(run, cols), cols, base).record()
     rec["details"]["n_changed"] = dict(zip(cols, changed, strict=True))
     return [rec]
 
@@ -1487,18 +1492,18 @@ def apply_pipeline_spark(
     block_rows: int = BLOCK_ROWS,
 ) -> SparkMaskResult:
     """Mask a Spark DataFrame with every step of ``pipeline`` in order (the Spark engine's
-    :meth:`~sdckit.masking.methods.Pipeline.apply`).
+    :meth:`~sdckit.masking.pipeline.Pipeline.apply`).
 
     ``sdf`` holds typed columns (:func:`typed_spark`) and :data:`ROW` (added by
     :func:`with_row_index` when absent). Steps are checked first
     (:func:`check_spark_pipeline`, each step's :meth:`check_records`); step ``i`` gets the
-    ``i``-th seed of :func:`~sdckit.masking.methods.step_seeds`, and its blocks their
+    ``i``-th seed of :func:`~sdckit.masking.pipeline.step_seeds`, and its blocks their
     generators from it (module docstring), so the same seed gives the same output on any
     partitioning. Errors keep their type and are prefixed with ``<where>[i].<name>:``; a
     perturbative step that changed nothing is refused as in the local engine. The records are
     the local engine's (counts from Spark aggregates).
     """
-    from sdckit.masking.methods import step_seeds
+    from sdckit.masking.pipeline import step_seeds
 
     check_spark_pipeline(pipeline, where)
     if ROW not in sdf.columns:

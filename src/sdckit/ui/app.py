@@ -446,7 +446,7 @@ def create_app(
     @app.get("/p/{pid}/protect", response_class=HTMLResponse)
     def protect_page(request: Request, pid: str, kind: str = "anonymize"):
         project = ui.store.get(pid)
-        from sdckit.masking.methods import method_names
+        from sdckit.masking.pipeline import method_names
         from sdckit.synthesis.api import METHODS as SYNTH
         from sdckit.utility.generalization import METRICS
 

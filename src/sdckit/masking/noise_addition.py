@@ -23,13 +23,22 @@ instead takes ``noise`` as a percentage of the *standard deviation*
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
+from sdckit.core.spec import (
+    ColumnList,
+)
 from sdckit.errors import DataError, ParameterError
 from sdckit.masking.base import MaskResult, accepts_series, check_columns, numeric_matrix
+from sdckit.masking.spec import (
+    LOCAL_AND_SPARK,
+    MaskingMethod,
+    Positive,
+    Rng,
+)
 
 _METHODS = ("uncorrelated", "correlated", "kim")
 
@@ -76,7 +85,7 @@ def _write_back(data: pd.DataFrame, columns: Sequence[str], values: np.ndarray) 
 
 
 @accepts_series
-def additive_noise(
+def noise(
     data: pd.DataFrame,
     columns: Sequence[str] | str | None,
     alpha: float = 0.1,
@@ -159,3 +168,39 @@ def additive_noise(
         }
     )
     return MaskResult(_write_back(data, cols, g), "additive_noise", params, details)
+
+
+# -- the method as a job-file step -----------------------------------------------------------------
+class Noise(MaskingMethod):
+    """Additive noise on numeric columns (:func:`sdckit.masking.noise_addition.noise`).
+
+    Parameters
+    ----------
+    columns : list of str
+        The numeric columns to mask.
+    alpha : float, default 0.1
+        Noise variance as a fraction of the attribute variance (> 0).
+    method : {"uncorrelated", "correlated", "kim"}, default "uncorrelated"
+        Independent noise per column, noise with the covariance of the columns, or
+        correlated noise followed by Kim's linear transformation.
+
+    References
+    ----------
+    Brand, R. (2002). Microdata protection through noise addition. In *Inference Control in
+    Statistical Databases*, LNCS 2316, 97-116. Kim, J. (1986). A method for limiting
+    disclosure in microdata based on random noise and transformation. Proc. ASA Section on
+    Survey Research Methods, 370-374.
+    """
+
+    spec_name: ClassVar[str] = "noise"
+    engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
+    spec_aliases: ClassVar[tuple[str, ...]] = ("additive_noise",)
+    must_change: ClassVar[bool] = True
+
+    columns: ColumnList
+    alpha: Positive = 0.1
+    method: Literal["uncorrelated", "correlated", "kim"] = "uncorrelated"
+
+    def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
+        """Add the noise (see :meth:`MaskingMethod.apply`)."""
+        return [noise(data, self.columns, self.alpha, self.method, seed=rng)]
