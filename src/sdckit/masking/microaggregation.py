@@ -42,7 +42,6 @@ from sdckit.core.spec import (
     Number,
 )
 from sdckit.errors import DataError, ParameterError, VerificationError, preview
-from sdckit.masking import _mdav_kernels as kern
 from sdckit.masking.base import (
     MaskResult,
     accepts_series,
@@ -59,6 +58,16 @@ from sdckit.masking.spec import (
     _per_column,
     _result_columns,
 )
+
+
+def _kernels() -> Any:
+    """The compiled MDAV kernels (:mod:`sdckit.masking._mdav_kernels`), imported on first use:
+    numba's start-up is paid by a run that microaggregates, not by every job that loads the
+    masking methods to validate its ``methods:`` list."""
+    from sdckit.masking import _mdav_kernels
+
+    return _mdav_kernels
+
 
 Centroid = Literal["mean", "median"]
 
@@ -223,7 +232,7 @@ def mdav_partition(z: np.ndarray, k: int) -> np.ndarray:
     """
     z = np.ascontiguousarray(z, dtype=np.float64)
     k = _check_k(k, len(z), "mdav")
-    return kern.mdav_labels(z, k, 0)
+    return _kernels().mdav_labels(z, k, 0)
 
 
 def vmdav_partition(z: np.ndarray, k: int, gamma: float = 0.2) -> np.ndarray:
@@ -248,7 +257,7 @@ def vmdav_partition(z: np.ndarray, k: int, gamma: float = 0.2) -> np.ndarray:
     k = _check_k(k, len(z), "vmdav")
     if not np.isfinite(gamma) or gamma < 0:
         raise ParameterError(f"vmdav: gamma must be a number >= 0 (0.2 is usual), got {gamma!r}")
-    labels = kern.vmdav_labels(z, k, float(gamma))
+    labels = _kernels().vmdav_labels(z, k, float(gamma))
     left = np.flatnonzero(labels < 0)
     if len(left):
         if labels.max() < 0:  # n < 2k: no group formed yet; impossible since n >= k
@@ -274,7 +283,7 @@ def optimal_univariate_partition(x: np.ndarray, k: int) -> np.ndarray:
     k = _check_k(k, len(x), "optimal_univariate")
     order = np.argsort(x, kind="stable")
     xs = x[order]
-    lengths = kern.optimal_univariate_cuts(xs - xs.mean(), k)
+    lengths = _kernels().optimal_univariate_cuts(xs - xs.mean(), k)
     labels = np.empty(len(x), dtype=np.int64)
     labels[order] = np.repeat(np.arange(len(lengths)), lengths)
     return labels
@@ -625,7 +634,7 @@ def categorical_microaggregation(
         raise DataError(f"{method}: order given for column(s) {preview(unknown)} not in columns")
     k = _check_k(k, len(data), method)
     feats, info = _gower_embedding(data, cols, order, method)
-    labels = kern.mdav_labels(np.ascontiguousarray(feats), k, 1)
+    labels = _kernels().mdav_labels(np.ascontiguousarray(feats), k, 1)
     out = data.copy()
     kinds = {}
     for c, inf in zip(cols, info, strict=True):
