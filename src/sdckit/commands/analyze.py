@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -107,54 +107,32 @@ def analyze_command(
     engine: str | None = None,
     spark_master: str | None = None,
 ) -> dict:
-    """Implementation of ``sdckit analyze`` (also used by ``demo``).
+    """Implementation of ``sdckit analyze`` (also used by ``demo``): the analysis
+    :func:`sdckit.jobs.analyze.analyze_request` describes, run by
+    :func:`sdckit.jobs.analyze.run_analyze`, then printed.
 
     With ``config`` (a job file) the input, its delimiter and encoding, the quasi-identifiers
     (``qi:``, else the attributes with role quasi_identifying), the sensitive attributes, the
     engine and the JSON/HTML outputs come from the job; options given here win.
     """
-    from sdckit.core.io import check_output_paths, output_set, read_table, write_text
-    from sdckit.errors import ConfigError, DataError
-    from sdckit.report.risk_report import risk_report
-    from sdckit.report.writer import write_json
+    from sdckit.jobs.analyze import analyze_request, run_analyze
 
-    job = None
-    if config is not None:
-        from sdckit.jobs.config import load_job
-
-        job = load_job(config).with_engine(engine, spark_master)
-        if input is not None:
-            raise ConfigError("give the data either as INPUT or in the job file's input:, not both")
-        src = job.input["path"]
-        input = src if isinstance(src, Path) else job._path(src)  # noqa: A001
-        delimiter = delimiter or job.input.get("delimiter")
-        encoding = job.input.get("encoding", encoding) if encoding == "utf-8" else encoding
-        schema = None
-        if job.engine == "spark":  # the roles from the header: Spark is not started for them
-            columns = job.input_columns()
-            job.check_attributes(columns)
-            if columns is not None:
-                schema = job.schema_without_data(columns)
-        schema = schema or job.schema
-        if not qi:
-            qi = list(job.spec.qi or []) or schema.quasi_identifiers
-        if not sensitive:
-            sensitive = schema.sensitive
-        json_out = json_out or job.output.json
-        html_out = html_out or job.output.report
-        engine = job.engine
-    if input is None:
-        raise DataError("name the data to analyze (sdckit analyze DATA.csv) or give --config JOB")
-    if not qi:
-        raise DataError("name the quasi-identifiers with --qi A,B,C")
-    engine = engine or "local"
-    if engine not in ("local", "spark"):
-        raise ConfigError(f"--engine must be local or spark, got {engine!r}")
-    check_output_paths(
-        {"--json": json_out, "--html": html_out}, {"input": input, "--population": population}
+    request = analyze_request(
+        input,
+        qi,
+        sensitive,
+        delimiter=delimiter,
+        encoding=encoding,
+        json_out=json_out,
+        html_out=html_out,
+        config=config,
+        engine=engine,
+        spark_master=spark_master,
     )
-    options: dict[str, Any] = dict(
-        sensitive=sensitive,
+    json_out, html_out = request.json_out, request.html_out
+    summary = run_analyze(
+        request,
+        population,
         sampling_fraction=sampling_fraction,
         weight=weight,
         household=household,
@@ -163,55 +141,6 @@ def analyze_command(
         suda_max_size=suda_max_size,
         missing=missing,
     )
-    if engine == "spark":
-        from sdckit.spark.analyze import analyze_spark, check_request
-        from sdckit.spark.io import input_columns, read_spark
-
-        known = (
-            job.input_columns() if job is not None else input_columns(input, delimiter, encoding)
-        )
-        if known is not None:  # before Spark starts
-            check_request(known, qi, household)
-        if job is not None:
-            session = job.spark_session()
-            sdf = job.read_spark_input()
-        else:
-            from sdckit.spark.session import spark_session
-
-            session = spark_session(spark_master or "local[2]")
-            sdf = read_spark(session, input, delimiter, encoding)
-        pop_sdf = read_spark(session, population, delimiter, encoding) if population else None
-        result = analyze_spark(sdf, qi, population=pop_sdf, **options)
-    else:
-        from sdckit.risk.analyze import analyze
-
-        df = read_table(input, delimiter=delimiter, encoding=encoding, columns=[*qi, *sensitive])
-        pop = read_table(population, delimiter=delimiter, encoding=encoding) if population else None
-        result = analyze(df, qi, population=pop, **options)
-    summary = dict(result.summary)
-    summary["input"] = str(input)
-    summary["engine"] = engine
-    from sdckit.models.attacks import attack_coverage
-    from sdckit.risk.analyze import measured_models
-
-    summary["attack_coverage"] = attack_coverage(measured_models(summary))
-    # Everything is computed and rendered before the first file is written, so a failure
-    # leaves nothing behind (each write is itself atomic).
-    with output_set():  # one release: renamed into place together, or not at all
-        html = (
-            risk_report(
-                summary,
-                result.class_risk,
-                source=str(input),
-                risk_weights=result.frequency_set.counts,
-            ).render_html()
-            if html_out
-            else None
-        )
-        if json_out:
-            write_json(json_out, summary)
-        if html_out and html is not None:
-            write_text(html_out, html)
     if not quiet:
         _print_risk(summary)
         for label, path in (("JSON", json_out), ("HTML report", html_out)):

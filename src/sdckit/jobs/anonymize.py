@@ -46,9 +46,10 @@ def run_anonymize_job(
             "`models: [{k_anonymity: {k: 5}}]`"
         )
     job.check_outputs({"--json": json_out})
-    if job.engine == "spark":
+    source = job.open()
+    if source.distributed:
         return _run_on_spark(job, json_out, progress)
-    data = job.read_input()
+    data = source.frame()
     try:
         result = anonymize(
             data,
@@ -106,13 +107,13 @@ def _write_report_and_json(
 def check_before_spark(job: Job) -> None:
     """Everything of an ``engine: spark`` anonymization job that can be checked without
     Spark, checked before Spark starts (a JVM takes seconds to a minute to start): the
-    input's columns from its header (:meth:`~sdckit.jobs.config.Job.input_columns`), the
+    input's columns from its header (:meth:`~sdckit.jobs.source.Source.columns`), the
     attributes (:meth:`~sdckit.jobs.config.Job.check_attributes`), the models' parameters
     (when they need no hierarchy from the data), the algorithm, its options, the
     suppression limit and the metric (:func:`sdckit.spark.anonymize.check_request`)."""
     from sdckit.spark.anonymize import check_request
 
-    columns = job.input_columns()
+    columns = job.open().columns()
     job.check_attributes(columns)
     models = job.models_without_data()
     if columns is None:
@@ -157,7 +158,8 @@ def _run_on_spark(
         )
     json_path = json_out or out.json
     check_before_spark(job)
-    sdf = job.read_spark_input()
+    source = job.open()
+    sdf = source.frame()
     with output_set() as outputs:  # one release: renamed into place together, or not at all
         try:
             result = anonymize_spark(
@@ -177,7 +179,7 @@ def _run_on_spark(
             raise exc.for_job_file(job.key(f"attributes.{exc.attribute}")) from None
         summary = dict(result.to_dict())
         summary["input"] = str(job.input["path"])
-        summary["engine"] = "spark"
+        summary["engine"] = source.name
         summary["spark_master"] = job.spec.spark.master
         summary["run_id"] = outputs.run_id
         written: dict[str, Path] = {"data": out.path}

@@ -53,6 +53,7 @@ from sdckit.errors import ConfigError, ParameterError, SdcInputError, short_repr
 from sdckit.jobs.spec import HIERARCHY_BUILDERS, MODEL_NAMES, JobSpec
 
 if TYPE_CHECKING:
+    from sdckit.jobs.source import Source
     from sdckit.models.base import PrivacyModel
 
 __all__ = ["Job", "OutputSpec", "job_from_dict", "load_job", "build_model", "MODEL_NAMES"]
@@ -74,16 +75,16 @@ class OutputSpec:
 class Job:
     """A validated job: its :class:`~sdckit.jobs.spec.JobSpec` (the document, typed) and
     where it came from; the properties are resolved views of it (paths made absolute
-    against the job file's folder, models built with their data)."""
+    against the job file's folder, models built with their data). What needs the data is
+    read through the job's :class:`~sdckit.jobs.source.Source` (:meth:`open`), which knows
+    the engine; the job itself holds no frame and no engine code."""
 
     spec: JobSpec
     base_dir: Path
     source: str = "the job"
     job_file: Path | None = None
-    _data: pd.DataFrame | None = field(default=None, repr=False)
-    _schema: Schema | None = field(default=None, repr=False)
+    _input: Source | None = field(default=None, repr=False)
     _models: list | None = field(default=None, repr=False)
-    _spark_data: Any = field(default=None, repr=False)
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -158,32 +159,17 @@ class Job:
         given = self.spec.output.model_dump(exclude_unset=True)
         given.update({k: (str(v) if isinstance(v, Path) else v) for k, v in paths.items()})
         spec = self.spec.with_params(output=given)
-        return Job(
-            spec,
-            self.base_dir,
-            self.source,
-            self.job_file,
-            self._data,
-            self._schema,
-            _spark_data=self._spark_data,
-        )
+        return Job(spec, self.base_dir, self.source, self.job_file, self._input)
 
     def _input_delimiter(self) -> str:
-        """The input's delimiter (given or sniffed): CSV outputs use it unless
-        ``output.delimiter`` says otherwise; ``,`` for a DataFrame or Parquet input."""
+        """The input's delimiter (given, or as the source knows it: sniffed): CSV outputs use
+        it unless ``output.delimiter`` says otherwise; ``,`` for a DataFrame or Parquet input."""
         given = self.spec.input.delimiter if self.spec.input is not None else None
         if given:
             return given
-        if self._data is not None:
-            return self._data.attrs.get("delimiter", ",")
-        src = self.spec.input.path if self.spec.input is not None else None
-        if self.engine == "spark" and isinstance(src, str) and "://" not in src:
-            from sdckit.spark.io import csv_delimiter, is_parquet
-
-            path = self._path(src)
-            if path is not None and path.exists() and not is_parquet(path):
-                return csv_delimiter(path, self.spec.input.encoding if self.spec.input else "utf-8")
-        return ","
+        if self.spec.input is None:
+            return ","
+        return self.open().input_delimiter()
 
     def check_outputs(
         self,
@@ -194,7 +180,10 @@ class Job:
 
         ``overrides`` maps a command-line flag (``"--json"``) to the path that replaces the
         job's own (``None`` = not given); ``inputs`` adds input files beyond ``input.path``
-        (named as they should appear in messages). See :func:`sdckit.core.io.check_output_paths`.
+        (named as they should appear in messages). Where the job's source writes the release
+        as a folder of part files (:attr:`~sdckit.jobs.source.Source.release_is_folder`),
+        ``output.path`` is checked as a folder and a folder input counts too. See
+        :func:`sdckit.core.io.check_output_paths`.
         """
         out = self.output
         outputs: dict[str, str | Path | None] = {
@@ -211,7 +200,7 @@ class Job:
         given: dict[str, str | Path | None] = dict(self.input_files())
         given.update({k: v for k, v in (inputs or {}).items() if v is not None})
         folders: tuple[str, ...] = ()
-        if self.engine == "spark":  # the release is a folder of part files
+        if self.open().release_is_folder:
             folders = (self.key("output.path"),)
             src = self.spec.input.path if self.spec.input is not None else None
             if isinstance(src, str) and "://" not in src:
@@ -264,107 +253,44 @@ class Job:
         return p if p.is_absolute() else self.base_dir / p
 
     # -- things that need the data -----------------------------------------------------------
-    def read_input(self) -> pd.DataFrame:
-        """The input table (read once; a copy of a DataFrame input)."""
-        if self._data is None:
-            spec = self.input
-            src = spec["path"]
-            if isinstance(src, pd.DataFrame):
-                self._data = read_table(src)
-            else:
-                self._data = read_table(
-                    self._path(src),
-                    delimiter=spec.get("delimiter"),
-                    encoding=spec.get("encoding", "utf-8"),
-                )
-        return self._data
+    def open(self) -> Source:
+        """The job's input on the engine the job names (:func:`sdckit.jobs.source.open_source`),
+        opened once: what the runners read the data through."""
+        if self._input is None:
+            from sdckit.jobs.source import open_source
 
-    @property
-    def engine(self) -> str:
-        """Where the job runs: ``local`` (default) or ``spark`` (``engine:``)."""
-        return self.spec.engine
+            self._input = open_source(self)
+        return self._input
+
+    def read_input(self) -> pd.DataFrame:
+        """The input table read on this machine (read once; a copy of a DataFrame input)."""
+        return self.open().table()
 
     def with_engine(self, engine: str | None = None, master: str | None = None) -> Job:
         """The same job on another engine (``--engine``) and Spark master
         (``--spark-master``); ``None`` keeps the job file's."""
         changes: dict[str, Any] = {}
         if engine is not None:
-            if engine not in ("local", "spark"):
-                raise ConfigError(f"--engine must be local or spark, got {engine!r}")
-            changes["engine"] = engine
+            from sdckit.jobs.source import check_engine
+
+            changes["engine"] = check_engine(engine)
         if master is not None:
             changes["spark"] = {**self.spec.spark.model_dump(), "master": master}
         if not changes:
             return self
         spec = self.spec.with_params(**changes)
-        return Job(spec, self.base_dir, self.source, self.job_file, self._data, self._schema)
-
-    def spark_session(self) -> Any:
-        """The Spark session of an ``engine: spark`` job (``spark: {master, conf}``)."""
-        from sdckit.spark.session import spark_session
-
-        return spark_session(self.spec.spark.master, self.spec.spark.conf)
-
-    def read_spark_input(self) -> Any:
-        """The input as a Spark DataFrame (read once; a URI such as ``hdfs://`` or ``s3a://``
-        is passed to Spark as given, a local path resolved against the job file's folder)."""
-        if self._spark_data is None:
-            from sdckit.spark.io import read_spark
-
-            spec = self.input
-            src = spec["path"]
-            session = self.spark_session()
-            if isinstance(src, pd.DataFrame):
-                from sdckit.core.encoding import as_text
-
-                frame = read_table(src)  # a DataFrame in memory: as text, missing as ""
-                self._spark_data = session.createDataFrame(
-                    pd.DataFrame({c: as_text(frame[c]) for c in frame.columns})
-                )
-            else:
-                where = src if "://" in str(src) else str(self._path(src))
-                self._spark_data = read_spark(
-                    session,
-                    where,
-                    delimiter=spec.get("delimiter"),
-                    encoding=spec.get("encoding", "utf-8"),
-                )
-        return self._spark_data
+        return Job(spec, self.base_dir, self.source, self.job_file)
 
     @property
     def schema(self) -> Schema:
         """The schema of the input: roles, types, orders, hierarchies (built from the data;
         on Spark from each attribute's distinct values, all a hierarchy builder reads)."""
-        if self._schema is None:
-            if self.engine == "spark":
-                columns = list(self.read_spark_input().columns)
-            else:
-                columns = list(self.read_input().columns)
-            self._schema = self._build_schema(columns, self.column_values)
-        return self._schema
+        return self.open().schema()
 
     def column_values(self, name: str) -> pd.Series:
         """A column of the input as hierarchy builders read it: the column itself, or on
         Spark its distinct values (all a builder uses)."""
-        if self.engine == "spark":
-            from sdckit.spark.frequency import distinct_values
-
-            return distinct_values(self.read_spark_input(), name)
-        return self.read_input()[name]
-
-    def input_columns(self) -> list[str] | None:
-        """The input's column names, read without its data and without starting Spark: a
-        DataFrame's columns, a local file's header line or Parquet schema
-        (:func:`sdckit.spark.io.input_columns`); None where only Spark can read them (a URI).
-        DataError for a missing input or a column name given twice."""
-        spec = self.input
-        src = spec["path"]
-        if isinstance(src, pd.DataFrame):
-            return [str(c) for c in src.columns]
-        from sdckit.spark.io import input_columns
-
-        where = src if "://" in str(src) else str(self._path(src))
-        return input_columns(where, spec.get("delimiter"), spec.get("encoding", "utf-8"))
+        return self.open().column_values(name)
 
     def require_column(self, name: str, columns: Sequence[str], where: str) -> None:
         """ConfigError naming ``where`` when ``name`` is not one of the input's ``columns``."""

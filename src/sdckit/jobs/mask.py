@@ -226,10 +226,11 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     where = job.key("methods")
     pipeline = Pipeline.from_entries(methods, where)  # fail on the config before reading data
     share_limit = _share_threshold(job)
-    if job.engine == "spark":
+    source = job.open()
+    if source.distributed:
         return _run_mask_job_spark(job, json_path, methods, pipeline, where)
     job.check_outputs({"--json": json_path})
-    data = job.read_input()
+    data = source.frame()
     prepared, ids = _prepare_identifiers(data, job.schema, job.base_dir)
     prepared = _typed(prepared, job.schema)
     _check_identifiers_unused(methods, ids["dropped"], where)
@@ -291,13 +292,13 @@ def check_before_spark(
 ) -> None:
     """What a mask job on Spark can have checked before Spark starts (a JVM takes seconds to
     a minute to start), beside the pipeline and the outputs: the input's columns from its
-    header (:meth:`~sdckit.jobs.config.Job.input_columns`), the attributes and their keys
+    header (:meth:`~sdckit.jobs.source.Source.columns`), the attributes and their keys
     (:meth:`~sdckit.jobs.config.Job.check_attributes`), no method naming an identifying
     attribute that is dropped, and every column a method names in the input (the error the
     step gives on the data, :func:`sdckit.spark.mask.apply_pipeline_spark`)."""
     from sdckit.errors import DataError
 
-    columns = job.input_columns()
+    columns = job.open().columns()
     job.check_attributes(columns)
     if columns is None:
         return
@@ -340,11 +341,10 @@ def _run_mask_job_spark(
     folder of part files (CSV, or Parquet by suffix) is written in input order, with the
     report and the JSON, as one release inside the job's output set.
     """
-    from sdckit.core.io import atomic_write_dir, output_set, write_text
+    from sdckit.core.io import output_set, write_text
     from sdckit.report.mask_report import mask_report
     from sdckit.report.writer import write_json
     from sdckit.spark import mask as sm
-    from sdckit.spark.io import write_spark
     from sdckit.spark.mask_summary import (
         column_changes_spark,
         numeric_evaluation_spark,
@@ -354,7 +354,8 @@ def _run_mask_job_spark(
     sm.check_spark_pipeline(pipeline, where)
     job.check_outputs({"--json": json_path})
     check_before_spark(job, pipeline, methods, where)
-    raw = sm.with_row_index(job.read_spark_input())
+    source = job.open()
+    raw = sm.with_row_index(source.frame())
     protected, ids = sm.protect_identifiers_spark(raw, job.schema, job.base_dir)
     _check_identifiers_unused(methods, ids["dropped"], where)
     prepared = sm.typed_spark(protected, job.schema).persist()
@@ -376,7 +377,7 @@ def _run_mask_job_spark(
         json_target = Path(json_path) if json_path is not None else spec.json
         summary: dict[str, Any] = {
             "command": "mask",
-            "engine": "spark",
+            "engine": source.name,
             "input": _source_name(job.input["path"]),
             "records_in": n,
             "records_out": n,
@@ -407,10 +408,7 @@ def _run_mask_job_spark(
             summary["run_id"] = outputs.run_id
             html = report.render_html()
             if spec.path is not None:
-                with sm.worker_errors():
-                    written["data"] = atomic_write_dir(
-                        spec.path, lambda tmp: write_spark(released, tmp, spec.delimiter)
-                    )
+                written["data"] = source.write(released, spec.path, spec.delimiter)
             if spec.report is not None:
                 written["report"] = write_text(spec.report, html)
             if json_target is not None:

@@ -17,15 +17,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 
 import pandas as pd
 from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from sdckit.core.params import SuppressionLimit
 from sdckit.core.schema import DataType, Role
 from sdckit.core.spec import Integer, Number, Spec, parse_entry
 from sdckit.errors import short_repr
+from sdckit.jobs.source import ENGINES
 from sdckit.models import JOB_FILE_NAMES
 from sdckit.utility.generalization import MetricSpec
 
@@ -84,6 +86,17 @@ def _list_of_entries(value: Any) -> Any:
     if not isinstance(value, list):
         raise ValueError("must be a list of entries like `- name: {parameters}`")
     return value
+
+
+def _engine_name(value: Any) -> Any:
+    """``engine:`` one of the names of :data:`sdckit.jobs.source.ENGINES` (worded as any
+    other choice: ``must be one of local, spark``)."""
+    if not isinstance(value, str) or value not in ENGINES:
+        expected = " or ".join(repr(name) for name in ENGINES.names())
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return ENGINES.canonical(value)
 
 
 def _linked_tables(value: Any) -> Any:
@@ -274,7 +287,7 @@ class JobSpec(JobPart):
     spec_label: ClassVar[str] = "the job"
 
     input: InputSection | None = None
-    engine: Literal["local", "spark"] = "local"
+    engine: Annotated[str, BeforeValidator(_engine_name)] = "local"
     spark: SparkSection = Field(default_factory=SparkSection)
     attributes: dict[str, AttributeSection] = Field(default_factory=dict)
     models: Annotated[list[ModelEntry], BeforeValidator(_list_of_entries)] = Field(

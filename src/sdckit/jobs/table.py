@@ -162,15 +162,15 @@ def _build_table(
             f"{job.key('input')}: give exactly one of `input:` (microdata) and `cells:` (a "
             "table given cell by cell)"
         )
-    sdf = None
     frame = None
+    source = job.open()
     if spec.cells is not None:
         frame = _read_cells(job)
         known: list[str] | None = list(frame.columns)
-    elif job.engine == "spark":  # checked on the header first: Spark starts only after
-        known = job.input_columns()
+    elif source.distributed:  # checked on the header first: Spark starts only after
+        known = source.columns()
     else:
-        frame = job.read_input()
+        frame = source.frame()
         known = list(frame.columns)
     if known is not None:
         _check_dimensions(job, known)
@@ -178,7 +178,7 @@ def _build_table(
     request = _request_rule(job, rules)
     if known is not None:
         _check_request_rule(job, request, known)
-    if job.engine == "spark" and spec.cells is None:
+    if source.distributed and spec.cells is None:
         if known is not None:  # the columns the records' pass reads (checked there again)
             from sdckit.tables.table import check_columns
 
@@ -187,9 +187,8 @@ def _build_table(
         for name, dim in spec.dimensions.items():  # files read, builders' parameters checked
             if dim.hierarchy is not None:
                 job.check_hierarchy(dim.hierarchy, name, f"dimensions.{name}.hierarchy")
-        sdf = job.read_spark_input()
         if known is None:  # a URI: only Spark reads its columns
-            known = list(sdf.columns)
+            known = source.frame_columns()
             _check_dimensions(job, known)
             _check_request_rule(job, request, known)
     hierarchies = {}
@@ -198,7 +197,7 @@ def _build_table(
         if dim.hierarchy is not None:
             h = job.resolve_hierarchy(
                 dim.hierarchy,
-                _hierarchy_values(dim.hierarchy, name, frame, sdf),
+                _hierarchy_values(dim.hierarchy, name, frame, source),
                 name,
                 f"dimensions.{name}.hierarchy",
             )
@@ -231,13 +230,7 @@ def _build_table(
             "request": request[1].column if request is not None else None,
             "request_codes": request[1].codes if request is not None else (),
         }
-        if sdf is not None:  # the records' pass on Spark, the roll-up on the driver
-            from sdckit.spark.tables import spark_table
-
-            table = spark_table(sdf, hierarchies, spec.response, **options)
-        else:
-            assert frame is not None
-            table = Table.from_microdata(frame, hierarchies, spec.response, **options)
+        table = source.microdata_table(hierarchies, spec.response, **options)
     if spec.cost == "frequency":
         table.cost = table.freq.astype(float)
     elif spec.cost == "unity":
@@ -280,17 +273,17 @@ def _check_request_rule(job: Job, request: tuple[int, Any] | None, columns: list
         )
 
 
-def _hierarchy_values(hierarchy: Any, name: str, frame: pd.DataFrame | None, sdf: Any) -> pd.Series:
-    """What a dimension's hierarchy builder reads: the column (locally) or its distinct values
-    (Spark: all a builder needs, and no pass over the data for a hierarchy file)."""
-    if sdf is None:
-        assert frame is not None
+def _hierarchy_values(
+    hierarchy: Any, name: str, frame: pd.DataFrame | None, source: Any
+) -> pd.Series:
+    """What a dimension's hierarchy builder reads: the column of the table read here (the
+    cells file, the local input), else its values on the job's engine (Spark: the distinct
+    values, all a builder needs, and no pass over the data for a hierarchy file)."""
+    if frame is not None:
         return frame[name]
     if isinstance(hierarchy, str):  # a file: the values are not read
         return pd.Series([], dtype=object, name=name)
-    from sdckit.spark.frequency import distinct_values
-
-    return distinct_values(sdf, name)
+    return source.column_values(name)
 
 
 def _method_options(job: Job, opts: dict[str, Any]) -> dict[str, Any]:
@@ -317,14 +310,9 @@ def _cell_keys(job: Job, table: Any, opts: dict[str, Any]) -> np.ndarray | None:
 
 def _keys_of(job: Job, table: Any, key: str) -> np.ndarray:
     """The cell keys of ``table`` from the microdata's record keys in column ``key``, summed on
-    Spark for an ``engine: spark`` job (the same keys, bit for bit)."""
-    if job.engine == "spark":
-        from sdckit.spark.tables import spark_cell_keys
-
-        return spark_cell_keys(job.read_spark_input(), table, key)
-    from sdckit.tables.cell_key import cell_keys
-
-    return cell_keys(job.read_input(), table, key=key)
+    the job's engine (:meth:`~sdckit.jobs.source.Source.cell_keys`: the same keys, bit for
+    bit)."""
+    return np.asarray(job.open().cell_keys(table, key))
 
 
 def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
@@ -384,7 +372,7 @@ def _write(
     summary = protection.summary()
     source = job.spec.cells if job.spec.cells is not None else job.spec.input
     summary["input"] = str(source.path) if source is not None else None
-    summary["engine"] = job.engine
+    summary["engine"] = job.open().name
     summary["dimensions"] = {d.name: len(d) for d in dimensions}
     summary["response"] = job.spec.response
     summary["rules"] = [r.to_entry() for r in rules]

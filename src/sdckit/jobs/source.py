@@ -1,0 +1,264 @@
+"""Where a job's input is read and worked on: the engine, chosen once, behind a :class:`Source`.
+
+A runner (``sdckit anonymize``, ``mask``, ``table``, ``analyze``) asks the job's source for
+what it needs of the input -- its columns (from the header, before any engine starts), the
+data in the engine's own frame, the schema with its hierarchies, a column's values for a
+hierarchy builder, the risk analysis, the cell keys of a table, the written release -- and
+never tests the engine's name. :func:`open_source` is the one place that reads ``engine:``
+(or ``--engine``): it looks the name up in :data:`ENGINES`, a
+:class:`~sdckit.core.registry.Registry` whose ``"spark"`` entry is the path
+``"sdckit.spark.source:SparkSource"``, imported on first use, so this layer never imports
+:mod:`sdckit.spark`. The names of :data:`ENGINES` are the ones ``--engine`` accepts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from sdckit.core.registry import Registry
+from sdckit.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.core.schema import Schema
+    from sdckit.jobs.config import Job
+
+__all__ = ["ENGINES", "EngineTraits", "LocalSource", "Source", "check_engine", "open_source"]
+
+
+@dataclass(frozen=True)
+class EngineTraits:
+    """What a runner needs to know of an engine without opening it.
+
+    ``distributed``: the input is a cluster's frame, worked on by the engine's own
+    implementations (the runners' Spark paths), not a pandas table on this machine.
+    ``release_is_folder``: the released data is written as a folder of part files (and the
+    input may be such a folder), which the output checks treat as one path.
+    """
+
+    distributed: bool = False
+    release_is_folder: bool = False
+
+
+class Source(ABC):
+    """A job's input on one engine: what the runners call, whatever the engine.
+
+    Opened by :func:`open_source` for one :class:`~sdckit.jobs.config.Job` (its ``input``,
+    ``attributes`` and engine settings); what it reads is read once and kept.
+    """
+
+    #: The engine's name (``engine:`` of the job; the summaries' ``"engine"``).
+    name: str = ""
+    #: The engine's traits (:class:`EngineTraits`).
+    traits: EngineTraits = EngineTraits()
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self._schema: Schema | None = None
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the input is a cluster's frame (:attr:`EngineTraits.distributed`)."""
+        return self.traits.distributed
+
+    @property
+    def release_is_folder(self) -> bool:
+        """Whether the release is a folder of part files
+        (:attr:`EngineTraits.release_is_folder`)."""
+        return self.traits.release_is_folder
+
+    @abstractmethod
+    def columns(self) -> list[str] | None:
+        """The input's column names, read without its data and without starting an engine
+        where possible: None where only the engine can read them (a URI on Spark). DataError
+        for a missing input or a column name given twice."""
+
+    @abstractmethod
+    def frame(self) -> Any:
+        """The input in the engine's own frame (a pandas DataFrame, a Spark DataFrame), read
+        once."""
+
+    def table(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The input as a pandas table read on this machine (read once; ``columns``: only
+        those, read afresh), for the commands that work locally on any engine."""
+        spec = self.job.input
+        src = spec["path"]
+        if isinstance(src, pd.DataFrame):
+            from sdckit.core.io import read_table
+
+            data = read_table(src)
+            return data if columns is None else data[list(columns)]
+        return self._read_local(columns)
+
+    def _read_local(self, columns: Sequence[str] | None) -> pd.DataFrame:
+        """The input file read with :func:`sdckit.core.io.read_table` (the job's delimiter and
+        encoding; only ``columns`` when given)."""
+        from sdckit.core.io import read_table
+
+        spec = self.job.input
+        return read_table(
+            self.job._path(spec["path"]),
+            delimiter=spec.get("delimiter"),
+            encoding=spec.get("encoding", "utf-8"),
+            columns=None if columns is None else list(columns),
+        )
+
+    @abstractmethod
+    def column_values(self, name: str) -> pd.Series:
+        """A column as hierarchy builders read it: the column itself, or its distinct values
+        (all a builder uses)."""
+
+    @abstractmethod
+    def frame_columns(self) -> list[str]:
+        """The columns of :meth:`frame` (reading the input when :meth:`columns` cannot)."""
+
+    def schema(self) -> Schema:
+        """The job's schema on this input: roles, types, orders and hierarchies, each builder
+        reading :meth:`column_values` (built once)."""
+        if self._schema is None:
+            self._schema = self.job._build_schema(self.frame_columns(), self.column_values)
+        return self._schema
+
+    def roles(self) -> Schema:
+        """The schema as far as the attributes' roles need it (``sdckit analyze``): the
+        whole :meth:`schema`, unless the engine would have to start for it."""
+        return self.schema()
+
+    @abstractmethod
+    def input_delimiter(self) -> str:
+        """The input's delimiter as far as known without reading more than the header
+        (``,`` for a DataFrame or Parquet input): CSV outputs use it by default."""
+
+    @abstractmethod
+    def risk(
+        self, qi: Sequence[str], population: Path | None, sensitive: Sequence[str], **options: Any
+    ) -> Any:
+        """The re-identification risk of the input (:func:`sdckit.risk.analyze.analyze`'s
+        result, on this engine); ``population`` a table of the same format (read with the
+        input's delimiter and encoding)."""
+
+    @abstractmethod
+    def cell_keys(self, table: Any, key: str) -> Any:
+        """The cell keys of ``table`` from the input's record keys in column ``key``
+        (:func:`sdckit.tables.cell_key.cell_keys`, the same keys bit for bit on every engine)."""
+
+    @abstractmethod
+    def microdata_table(
+        self, hierarchies: dict[str, Any], response: str | None, **options: Any
+    ) -> Any:
+        """The :class:`~sdckit.tables.table.Table` of the input's records: every cell of the
+        dimensions' ``hierarchies`` with its frequency, total of ``response`` and top
+        contributions (:meth:`~sdckit.tables.table.Table.from_microdata`'s ``options``)."""
+
+    @abstractmethod
+    def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
+        """``frame`` (this engine's) written as the release at ``path``: a file, or a folder
+        of part files where :attr:`release_is_folder` (Parquet by suffix, else CSV with
+        ``delimiter``; ``neutralize``: spreadsheet formulas made text). Inside the caller's
+        :func:`sdckit.core.io.output_set`; returns the path written."""
+
+
+class LocalSource(Source):
+    """The input as a pandas table on this machine (``engine: local``, the default)."""
+
+    name = "local"
+    traits = EngineTraits()
+
+    def __init__(self, job: Job) -> None:
+        super().__init__(job)
+        self._data: pd.DataFrame | None = None
+
+    def columns(self) -> list[str] | None:
+        """The columns of the table read (locally the header costs about what the table
+        does, and no engine has to start)."""
+        return self.frame_columns()
+
+    def frame(self) -> pd.DataFrame:
+        """The input table (read once; a copy of a DataFrame input)."""
+        if self._data is None:
+            self._data = super().table()
+        return self._data
+
+    def table(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """:meth:`frame`, or the ``columns`` given read afresh."""
+        return self.frame() if columns is None else super().table(columns)
+
+    def frame_columns(self) -> list[str]:
+        """The columns of the table read."""
+        return list(self.frame().columns)
+
+    def column_values(self, name: str) -> pd.Series:
+        """The column itself."""
+        return self.frame()[name]
+
+    def input_delimiter(self) -> str:
+        """The delimiter the table was read with (sniffed or given), once read."""
+        if self._data is not None:
+            return str(self._data.attrs.get("delimiter", ","))
+        return ","
+
+    def risk(
+        self, qi: Sequence[str], population: Path | None, sensitive: Sequence[str], **options: Any
+    ) -> Any:
+        """:func:`sdckit.risk.analyze.analyze` on the key and sensitive columns."""
+        from sdckit.core.io import read_table
+        from sdckit.risk.analyze import analyze
+
+        spec = self.job.input
+        data = self.table(columns=[*qi, *sensitive])
+        pop = None
+        if population is not None:
+            pop = read_table(
+                population,
+                delimiter=spec.get("delimiter"),
+                encoding=spec.get("encoding", "utf-8"),
+            )
+        return analyze(data, list(qi), population=pop, sensitive=list(sensitive), **options)
+
+    def cell_keys(self, table: Any, key: str) -> Any:
+        """:func:`sdckit.tables.cell_key.cell_keys` on the table read."""
+        from sdckit.tables.cell_key import cell_keys
+
+        return cell_keys(self.frame(), table, key=key)
+
+    def microdata_table(
+        self, hierarchies: dict[str, Any], response: str | None, **options: Any
+    ) -> Any:
+        """:meth:`sdckit.tables.table.Table.from_microdata` on the table read."""
+        from sdckit.tables.table import Table
+
+        return Table.from_microdata(self.frame(), hierarchies, response, **options)
+
+    def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
+        """:func:`sdckit.core.io.write_table` (CSV or Parquet by suffix, atomically)."""
+        from sdckit.core.io import write_table
+
+        return write_table(frame, path, delimiter, neutralize=neutralize)
+
+
+#: The engines a job runs on, by ``engine:`` name; the Spark engine is loaded on first use.
+ENGINES: Registry[EngineTraits] = Registry("engine", EngineTraits())
+ENGINES.add("local", LocalSource, LocalSource.traits)
+ENGINES.add(
+    "spark",
+    "sdckit.spark.source:SparkSource",
+    EngineTraits(distributed=True, release_is_folder=True),
+)
+
+
+def check_engine(name: str) -> str:
+    """``name`` when it is an engine of :data:`ENGINES` (``--engine``), else ConfigError."""
+    if name not in ENGINES:
+        raise ConfigError(f"--engine must be {' or '.join(ENGINES.names())}, got {name!r}")
+    return ENGINES.canonical(name)
+
+
+def open_source(job: Job) -> Source:
+    """The job's input on the engine its ``engine:`` names (the only reading of it)."""
+    source: Source = ENGINES.load(check_engine(job.spec.engine))(job)
+    return source
