@@ -102,26 +102,6 @@ def _parse_weights(spec: str) -> dict[str, float] | None:
     return weights
 
 
-def _read_hierarchies(specs: list[str]) -> dict:
-    """``["age=h_age.csv", ...]`` -> ``{"age": Hierarchy}`` (ConfigError for a bad spec)."""
-    from sdckit.core.hierarchy import read_hierarchy
-    from sdckit.errors import ConfigError
-
-    out = {}
-    for spec in specs:
-        col, sep, path = spec.partition("=")
-        if not sep or not col.strip() or not path.strip():
-            raise ConfigError(
-                f"--hierarchy {spec!r}: expected COLUMN=FILE, e.g. --hierarchy age=hier_age.csv"
-            )
-        if col.strip() in out:
-            raise ConfigError(f"--hierarchy: column {col.strip()!r} is given twice")
-        if not Path(path.strip()).is_file():
-            raise ConfigError(f"--hierarchy {spec!r}: file {path.strip()!r} does not exist")
-        out[col.strip()] = read_hierarchy(path.strip(), name=col.strip())
-    return out
-
-
 def evaluate_command(
     original: Path,
     protected: Path,
@@ -146,60 +126,35 @@ def evaluate_command(
     isolation_c: float = 2.0,
     isolation_t: int = 5,
 ) -> dict:
-    """Implementation of ``sdckit evaluate``: read both files, evaluate, then write outputs.
-
-    Every measure is computed before anything is written, so bad input writes nothing.
+    """Implementation of ``sdckit evaluate``: ``--dbrl-weights`` parsed, then
+    :func:`sdckit.jobs.evaluate.run_evaluate` (read both files, evaluate, then write the
+    outputs), then the measures printed.
     """
-    from sdckit.core.io import check_output_paths, read_table
-    from sdckit.evaluation.protected_file import evaluate, split_column_types
-    from sdckit.report.evaluation_report import evaluation_report
-    from sdckit.report.writer import write_json
+    from sdckit.jobs.evaluate import run_evaluate
 
-    check_output_paths(
-        {"--json": json_out, "--html": html_out},
-        {"--original": original, "--protected": protected},
-    )
-    cols = columns or None
-    weights = _parse_weights(dbrl_weights)
-    hierarchies = _read_hierarchies(hierarchy)
-    orig = read_table(original, delimiter=delimiter, encoding=encoding, columns=cols)
-    prot = read_table(protected, delimiter=delimiter, encoding=encoding)
-    doc = evaluate(
-        orig,
-        prot,
-        columns=cols,
-        quasi_identifiers=qi or None,
+    doc = run_evaluate(
+        original,
+        protected,
+        columns=columns,
+        qi=qi,
         categorical=categorical,
-        known_method=known_method,  # type: ignore[arg-type]
+        json_out=json_out,
+        html_out=html_out,
+        known_method=known_method,
         p_percent=p_percent,
         k=k,
         target=target,
         learned_distance=learned_distance,
         learned_time_limit=learned_time_limit,
         intruder_share=intruder_share,
-        dbrl_weights=weights,
-        hierarchies=hierarchies or None,
+        dbrl_weights=_parse_weights(dbrl_weights),
+        hierarchy=hierarchy,
+        delimiter=delimiter,
+        encoding=encoding,
         seed=seed,
         isolation_c=isolation_c,
         isolation_t=isolation_t,
     )
-    doc["original"] = str(original)
-    doc["protected"] = str(protected)
-    from sdckit.core.io import output_set, write_text
-
-    with output_set():  # one release: renamed into place together, or not at all
-        report = None
-        if html_out:
-            _, _, o, p = split_column_types(
-                orig, prot, doc["columns"]["compared"], doc["columns"]["categorical"]
-            )
-            report = evaluation_report(
-                doc, o, p, subtitle=f"original: {original} — protected: {protected}"
-            ).render_html()
-        if json_out:
-            write_json(json_out, doc)
-        if html_out and report is not None:
-            write_text(html_out, report)
     if not quiet:
         _print(doc)
         for label, path in (("JSON", json_out), ("HTML report", html_out)):
