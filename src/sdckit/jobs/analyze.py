@@ -80,9 +80,7 @@ def analyze_request(
         doc["spark"] = {"master": spark_master or "local[2]"}
         job = job_from_dict(doc)
     else:  # the options' delimiter and encoding read the input and the population
-        given = job.spec.input.model_dump(exclude_unset=True) if job.spec.input else {}
-        spec = job.spec.with_params(input={**given, **read})
-        job = Job(spec, job.base_dir, job.source, job.job_file)
+        job = job.with_input(**read)
     return AnalyzeRequest(job, input, list(qi), list(sensitive), json_out, html_out)
 
 
@@ -104,7 +102,7 @@ def run_analyze(
         {"input": request.input, "--population": population},
     )
     source = request.job.open()
-    result = source.risk(request.qi, population, request.sensitive, **options)
+    result = source.risk(request.qi, request.sensitive, population, **options)
     summary = dict(result.summary)
     summary["input"] = str(request.input)
     summary["engine"] = source.name

@@ -161,6 +161,14 @@ class Job:
         spec = self.spec.with_params(output=given)
         return Job(spec, self.base_dir, self.source, self.job_file, self._input)
 
+    def with_input(self, **settings: str | None) -> Job:
+        """The same job reading its input with other ``delimiter``/``encoding`` settings
+        (``None`` keeps the job's); opened afresh."""
+        given = self.spec.input.model_dump(exclude_unset=True) if self.spec.input else {}
+        given.update({k: v for k, v in settings.items() if v is not None})
+        spec = self.spec.with_params(input=given)
+        return Job(spec, self.base_dir, self.source, self.job_file)
+
     def _input_delimiter(self) -> str:
         """The input's delimiter (given, or as the source knows it: sniffed): CSV outputs use
         it unless ``output.delimiter`` says otherwise; ``,`` for a DataFrame or Parquet input."""
@@ -341,11 +349,14 @@ class Job:
     def schema_without_data(self, columns: Sequence[str]) -> Schema:
         """The schema's attributes, roles and types, without hierarchies (which may be built
         from the data): what a Spark job's checks before Spark starts read."""
-        return self._build_schema(list(columns), None)
+        return self.build_schema(list(columns), None)
 
-    def _build_schema(
+    def build_schema(
         self, columns: list[str], values_of: Callable[[str], pd.Series] | None
     ) -> Schema:
+        """The schema of the job's attributes on an input with ``columns`` (each an input
+        column, else ConfigError), each hierarchy built from ``values_of(name)`` (the
+        column's values as its source reads them; ``None``: no hierarchies)."""
         attrs: dict[str, Attribute] = {}
         for name, spec in self.spec.attributes.items():
             where = f"attributes.{name}"

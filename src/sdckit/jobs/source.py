@@ -60,6 +60,7 @@ class Source(ABC):
     def __init__(self, job: Job) -> None:
         self.job = job
         self._schema: Schema | None = None
+        self._table: pd.DataFrame | None = None
 
     @property
     def distributed(self) -> bool:
@@ -84,29 +85,26 @@ class Source(ABC):
         once."""
 
     def table(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """The input as a pandas table read on this machine (read once; ``columns``: only
-        those, read afresh), for the commands that work locally on any engine."""
-        spec = self.job.input
-        src = spec["path"]
-        if isinstance(src, pd.DataFrame):
-            from sdckit.core.io import read_table
-
-            data = read_table(src)
-            return data if columns is None else data[list(columns)]
-        return self._read_local(columns)
-
-    def _read_local(self, columns: Sequence[str] | None) -> pd.DataFrame:
-        """The input file read with :func:`sdckit.core.io.read_table` (the job's delimiter and
-        encoding; only ``columns`` when given)."""
+        """The input as a pandas table read on this machine (read once; a copy of a DataFrame
+        input; ``columns``: those checked and read afresh), for the commands that work
+        locally on any engine."""
         from sdckit.core.io import read_table
 
+        if columns is None and self._table is not None:
+            return self._table
         spec = self.job.input
-        return read_table(
-            self.job._path(spec["path"]),
-            delimiter=spec.get("delimiter"),
-            encoding=spec.get("encoding", "utf-8"),
-            columns=None if columns is None else list(columns),
-        )
+        if isinstance(spec["path"], pd.DataFrame):
+            data = read_table(spec["path"])
+        else:
+            data = read_table(
+                self.job._path(spec["path"]),
+                delimiter=spec.get("delimiter"),
+                encoding=spec.get("encoding", "utf-8"),
+                columns=None if columns is None else list(columns),
+            )
+        if columns is None:
+            self._table = data
+        return data
 
     @abstractmethod
     def column_values(self, name: str) -> pd.Series:
@@ -121,7 +119,7 @@ class Source(ABC):
         """The job's schema on this input: roles, types, orders and hierarchies, each builder
         reading :meth:`column_values` (built once)."""
         if self._schema is None:
-            self._schema = self.job._build_schema(self.frame_columns(), self.column_values)
+            self._schema = self.job.build_schema(self.frame_columns(), self.column_values)
         return self._schema
 
     def roles(self) -> Schema:
@@ -136,7 +134,11 @@ class Source(ABC):
 
     @abstractmethod
     def risk(
-        self, qi: Sequence[str], population: Path | None, sensitive: Sequence[str], **options: Any
+        self,
+        qi: Sequence[str],
+        sensitive: Sequence[str] = (),
+        population: Path | None = None,
+        **options: Any,
     ) -> Any:
         """The re-identification risk of the input (:func:`sdckit.risk.analyze.analyze`'s
         result, on this engine); ``population`` a table of the same format (read with the
@@ -169,24 +171,14 @@ class LocalSource(Source):
     name = "local"
     traits = EngineTraits()
 
-    def __init__(self, job: Job) -> None:
-        super().__init__(job)
-        self._data: pd.DataFrame | None = None
-
     def columns(self) -> list[str] | None:
         """The columns of the table read (locally the header costs about what the table
         does, and no engine has to start)."""
         return self.frame_columns()
 
     def frame(self) -> pd.DataFrame:
-        """The input table (read once; a copy of a DataFrame input)."""
-        if self._data is None:
-            self._data = super().table()
-        return self._data
-
-    def table(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """:meth:`frame`, or the ``columns`` given read afresh."""
-        return self.frame() if columns is None else super().table(columns)
+        """The input table (:meth:`table`: read once; a copy of a DataFrame input)."""
+        return self.table()
 
     def frame_columns(self) -> list[str]:
         """The columns of the table read."""
@@ -198,12 +190,16 @@ class LocalSource(Source):
 
     def input_delimiter(self) -> str:
         """The delimiter the table was read with (sniffed or given), once read."""
-        if self._data is not None:
-            return str(self._data.attrs.get("delimiter", ","))
+        if self._table is not None:
+            return str(self._table.attrs.get("delimiter", ","))
         return ","
 
     def risk(
-        self, qi: Sequence[str], population: Path | None, sensitive: Sequence[str], **options: Any
+        self,
+        qi: Sequence[str],
+        sensitive: Sequence[str] = (),
+        population: Path | None = None,
+        **options: Any,
     ) -> Any:
         """:func:`sdckit.risk.analyze.analyze` on the key and sensitive columns."""
         from sdckit.core.io import read_table

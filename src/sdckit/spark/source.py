@@ -116,7 +116,11 @@ class SparkSource(Source):
         return ","
 
     def risk(
-        self, qi: Sequence[str], population: Path | None, sensitive: Sequence[str], **options: Any
+        self,
+        qi: Sequence[str],
+        sensitive: Sequence[str] = (),
+        population: Path | None = None,
+        **options: Any,
     ) -> Any:
         """:func:`sdckit.spark.analyze.analyze_spark`: the request checked on the header
         before Spark starts, the population read by Spark with the input's delimiter."""
