@@ -63,7 +63,6 @@ _SOURCE = "the Source seam: runners call open_source(job); SparkSource in spark/
 #: Violations another change of this round removes: (rule, importer, imported) -> the seam
 #: that removes it. Empty it as those changes land.
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("upward import", "sdckit.jobs.anonymize", "sdckit.spark.anonymize"): _SOURCE,
     ("upward import", "sdckit.jobs.mask", "sdckit.spark.mask"): _SOURCE,
     ("upward import", "sdckit.jobs.mask", "sdckit.spark.mask_summary"): _SOURCE,
 }

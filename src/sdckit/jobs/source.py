@@ -14,7 +14,7 @@ never tests the engine's name. :func:`open_source` is the one place that reads `
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,6 +157,25 @@ class Source(ABC):
         dimensions' ``hierarchies`` with its frequency, total of ``response`` and top
         contributions (:meth:`~sdckit.tables.table.Table.from_microdata`'s ``options``)."""
 
+    def check_anonymization(self) -> None:  # noqa: B027 -- a hook, empty by default
+        """Refuse, before the engine starts, what an anonymization job gets wrong that the
+        header shows (nothing here: locally the data are read first anyway)."""
+
+    @abstractmethod
+    def anonymize(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[Any, dict[str, Path]]:
+        """Anonymize the input as the job says (models, algorithm and its options,
+        suppression limit, metric, seed) and write the verified release to ``output.path``
+        inside the caller's :func:`~sdckit.core.io.output_set`: the
+        :class:`~sdckit.algorithms.anonymize.AnonymizationResult` and the data files written
+        (``{"data": path, ...}``; none without ``output.path`` where the engine allows it).
+        ``progress(done, total)`` follows the search."""
+
+    def summary_fields(self) -> dict[str, Any]:
+        """What a job's JSON summary says of the engine (nothing for the default engine)."""
+        return {}
+
     @abstractmethod
     def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
         """``frame`` (this engine's) written as the release at ``path``: a file, or a folder
@@ -229,6 +248,40 @@ class LocalSource(Source):
         from sdckit.tables.table import Table
 
         return Table.from_microdata(self.frame(), hierarchies, response, **options)
+
+    def anonymize(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[Any, dict[str, Path]]:
+        """:func:`sdckit.algorithms.anonymize.anonymize` on the table read; the release (and
+        an algorithm's extra tables, e.g. Anatomy's sensitive table, beside it as
+        ``<stem>.<name><suffix>``) written with :func:`sdckit.core.io.write_table`."""
+        from sdckit.algorithms.anonymize import anonymize
+        from sdckit.core.io import write_table
+
+        job = self.job
+        result = anonymize(
+            self.frame(),
+            job.schema,
+            job.models,
+            suppression_limit=job.suppression_limit,
+            metric=job.metric,
+            algorithm=job.algorithm,
+            seed=job.seed,
+            progress=progress,
+            **job.algorithm_options,
+        )
+        out = job.output
+        written: dict[str, Path] = {}
+        if out.path is not None:
+            written["data"] = write_table(
+                result.data, out.path, out.delimiter, neutralize=out.neutralize_formulas
+            )
+            for name, table in getattr(result, "extra_tables", {}).items():
+                extra = out.path.with_name(f"{out.path.stem}.{name}{out.path.suffix}")
+                written[name] = write_table(
+                    table, extra, out.delimiter, neutralize=out.neutralize_formulas
+                )
+        return result, written
 
     def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
         """:func:`sdckit.core.io.write_table` (CSV or Parquet by suffix, atomically)."""

@@ -9,7 +9,7 @@ and the delimiter is sniffed from the file, so that a job is checked before the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,6 +153,90 @@ class SparkSource(Source):
         from sdckit.spark.tables import spark_table
 
         return spark_table(self.frame(), hierarchies, response, **options)
+
+    def check_anonymization(self) -> None:
+        """Everything of an anonymization job that can be checked without Spark, checked
+        before Spark starts (a JVM takes seconds to a minute to start): ``output.path`` (the
+        release is a folder of part files), the input's columns from its header
+        (:meth:`columns`), the attributes (:meth:`~sdckit.jobs.config.Job.check_attributes`),
+        the models' parameters (when they need no hierarchy from the data), the algorithm,
+        its options, the suppression limit and the metric
+        (:func:`sdckit.spark.anonymize.check_request`), and the search's own refusal of a
+        quasi-identifier without a hierarchy."""
+        from sdckit.errors import MissingHierarchyError
+        from sdckit.spark.anonymize import check_request
+
+        job = self.job
+        self._release_path()
+        columns = self.columns()
+        job.check_attributes(columns)
+        models = job.models_without_data()
+        if columns is None:
+            return
+        schema = job.schema_without_data(columns)
+        if models is not None:
+            check_request(
+                columns,
+                schema,
+                models,
+                job.algorithm,
+                job.suppression_limit,
+                job.metric,
+                **job.algorithm_options,
+            )
+        bare = {q: schema.attributes[q] for q in schema.quasi_identifiers}
+        bare = {q: a for q, a in bare.items() if job.spec.attributes[q].hierarchy is None}
+        if bare:  # the search's own refusal of a quasi-identifier without a hierarchy
+            from sdckit.algorithms.optimal import require_hierarchies
+            from sdckit.core.schema import Schema
+
+            try:
+                require_hierarchies(Schema(bare))
+            except MissingHierarchyError as exc:
+                raise exc.for_job_file(job.key(f"attributes.{exc.attribute}")) from None
+
+    def anonymize(
+        self, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[Any, dict[str, Path]]:
+        """:func:`sdckit.spark.anonymize.anonymize_spark`: the search on the frequency set
+        counted on Spark, the release written as a folder of part files at ``output.path``
+        (Parquet when it ends in ``.parquet``, else CSV), verified by a recount."""
+        from sdckit.spark.anonymize import anonymize_spark
+
+        job = self.job
+        out = job.output
+        path = self._release_path()
+        result = anonymize_spark(
+            self.frame(),
+            job.schema,
+            job.models,
+            path,
+            delimiter=out.delimiter,
+            neutralize=out.neutralize_formulas,
+            suppression_limit=job.suppression_limit,
+            metric=job.metric,
+            algorithm=job.algorithm,
+            progress=progress,
+            **job.algorithm_options,
+        )
+        return result, {"data": path}
+
+    def _release_path(self) -> Path:
+        """``output.path``, which a Spark job must give: its release is a folder of part
+        files (ConfigError naming the key otherwise)."""
+        from sdckit.errors import ConfigError
+
+        path = self.job.output.path
+        if path is None:
+            raise ConfigError(
+                f"{self.job.key('output.path')} is missing: a Spark job writes its release as "
+                "a folder of part files, e.g. `output: {path: released.parquet}`"
+            )
+        return path
+
+    def summary_fields(self) -> dict[str, Any]:
+        """The engine and the Spark master the job ran on."""
+        return {"engine": self.name, "spark_master": self.job.spec.spark.master}
 
     def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
         """``frame`` written as a folder of part files at ``path`` (Parquet by suffix, else CSV),
