@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from sdckit.core import hierarchy_builders as hb
 from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.hierarchy_registry import HIERARCHY_BUILDERS
 from sdckit.core.spec import Integer, Number, Spec
 
 __all__ = [
@@ -108,7 +109,8 @@ class DateBuilder(HierarchyBuilder):
         return hb.date_hierarchy(values, self.format, self.levels, name=name)
 
 
-#: Job-file name -> builder spec.
+#: Job-file name -> builder spec, read from the registry
+#: (:data:`sdckit.core.hierarchy_registry.HIERARCHY_BUILDERS`) for callers that index by name.
 BUILDERS: dict[str, type[HierarchyBuilder]] = {
-    c.spec_name: c for c in (IntervalBuilder, OrderBuilder, MaskingBuilder, DateBuilder)
+    name: HIERARCHY_BUILDERS.load(name) for name in HIERARCHY_BUILDERS
 }

@@ -23,12 +23,13 @@ import pandas as pd
 from pydantic import BeforeValidator, Field, StrictBool, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from sdckit.core.hierarchy_registry import HIERARCHY_BUILDERS
 from sdckit.core.params import SuppressionLimit
 from sdckit.core.schema import DataType, Role
 from sdckit.core.spec import Integer, Number, Spec, parse_entry
 from sdckit.errors import short_repr
 from sdckit.jobs.source import ENGINES
-from sdckit.models import JOB_FILE_NAMES
+from sdckit.models import MODELS
 from sdckit.utility.generalization import MetricSpec
 
 __all__ = [
@@ -42,11 +43,10 @@ __all__ = [
     "PseudonymizeSection",
 ]
 
-#: The privacy model names a job file may use (each the ``spec_name`` of a class of
-#: :mod:`sdckit.models`; a test checks that the two agree).
-MODEL_NAMES = tuple(JOB_FILE_NAMES)
-#: The hierarchy builders of :mod:`sdckit.core.hierarchy_builders` a job file may name.
-HIERARCHY_BUILDERS = ("interval", "order", "masking", "date")
+#: The privacy model names a job file may use: those of :data:`sdckit.models.MODELS`
+#: (each the ``spec_name`` of a class of :mod:`sdckit.models`; a test checks that they agree).
+#: The hierarchy builders a job file may name are those of :data:`HIERARCHY_BUILDERS`.
+MODEL_NAMES = MODELS.names()
 #: The sensitivity rules of :mod:`sdckit.tables.rules` a table job may name.
 RULE_NAMES = ("frequency", "dominance", "p_percent", "pq", "zero", "request")
 
@@ -230,7 +230,7 @@ class AttributeSection(JobPart):
     def _hierarchy(cls, value: Any) -> Any:
         if value is None or isinstance(value, str):
             return value
-        name, params = _named_entry(value, HIERARCHY_BUILDERS, "{interval: {widths: [10]}}")
+        name, params = _named_entry(value, HIERARCHY_BUILDERS.names(), "{interval: {widths: [10]}}")
         return {name: params}
 
     @field_validator("order", mode="before")
@@ -276,7 +276,7 @@ class DimensionSection(JobPart):
     def _hierarchy(cls, value: Any) -> Any:
         if value is None or isinstance(value, str):
             return value
-        name, params = _named_entry(value, HIERARCHY_BUILDERS, "{order: {groups: [...]}}")
+        name, params = _named_entry(value, HIERARCHY_BUILDERS.names(), "{order: {groups: [...]}}")
         return {name: params}
 
 

@@ -2,13 +2,22 @@
 
 The classes are loaded on first use (``from sdckit.models import KAnonymity`` imports the
 k-anonymity module only): a job naming one model does not pay for the import of twenty.
+
+:data:`MODELS` is the :class:`~sdckit.core.registry.Registry` of the models a job file may
+name: job-file name (the class's ``spec_name``; a test checks that each class declares its
+registered name) -> the class, imported on first
+:meth:`~sdckit.core.registry.Registry.load`, and its :class:`ModelTraits`. Reading the names
+or the traits imports no model.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from sdckit._lazy import lazy_exports
+from sdckit.core.registry import Registry
 
 # loaded at once: the function ``check`` shares its name with its module, which would
 # otherwise shadow it as this package's attribute once some other import loads the module
@@ -33,53 +42,98 @@ if TYPE_CHECKING:
     from sdckit.models.tcloseness import TCloseness
     from sdckit.models.xy_privacy import XYPrivacy
 
-#: Public name -> the module of :mod:`sdckit.models` that defines it.
+
+@dataclass(frozen=True)
+class ModelTraits:
+    """What a caller may ask of a privacy model without building (or importing) it.
+
+    ``sensitive``: it reads one or more sensitive attributes (the ones its parameters name),
+    so the job must declare them. ``differential_privacy``: a differential privacy model,
+    whose guarantee only an algorithm whose traits say ``differential_privacy`` gives
+    (:class:`sdckit.algorithms.registry.AlgorithmTraits`). ``hierarchy_when``: the
+    parameter values under which the model takes a hierarchy of its sensitive attribute
+    (parameter ``hierarchy``: an ARX file, a builder spec built from the data, or the
+    attribute's own hierarchy); ``()`` for always, None for never.
+    """
+
+    sensitive: bool = False
+    differential_privacy: bool = False
+    hierarchy_when: tuple[tuple[str, str], ...] | None = None
+
+    def reads_hierarchy(self, params: Mapping[str, Any]) -> bool:
+        """Whether the model given the job-file ``params`` takes a hierarchy."""
+        return self.hierarchy_when is not None and all(
+            params.get(key) == value for key, value in self.hierarchy_when
+        )
+
+    def needs_data(self, params: Mapping[str, Any]) -> bool:
+        """Whether building the model from its job-file ``params`` reads the input data: it
+        takes a hierarchy that is not a file (a builder spec runs on the column's values,
+        the attribute's own hierarchy may be built from them)."""
+        return self.reads_hierarchy(params) and not isinstance(params.get("hierarchy"), str)
+
+
+#: Job-file model name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`).
+MODELS: Registry[ModelTraits] = Registry("privacy model", ModelTraits())
+
+_SENSITIVE = ModelTraits(sensitive=True)
+for _name, _target, _traits in (
+    ("k_anonymity", "kanonymity:KAnonymity", None),
+    ("l_diversity", "ldiversity:LDiversity", _SENSITIVE),
+    (
+        "t_closeness",
+        "tcloseness:TCloseness",
+        ModelTraits(sensitive=True, hierarchy_when=(("distance", "hierarchical"),)),
+    ),
+    ("delta_presence", "presence:DeltaPresence", None),
+    ("k_map", "presence:KMap", None),
+    ("lkc", "lkc:LKCPrivacy", _SENSITIVE),
+    ("average_risk", "risk_thresholds:AverageRiskThreshold", None),
+    ("sample_uniqueness", "risk_thresholds:SampleUniquenessThreshold", None),
+    (
+        "differential_privacy",
+        "differential_privacy:DifferentialPrivacy",
+        ModelTraits(differential_privacy=True),
+    ),
+    ("ke_anonymity", "ke_anonymity:KEAnonymity", _SENSITIVE),
+    ("epsilon_m_anonymity", "epsilon_m_anonymity:EpsilonMAnonymity", _SENSITIVE),
+    (
+        "personalized_privacy",
+        "personalized:PersonalizedPrivacy",
+        ModelTraits(sensitive=True, hierarchy_when=()),
+    ),
+    ("multir_k_anonymity", "multir:MultiRKAnonymity", _SENSITIVE),
+    ("xy_privacy", "xy_privacy:XYPrivacy", _SENSITIVE),
+    ("alpha_k_anonymity", "alpha_k:AlphaKAnonymity", _SENSITIVE),
+    ("confidence_bounding", "confidence_bounding:ConfidenceBounding", _SENSITIVE),
+    ("beta_likeness", "beta_likeness:BetaLikeness", _SENSITIVE),
+    ("delta_disclosure", "delta_disclosure:DeltaDisclosure", _SENSITIVE),
+):
+    MODELS.add(_name, f"sdckit.models.{_target}", _traits)
+
+
+def model_traits(model: Any) -> ModelTraits:
+    """The traits of a model object by its ``spec_name`` (the default traits for a model
+    class of the caller's own that is not registered)."""
+    name = getattr(model, "spec_name", None)
+    return (
+        MODELS.traits(name) if isinstance(name, str) and name in MODELS else MODELS.default_traits
+    )
+
+
+#: Public name -> the module of :mod:`sdckit.models` that defines it: every registered model
+#: class (:data:`MODELS`'s targets) and the protocol's own names.
+_CLASSES = {name: str(MODELS.entry(name).target).partition(":") for name in MODELS}
 _MODULES = {
-    "AlphaKAnonymity": ".alpha_k",
+    **{attribute: module for module, _, attribute in _CLASSES.values()},
     "ModelResult": ".base",
     "PrivacyModel": ".base",
-    "BetaLikeness": ".beta_likeness",
-    "ConfidenceBounding": ".confidence_bounding",
     "PrivacyTemplate": ".confidence_bounding",
-    "DeltaDisclosure": ".delta_disclosure",
-    "DifferentialPrivacy": ".differential_privacy",
-    "EpsilonMAnonymity": ".epsilon_m_anonymity",
-    "KAnonymity": ".kanonymity",
-    "KEAnonymity": ".ke_anonymity",
-    "LDiversity": ".ldiversity",
-    "LKCPrivacy": ".lkc",
-    "MultiRKAnonymity": ".multir",
-    "PersonalizedPrivacy": ".personalized",
-    "DeltaPresence": ".presence",
-    "KMap": ".presence",
-    "AverageRiskThreshold": ".risk_thresholds",
-    "SampleUniquenessThreshold": ".risk_thresholds",
-    "TCloseness": ".tcloseness",
-    "XYPrivacy": ".xy_privacy",
 }
 
-#: A job file's model name (the class's ``spec_name``) -> the class's public name; a test
-#: checks that each class declares the name listed here.
-JOB_FILE_NAMES = {
-    "k_anonymity": "KAnonymity",
-    "l_diversity": "LDiversity",
-    "t_closeness": "TCloseness",
-    "delta_presence": "DeltaPresence",
-    "k_map": "KMap",
-    "lkc": "LKCPrivacy",
-    "average_risk": "AverageRiskThreshold",
-    "sample_uniqueness": "SampleUniquenessThreshold",
-    "differential_privacy": "DifferentialPrivacy",
-    "ke_anonymity": "KEAnonymity",
-    "epsilon_m_anonymity": "EpsilonMAnonymity",
-    "personalized_privacy": "PersonalizedPrivacy",
-    "multir_k_anonymity": "MultiRKAnonymity",
-    "xy_privacy": "XYPrivacy",
-    "alpha_k_anonymity": "AlphaKAnonymity",
-    "confidence_bounding": "ConfidenceBounding",
-    "beta_likeness": "BetaLikeness",
-    "delta_disclosure": "DeltaDisclosure",
-}
+#: A job file's model name -> the class's public name, read from :data:`MODELS` (kept for
+#: callers that iterate it; new code reads :data:`MODELS`).
+JOB_FILE_NAMES = {name: attribute for name, (_, _, attribute) in _CLASSES.items()}
 
 __all__ = [
     "AlphaKAnonymity",
@@ -112,6 +166,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 def model_class(name: str) -> type[PrivacyModel]:
-    """The privacy model class a job file names (``k_anonymity`` -> :class:`KAnonymity`);
-    ``KeyError`` for a name that is none (see :data:`JOB_FILE_NAMES`)."""
-    return __getattr__(JOB_FILE_NAMES[name])  # type: ignore[no-any-return]
+    """The privacy model class a job file names (``k_anonymity`` -> :class:`KAnonymity`),
+    :meth:`MODELS.load <sdckit.core.registry.Registry.load>`; ``KeyError`` for a name that
+    is none."""
+    return MODELS.load(name)  # type: ignore[no-any-return]
