@@ -6,7 +6,8 @@ Steps (docs/architecture.md, "verify independently"):
    an :class:`~sdckit.errors.SdcInputError` subclass naming what is wrong and how to fix it;
 2. drop the identifying columns (or pseudonymize those whose attribute has ``pseudonymize``,
    keyed HMAC tokens, :mod:`sdckit.core.pseudonymize`);
-3. run the algorithm, looked up by name in :data:`ALGORITHMS` and imported lazily; every
+3. run the algorithm, looked up by name in :data:`~sdckit.algorithms.registry.ALGORITHMS`
+   (its traits say what it needs) and imported lazily; every
    algorithm takes the signature of :func:`sdckit.algorithms.optimal.optimal` and returns an
    :class:`~sdckit.core.release.AlgorithmOutput`;
 4. compute the metrics (:func:`sdckit.utility.generalization.output_metrics`);
@@ -19,7 +20,6 @@ Steps (docs/architecture.md, "verify independently"):
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.algorithms.registry import ALGORITHMS, needed_algorithms
 from sdckit.core import params
 from sdckit.core.encoding import EncodedColumn, encode
 from sdckit.core.frequency import (
@@ -47,24 +48,6 @@ from sdckit.utility.generalization import output_metrics, parse_metric
 
 __all__ = ["ALGORITHMS", "AnonymizationResult", "anonymize", "verify_output", "verify_release"]
 
-#: Algorithm name -> "module:function"; imported only when used.
-ALGORITHMS: dict[str, str] = {
-    "optimal": "sdckit.algorithms.optimal:optimal",
-    "mondrian": "sdckit.algorithms.mondrian:mondrian",
-    "datafly": "sdckit.algorithms.datafly:datafly",
-    "tds": "sdckit.algorithms.tds:tds",
-    "anatomy": "sdckit.algorithms.anatomy:anatomy",
-    "safepub": "sdckit.algorithms.safepub:safepub",
-}
-#: Algorithms that recode whole columns along a hierarchy (every QI needs one).
-NEEDS_HIERARCHY = ("optimal", "datafly", "safepub")
-#: Algorithms that release a random sample: the records not drawn are suppressed by the
-#: algorithm's definition (SafePub; ARX runs its differential privacy model with a 100%
-#: suppression limit), so their release is verified with a limit of 1.
-SAMPLING = ("safepub",)
-#: Algorithms that cut numeric QIs into ranges but can generalize a categorical QI only along
-#: its hierarchy: without one, they would release it as '*' everywhere, so they refuse.
-PARTITIONING = ("mondrian", "tds")
 #: The metric keys of :attr:`AnonymizationResult.metrics` (and of the JSON ``metrics``).
 METRIC_KEYS = ("loss", "precision", "discernibility", "aecs", "non_uniform_entropy", "height")
 #: The keys of :meth:`AnonymizationResult.to_dict` (the CLI's JSON), in order.
@@ -132,13 +115,17 @@ class AnonymizationResult:
         )
 
 
-def _resolve(algorithm: str) -> Callable[..., AlgorithmOutput]:
-    """Import the algorithm function named in :data:`ALGORITHMS`."""
+def _known(algorithm: Any) -> str:
+    """``algorithm`` if it names one of :data:`ALGORITHMS`, else the ConfigError."""
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
-    module, func = ALGORITHMS[algorithm].split(":")
+    return algorithm
+
+
+def _resolve(algorithm: str) -> Callable[..., AlgorithmOutput]:
+    """Import the algorithm function named in :data:`ALGORITHMS`."""
     try:
-        return getattr(importlib.import_module(module), func)
+        return ALGORITHMS.load(_known(algorithm))  # type: ignore[no-any-return]
     except ImportError as exc:  # pragma: no cover - depends on which algorithms are installed
         raise ConfigError(
             f"algorithm {algorithm!r} is not available in this installation ({exc})"
@@ -164,7 +151,7 @@ def _builder_hint(schema: Schema, name: str, algorithm: str) -> MissingHierarchy
         py = "order_hierarchy or masking_hierarchy"
     why = (
         f"which full-domain generalization needs ({algorithm})"
-        if algorithm in NEEDS_HIERARCHY
+        if ALGORITHMS.traits(algorithm).needs_hierarchy
         else f"without which {algorithm} would release '*' for every record (the whole "
         "attribute suppressed)"
     )
@@ -212,17 +199,18 @@ def _validate(
                     )
         if isinstance(m, KAnonymity) and m.k < 1:  # pragma: no cover - KAnonymity checks
             raise ConfigError(f"model {m.name}: k must be >= 1")
-        only = getattr(type(m), "algorithms", None)  # models only some algorithms can give
+        only = needed_algorithms(m)  # models only some algorithms can give
         if only is not None and algorithm not in only:
             raise ConfigError(
                 f"model {m.name} needs algorithm {' or '.join(map(repr, only))}, got "
                 f"{algorithm!r}: its guarantee needs that algorithm's randomization"
             )
+    traits = ALGORITHMS.traits(_known(algorithm))
     for q in schema.quasi_identifiers:
         if schema.hierarchy(q) is not None:
             continue
-        if algorithm in NEEDS_HIERARCHY or (
-            algorithm in PARTITIONING and not schema.attributes[q].type.numeric
+        if traits.needs_hierarchy or (
+            traits.partitioning and not schema.attributes[q].type.numeric
         ):
             raise _builder_hint(schema, q, algorithm)
 
@@ -399,7 +387,8 @@ def anonymize(
     identifiers are generalized, sensitive attributes feed the models) and hierarchies;
     ``suppression_limit`` is the share of records that may be suppressed (``safepub``, which
     releases a random sample, suppresses by its own definition and is verified with a limit
-    of 1, see :data:`SAMPLING`); ``metric`` the
+    of 1: its traits say ``sampling``, :class:`~sdckit.algorithms.registry.AlgorithmTraits`);
+    ``metric`` the
     information loss ``optimal`` minimises (name or ``{"name", "aggregate", "weights", ...}``;
     default ``loss``; the heuristics choose by their own rule and refuse a metric); ``algorithm``
     one of :data:`ALGORITHMS`; ``seed`` the random seed for randomized algorithms;
@@ -414,7 +403,7 @@ def anonymize(
         models = [models]
     models = list(models) if isinstance(models, Sequence) else models
     _validate(data, schema, models, suppression_limit, algorithm)
-    if algorithm in SAMPLING:
+    if ALGORITHMS.traits(algorithm).sampling:
         suppression_limit = 1.0
     spec = parse_metric(metric)
     func = _resolve(algorithm)

@@ -229,8 +229,6 @@ class DifferentialPrivacy(PrivacyModel):
     spec_label: ClassVar[str] = "differential privacy"
     monotonic: ClassVar[bool] = True
     monotonic_with_generalization: ClassVar[bool] = True
-    #: the algorithms that can give this guarantee
-    algorithms: ClassVar[tuple[str, ...]] = ("safepub",)
 
     epsilon: Annotated[Number, Field(gt=0)]
     delta: Annotated[Number, Field(gt=0, lt=1)]

@@ -72,7 +72,9 @@ def check_request(
 def _check_models(
     columns: Sequence[str], schema: Schema, models: Sequence[PrivacyModel], algorithm: str
 ) -> list[str]:
-    if algorithm != "optimal":
+    from sdckit.algorithms.registry import ALGORITHMS, needed_algorithms
+
+    if algorithm not in ALGORITHMS.where(lambda t: "spark" in t.engines):
         raise ConfigError(
             f"engine spark runs the optimal search (algorithm: optimal); {algorithm!r} works "
             "record by record on one machine: use engine local for it"
@@ -104,7 +106,7 @@ def _check_models(
                 f"model {m.name} with a population table is not available on the Spark "
                 "engine; use engine local"
             )
-        only = getattr(type(m), "algorithms", None)
+        only = needed_algorithms(m)
         if only is not None and algorithm not in only:
             raise ConfigError(
                 f"model {m.name} needs algorithm {' or '.join(map(repr, only))}, which the "
