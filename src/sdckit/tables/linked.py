@@ -57,6 +57,7 @@ import pandas as pd
 from sdckit.core.frequency import group_keys
 from sdckit.errors import ConfigError, DataError, ParameterError, VerificationError, preview
 from sdckit.tables.dimension import Dimension
+from sdckit.tables.registry import TABLE_METHODS
 from sdckit.tables.rules import Primary, SensitivityRule, primary_cells
 from sdckit.tables.table import ADDITIVITY_TOLERANCE, Table, cell_levels
 
@@ -67,8 +68,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LINKED_METHODS", "LinkedProtection", "LinkedTables", "linked_primary", "protect_linked"]
 
-#: The methods :func:`protect_linked` accepts (every method of :func:`sdckit.tables.protect`).
-LINKED_METHODS = ("optimal", "simple", "hypercube", "modular", "rounding", "cta", "cell_key")
+#: The methods :func:`protect_linked` accepts: those of
+#: :data:`sdckit.tables.registry.TABLE_METHODS` whose traits say ``linked``.
+LINKED_METHODS = TABLE_METHODS.where(lambda t: t.linked)
 _TOL = 1e-7
 
 
@@ -443,7 +445,7 @@ def protect_linked(
     n = linked.n_cells
     empty = (linked.freq == 0) & (linked.value == 0)
     nan = np.full(n, np.nan)
-    if method in ("optimal", "simple", "hypercube", "modular"):
+    if TABLE_METHODS.traits(method).kind == "suppression":
         status, published, lower, upper, details = _suppress_linked(
             linked, primary, method, opts.get("time_limit"), min_protection
         )

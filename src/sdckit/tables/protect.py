@@ -30,14 +30,15 @@ import numpy as np
 import pandas as pd
 
 from sdckit.errors import ConfigError, VerificationError
+from sdckit.tables.registry import TABLE_METHODS
 from sdckit.tables.rules import Primary, SensitivityRule, primary_cells
 from sdckit.tables.table import Table
 
 __all__ = ["METHODS", "Protection", "audit_table", "protect"]
 
-SUPPRESSION_METHODS = ("optimal", "simple", "hypercube", "modular")
-#: Every method name :func:`protect` accepts.
-METHODS = (*SUPPRESSION_METHODS, "rounding", "cta", "cell_key")
+#: Every method name :func:`protect` accepts: those of
+#: :data:`sdckit.tables.registry.TABLE_METHODS`.
+METHODS = TABLE_METHODS.names()
 _TOL = 1e-7
 
 
@@ -93,7 +94,7 @@ class Protection:
             "secondary_by_level": by_level,
             "safe": bool(self.safe),
         }
-        if self.method not in (*SUPPRESSION_METHODS, "audit"):
+        if self.method in TABLE_METHODS and TABLE_METHODS.traits(self.method).kind != "suppression":
             dev = np.where(np.isnan(self.published), 0.0, self.published - self.table.value)
             rel = np.abs(dev) / np.maximum(np.abs(self.table.value), 1.0)
             out["deviation"] = {
@@ -130,7 +131,7 @@ def protect(
     primary = primary_cells(table, rules, min_protection=min_protection)
     empty = (table.freq == 0) & (table.value == 0)
     nan = np.full(table.n_cells, np.nan)
-    if method in SUPPRESSION_METHODS:
+    if TABLE_METHODS.traits(method).kind == "suppression":
         from sdckit.tables.audit import audit
         from sdckit.tables.suppression import suppress
 

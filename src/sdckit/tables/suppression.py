@@ -59,6 +59,7 @@ from sdckit.tables.patterns import (
     resolve_nonnegative,
     simple_pattern,
 )
+from sdckit.tables.registry import suppression_methods
 from sdckit.tables.rules import Primary
 from sdckit.tables.table import Table
 
@@ -72,8 +73,9 @@ __all__ = [
     "suppress",
 ]
 
-#: The suppression methods :func:`suppress` accepts.
-METHODS = ("optimal", "simple", "hypercube", "modular")
+#: The suppression methods :func:`suppress` accepts: the table methods of kind
+#: ``suppression`` (:data:`sdckit.tables.registry.TABLE_METHODS`).
+METHODS = suppression_methods()
 
 
 @dataclass
