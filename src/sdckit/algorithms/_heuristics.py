@@ -42,36 +42,9 @@ from sdckit.core.io import to_numeric
 from sdckit.core.release import SUPPRESSED
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, NoSolutionError
-from sdckit.models.alpha_k import AlphaKAnonymity
+from sdckit.models import model_traits
 from sdckit.models.base import ModelResult, PrivacyModel, check_reachable
-from sdckit.models.beta_likeness import BetaLikeness
 from sdckit.models.check import _validate
-from sdckit.models.delta_disclosure import DeltaDisclosure
-from sdckit.models.epsilon_m_anonymity import EpsilonMAnonymity
-from sdckit.models.kanonymity import KAnonymity
-from sdckit.models.ke_anonymity import KEAnonymity
-from sdckit.models.ldiversity import LDiversity
-from sdckit.models.multir import MultiRKAnonymity
-from sdckit.models.personalized import PersonalizedPrivacy
-from sdckit.models.tcloseness import TCloseness
-from sdckit.models.xy_privacy import XYPrivacy
-
-#: Models whose verdict on a class depends on that class alone (checkable per partition).
-#: Confidence bounding is not among them: a template on a subset of the QIs groups records
-#: of several partitions.
-PARTITION_MODELS = (
-    KAnonymity,
-    LDiversity,
-    TCloseness,
-    AlphaKAnonymity,
-    BetaLikeness,
-    DeltaDisclosure,
-    KEAnonymity,
-    EpsilonMAnonymity,
-    PersonalizedPrivacy,
-    MultiRKAnonymity,
-    XYPrivacy,
-)
 
 Progress = Callable[[int, int], None] | None
 
@@ -162,9 +135,12 @@ def prepare(
 
 
 def require_partition_models(prep: Prepared) -> None:
-    """ConfigError unless every model is checkable per partition (k, l, t)."""
+    """ConfigError unless every model is checkable per partition: its traits say
+    ``per_partition`` (:class:`sdckit.models.ModelTraits`; a model whose verdict on a class
+    depends on that class alone) and the object is not global. Confidence bounding is not
+    among them: a template on a subset of the QIs groups records of several partitions."""
     for m in prep.models:
-        if not isinstance(m, PARTITION_MODELS) or m.is_global:
+        if not model_traits(m).per_partition or m.is_global:
             raise ConfigError(
                 f"{prep.algorithm}: model {m.name} cannot be checked partition by partition; "
                 "this algorithm supports k-anonymity, l-diversity, t-closeness, "

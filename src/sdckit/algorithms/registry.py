@@ -31,7 +31,10 @@ class AlgorithmTraits:
     ``differential_privacy``: it gives the guarantee of a differential privacy model
     (:class:`sdckit.models.ModelTraits`), which no other algorithm gives.
     ``models``: the only privacy models it accepts (None: any model that needs no other
-    algorithm). ``engines``: the engines that run it (``local``, ``spark``).
+    algorithm). ``per_partition``: it checks the models on each partition of the records, so
+    it takes only the models whose traits say ``per_partition``
+    (:func:`sdckit.algorithms._heuristics.require_partition_models`). ``engines``: the
+    engines that run it (``local``, ``spark``).
     """
 
     needs_hierarchy: bool = False
@@ -39,6 +42,7 @@ class AlgorithmTraits:
     sampling: bool = False
     differential_privacy: bool = False
     models: tuple[str, ...] | None = None
+    per_partition: bool = False
     engines: tuple[str, ...] = ("local",)
 
 
@@ -50,7 +54,9 @@ ALGORITHMS.add(
     AlgorithmTraits(needs_hierarchy=True, engines=("local", "spark")),
 )
 ALGORITHMS.add(
-    "mondrian", "sdckit.algorithms.mondrian:mondrian", AlgorithmTraits(partitioning=True)
+    "mondrian",
+    "sdckit.algorithms.mondrian:mondrian",
+    AlgorithmTraits(partitioning=True, per_partition=True),
 )
 ALGORITHMS.add(
     "datafly", "sdckit.algorithms.datafly:datafly", AlgorithmTraits(needs_hierarchy=True)

@@ -48,15 +48,19 @@ class ModelTraits:
     """What a caller may ask of a privacy model without building (or importing) it.
 
     ``sensitive``: it reads one or more sensitive attributes (the ones its parameters name),
-    so the job must declare them. ``differential_privacy``: a differential privacy model,
-    whose guarantee only an algorithm whose traits say ``differential_privacy`` gives
-    (:class:`sdckit.algorithms.registry.AlgorithmTraits`). ``hierarchy_when``: the
-    parameter values under which the model takes a hierarchy of its sensitive attribute
-    (parameter ``hierarchy``: an ARX file, a builder spec built from the data, or the
-    attribute's own hierarchy); ``()`` for always, None for never.
+    so the job must declare them. ``per_partition``: it can be checked on each partition of
+    the records on its own (what a partitioning algorithm such as Mondrian checks, unless
+    the model object says it is global, ``is_global``); the models that compare classes
+    with each other or with a population cannot. ``differential_privacy``: a differential
+    privacy model, whose guarantee only an algorithm whose traits say
+    ``differential_privacy`` gives (:class:`sdckit.algorithms.registry.AlgorithmTraits`).
+    ``hierarchy_when``: the parameter values under which the model takes a hierarchy of its
+    sensitive attribute (parameter ``hierarchy``: an ARX file, a builder spec built from the
+    data, or the attribute's own hierarchy); ``()`` for always, None for never.
     """
 
     sensitive: bool = False
+    per_partition: bool = False
     differential_privacy: bool = False
     hierarchy_when: tuple[tuple[str, str], ...] | None = None
 
@@ -76,18 +80,22 @@ class ModelTraits:
 #: Job-file model name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`).
 MODELS: Registry[ModelTraits] = Registry("privacy model", ModelTraits())
 
-_SENSITIVE = ModelTraits(sensitive=True)
+_K = ModelTraits(per_partition=True)  # on the classes' sizes alone
+_S = ModelTraits(sensitive=True)
+_SP = ModelTraits(sensitive=True, per_partition=True)
 for _name, _target, _traits in (
-    ("k_anonymity", "kanonymity:KAnonymity", None),
-    ("l_diversity", "ldiversity:LDiversity", _SENSITIVE),
+    ("k_anonymity", "kanonymity:KAnonymity", _K),
+    ("l_diversity", "ldiversity:LDiversity", _SP),
     (
         "t_closeness",
         "tcloseness:TCloseness",
-        ModelTraits(sensitive=True, hierarchy_when=(("distance", "hierarchical"),)),
+        ModelTraits(
+            sensitive=True, per_partition=True, hierarchy_when=(("distance", "hierarchical"),)
+        ),
     ),
     ("delta_presence", "presence:DeltaPresence", None),
     ("k_map", "presence:KMap", None),
-    ("lkc", "lkc:LKCPrivacy", _SENSITIVE),
+    ("lkc", "lkc:LKCPrivacy", _S),
     ("average_risk", "risk_thresholds:AverageRiskThreshold", None),
     ("sample_uniqueness", "risk_thresholds:SampleUniquenessThreshold", None),
     (
@@ -95,19 +103,19 @@ for _name, _target, _traits in (
         "differential_privacy:DifferentialPrivacy",
         ModelTraits(differential_privacy=True),
     ),
-    ("ke_anonymity", "ke_anonymity:KEAnonymity", _SENSITIVE),
-    ("epsilon_m_anonymity", "epsilon_m_anonymity:EpsilonMAnonymity", _SENSITIVE),
+    ("ke_anonymity", "ke_anonymity:KEAnonymity", _SP),
+    ("epsilon_m_anonymity", "epsilon_m_anonymity:EpsilonMAnonymity", _SP),
     (
         "personalized_privacy",
         "personalized:PersonalizedPrivacy",
-        ModelTraits(sensitive=True, hierarchy_when=()),
+        ModelTraits(sensitive=True, per_partition=True, hierarchy_when=()),
     ),
-    ("multir_k_anonymity", "multir:MultiRKAnonymity", _SENSITIVE),
-    ("xy_privacy", "xy_privacy:XYPrivacy", _SENSITIVE),
-    ("alpha_k_anonymity", "alpha_k:AlphaKAnonymity", _SENSITIVE),
-    ("confidence_bounding", "confidence_bounding:ConfidenceBounding", _SENSITIVE),
-    ("beta_likeness", "beta_likeness:BetaLikeness", _SENSITIVE),
-    ("delta_disclosure", "delta_disclosure:DeltaDisclosure", _SENSITIVE),
+    ("multir_k_anonymity", "multir:MultiRKAnonymity", _SP),
+    ("xy_privacy", "xy_privacy:XYPrivacy", _SP),
+    ("alpha_k_anonymity", "alpha_k:AlphaKAnonymity", _SP),
+    ("confidence_bounding", "confidence_bounding:ConfidenceBounding", _S),
+    ("beta_likeness", "beta_likeness:BetaLikeness", _SP),
+    ("delta_disclosure", "delta_disclosure:DeltaDisclosure", _SP),
 ):
     MODELS.add(_name, f"sdckit.models.{_target}", _traits)
 
