@@ -1,11 +1,21 @@
-"""The contract every masking method, algorithm and privacy model keeps.
+"""The contract every masking method, algorithm, privacy model, table method and hierarchy
+builder keeps.
 
-One table of calls, one set of checks: the input is never modified, the same seed gives the same
-output, the record a method publishes is JSON-ready, and a bad parameter raises an sdckit input
-error (never a bare Python exception). A method added to ``sdckit.masking.__all__`` without an
-entry here fails ``test_every_masking_method_is_covered``; the method objects of a job file
-(:mod:`sdckit.masking.pipeline`, every class of ``METHODS``) keep the same contract
-(``test_masking_spec_contract``).
+One table of calls per family, one set of checks: the input is never modified, the same seed
+gives the same output, the record a method publishes is JSON-ready, and a bad parameter raises
+an sdckit input error (never a bare Python exception). The tests loop over the registries
+(:data:`sdckit.algorithms.registry.ALGORITHMS`, :data:`sdckit.models.MODELS`,
+:data:`sdckit.tables.registry.TABLE_METHODS`,
+:data:`sdckit.core.hierarchy_registry.HIERARCHY_BUILDERS` and the masking methods of a job file,
+:data:`sdckit.masking.pipeline.METHODS`),
+so a method added to one without an entry in its table here fails a ``test_every_..._is_covered``
+test naming what to add. A method added to ``sdckit.masking.__all__`` without an entry here
+fails ``test_every_masking_method_is_covered``; the method objects of a job file keep the same
+contract (``test_masking_spec_contract``). Every algorithm meets every model: a combination its
+traits refuse is refused with a ConfigError, the others keep the contract (or, where listed in
+:data:`REFUSED_ON_THIS_DATA`, are refused with an sdckit input error). The local engine equals
+the Spark engine for every method whose traits say it runs on Spark
+(``tests/test_contracts_spark.py``).
 """
 
 from __future__ import annotations
@@ -18,11 +28,14 @@ import pytest
 
 import sdckit
 from sdckit import masking
+from sdckit.algorithms.registry import ALGORITHMS
 from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.hierarchy_registry import HIERARCHY_BUILDERS
 from sdckit.core.schema import Schema
-from sdckit.errors import ParameterError, SdcInputError
+from sdckit.errors import ConfigError, ParameterError, SdcInputError
 from sdckit.masking.pipeline import METHODS
-from sdckit.models import KAnonymity, LDiversity, TCloseness
+from sdckit.models import MODELS, KAnonymity, LDiversity, TCloseness, check, model_traits
+from sdckit.tables.registry import TABLE_METHODS
 
 _RNG = np.random.default_rng(7)
 DATA = pd.DataFrame(
@@ -107,11 +120,12 @@ NOT_METHODS = {
     "pram_estimate",
     "rr_estimate",
 }
+
+
+#: the masking method classes of a job file by their job-file name (aliases folded)
+MASKING_SPECS = {name: METHODS.load(name) for name in METHODS.names()}
 #: exports that are the method objects of a job file and their pipeline (contract below)
-SPEC_EXPORTS = {METHODS.load(name).__name__ for name in METHODS.names()} | {
-    "MaskingMethod",
-    "Pipeline",
-}
+SPEC_EXPORTS = {cls.__name__ for cls in MASKING_SPECS.values()} | {"MaskingMethod", "Pipeline"}
 
 
 def _takes_seed(name: str) -> bool:
@@ -190,12 +204,14 @@ SPEC_CALLS: dict[str, tuple[dict, dict]] = {
 
 
 def test_every_masking_spec_is_covered():
-    assert set(SPEC_CALLS) == set(METHODS.names())
+    assert set(SPEC_CALLS) == set(MASKING_SPECS), _missing(
+        "masking method", MASKING_SPECS, SPEC_CALLS
+    )
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_CALLS))
 def test_masking_spec_contract(name: str):
-    cls = METHODS.load(name)
+    cls = MASKING_SPECS[name]
     good, bad = SPEC_CALLS[name]
     method = cls(**good)
     assert cls.from_dict(good, f"methods[0].{name}") == method  # Python and job file agree
@@ -219,13 +235,24 @@ def test_masking_spec_contract(name: str):
 
 
 # --- algorithms and privacy models ------------------------------------------------------------
+def _missing(family: str, registry, calls: dict) -> str:
+    """The message of a ``test_every_..._is_covered`` test: what to add where."""
+    absent = sorted(set(registry) - set(calls))
+    stale = sorted(set(calls) - set(registry))
+    return (
+        f"every registered {family} needs contract data in tests/test_contracts.py: add "
+        f"{absent} (a valid call and one with a bad parameter)"
+        + (f"; remove {stale}, no longer registered" if stale else "")
+    )
+
+
 def _flat(name: str, values) -> Hierarchy:
     return Hierarchy([[str(v), "*"] for v in sorted(set(map(str, values)))], name=name)
 
 
 SCHEMA = Schema.from_roles(
     quasi_identifying=["c", "g", "z"],
-    sensitive=["region"],
+    sensitive=["region", "y", "guard"],
     hierarchies={
         "c": _flat("c", DATA["c"]),
         "g": _flat("g", DATA["g"]),
@@ -234,31 +261,162 @@ SCHEMA = Schema.from_roles(
             name="z",
         ),
     },
-    types={"z": "integer"},
+    types={"z": "integer", "y": "decimal"},
 )
-MODELS = {
-    "k_anonymity": KAnonymity(3),
-    "l_diversity": LDiversity("region", 2),
-    "t_closeness": TCloseness("region", 0.4),
+#: the data of the algorithms and models: three QIs, a categorical (region), a numeric (y) and
+#: a guarding-node (guard) sensitive attribute, households (hh)
+ANON_DATA = DATA[["c", "g", "z", "region", "y", "hh"]].assign(guard=DATA["region"])
+REGION = Hierarchy([["R", "RS", "*"], ["S", "RS", "*"]], name="region")
+POPULATION = pd.concat([ANON_DATA, ANON_DATA.iloc[:30]], ignore_index=True)[["c", "g", "z"]]
+TEMPLATE = {"quasi_identifiers": ["c"], "value": "R", "h": 0.9}
+
+#: registered model -> (job-file parameters of a valid model, the same with one bad parameter)
+MODEL_CALLS: dict[str, tuple[dict, dict]] = {
+    "k_anonymity": ({"k": 2}, {"k": 0}),
+    "l_diversity": ({"attribute": "region", "l": 2}, {"attribute": "region", "l": 0}),
+    "t_closeness": ({"attribute": "region", "t": 0.4}, {"attribute": "region", "t": -0.1}),
+    "delta_presence": (
+        {"delta_min": 0.0, "delta_max": 0.9, "population": POPULATION},
+        {"delta_min": 0.5, "delta_max": 0.1, "population": POPULATION},
+    ),
+    "k_map": ({"k": 2, "population": POPULATION}, {"k": 0, "population": POPULATION}),
+    "lkc": (
+        {"L": 2, "K": 2, "C": 0.9, "sensitive_values": {"region": ["R"]}},
+        {"L": 0, "K": 2, "C": 0.9},
+    ),
+    "average_risk": ({"threshold": 0.5}, {"threshold": 1.5}),
+    "sample_uniqueness": ({"threshold": 0.2}, {"threshold": -0.1}),
+    "differential_privacy": ({"epsilon": 2.0, "delta": 0.01}, {"epsilon": 0.0, "delta": 0.01}),
+    "ke_anonymity": ({"attribute": "y", "k": 2, "e": 0.5}, {"attribute": "y", "k": 0, "e": 0.5}),
+    "epsilon_m_anonymity": (
+        {"attribute": "y", "epsilon": 0.5, "m": 2},
+        {"attribute": "y", "epsilon": -1, "m": 2},
+    ),
+    "personalized_privacy": (
+        {"attribute": "region", "guarding_node": "guard", "hierarchy": REGION, "p_breach": 0.7},
+        {"attribute": "region", "guarding_node": "guard", "hierarchy": REGION, "p_breach": 1.5},
+    ),
+    "multir_k_anonymity": ({"k": 2, "person": "hh"}, {"k": 0, "person": "hh"}),
+    "xy_privacy": ({"y": ["region"], "k": 2}, {"y": ["region"], "k": 0}),
+    "alpha_k_anonymity": (
+        {"attribute": "region", "alpha": 0.8, "k": 2},
+        {"attribute": "region", "alpha": 1.5, "k": 2},
+    ),
+    "confidence_bounding": (
+        {"attribute": "region", "templates": [TEMPLATE]},
+        {"attribute": "region", "templates": [{**TEMPLATE, "h": 1.5}]},
+    ),
+    "beta_likeness": ({"attribute": "region", "beta": 2.0}, {"attribute": "region", "beta": -1}),
+    "delta_disclosure": (
+        {"attribute": "region", "delta": 2.0},
+        {"attribute": "region", "delta": -1},
+    ),
+}
+#: registered algorithm -> (options of a valid run, options with one bad option)
+ALGORITHM_CALLS: dict[str, tuple[dict, dict]] = {
+    "optimal": ({}, {"no_such_option": 1}),
+    "mondrian": ({"relaxed": True}, {"relaxed": "yes"}),
+    "datafly": ({}, {"no_such_option": 1}),
+    "tds": ({"class_attribute": "region"}, {"class_attribute": 3}),
+    "anatomy": ({"l": 2}, {"l": 1}),
+    "safepub": ({"insecure_reproducible_noise": True, "search_steps": 20}, {"search_steps": 0}),
+}
+#: (algorithm, model) pairs the traits allow but this small data set cannot give: refused
+#: with an sdckit input error (Anatomy's 2-diverse QI-groups meet l-diversity only; it checks
+#: no model against a population; TDS cannot reach presence within 10% suppression)
+REFUSED_ON_THIS_DATA = {
+    ("anatomy", "delta_presence"),
+    ("anatomy", "k_map"),
+    ("anatomy", "ke_anonymity"),
+    ("anatomy", "epsilon_m_anonymity"),
+    ("anatomy", "confidence_bounding"),
+    ("tds", "delta_presence"),
+    ("tds", "k_map"),
 }
 
 
-@pytest.mark.parametrize("algorithm", ["optimal", "datafly", "mondrian", "tds"])
-@pytest.mark.parametrize("model", sorted(MODELS))
+def _model(name: str):
+    return MODELS.load(name).from_dict(MODEL_CALLS[name][0], f"models[0].{name}")
+
+
+def refused_by_traits(algorithm: str, model: str) -> bool:
+    """Whether the traits say ``algorithm`` cannot give ``model``: a differential privacy
+    model needs a differential privacy algorithm, an algorithm may take only some models
+    (``models``) or only the models checkable per partition (``per_partition``)."""
+    a, m = ALGORITHMS.traits(algorithm), MODELS.traits(model)
+    return (
+        m.differential_privacy != a.differential_privacy
+        or (a.models is not None and model not in a.models)
+        or (a.per_partition and not m.per_partition)
+    )
+
+
+def test_every_algorithm_and_model_is_covered():
+    assert set(ALGORITHM_CALLS) == set(ALGORITHMS), _missing(
+        "algorithm", ALGORITHMS, ALGORITHM_CALLS
+    )
+    assert set(MODEL_CALLS) == set(MODELS), _missing("privacy model", MODELS, MODEL_CALLS)
+    assert {a for a, _ in REFUSED_ON_THIS_DATA} <= set(ALGORITHMS)
+    assert {m for _, m in REFUSED_ON_THIS_DATA} <= set(MODELS)
+
+
+@pytest.mark.parametrize("algorithm", list(ALGORITHMS))
+@pytest.mark.parametrize("model", list(MODELS))
 def test_algorithm_and_model_contract(algorithm: str, model: str):
-    data = DATA[["c", "g", "z", "region"]]
+    data = ANON_DATA
     before = data.copy(deep=True)
-    args = (data, SCHEMA, [MODELS[model]])
-    first = sdckit.anonymize(*args, suppression_limit=0.1, algorithm=algorithm, seed=1)
-    pd.testing.assert_frame_equal(data, before)
-    second = sdckit.anonymize(*args, suppression_limit=0.1, algorithm=algorithm, seed=1)
-    pd.testing.assert_frame_equal(first.data, second.data)
-    json.dumps(first.to_dict())
-    assert first.verified and first.models_satisfied == [MODELS[model].name]
+    good, bad = ALGORITHM_CALLS[algorithm]
+    args = (data, SCHEMA, [_model(model)])
+    kwargs = {"suppression_limit": 0.1, "algorithm": algorithm, **good}
+    if refused_by_traits(algorithm, model):
+        with pytest.raises(ConfigError):
+            sdckit.anonymize(*args, seed=1, **kwargs)
+        pd.testing.assert_frame_equal(data, before)
+        return
+    if (algorithm, model) in REFUSED_ON_THIS_DATA:
+        with pytest.raises(SdcInputError):
+            sdckit.anonymize(*args, seed=1, **kwargs)
+        pd.testing.assert_frame_equal(data, before)
+        return
+    first = sdckit.anonymize(*args, seed=1, **kwargs)
+    pd.testing.assert_frame_equal(data, before)  # the input is never modified
+    second = sdckit.anonymize(*args, seed=1, **kwargs)
+    pd.testing.assert_frame_equal(first.data, second.data)  # same seed, same output
+    assert first.to_dict()["metrics"] == second.to_dict()["metrics"]
+    json.dumps(first.to_dict())  # the published record is JSON-ready
+    # (Anatomy adds the l-diversity of its QI-groups after the job's models)
+    assert first.verified and first.models_satisfied[0] == args[2][0].name
     with pytest.raises(ParameterError):
-        sdckit.anonymize(*args, suppression_limit=1.5, algorithm=algorithm)
+        sdckit.anonymize(*args, **{**kwargs, "suppression_limit": 1.5})
     with pytest.raises(SdcInputError):
-        sdckit.anonymize(*args, algorithm=algorithm, no_such_option=1)
+        sdckit.anonymize(*args, **{**kwargs, "no_such_option": 1})
+    with pytest.raises(SdcInputError):
+        sdckit.anonymize(*args, **{**kwargs, **bad})
+
+
+def test_an_unknown_algorithm_is_refused_with_the_names():
+    with pytest.raises(ConfigError, match="^algorithm must be one of optimal, mondrian, "):
+        sdckit.anonymize(ANON_DATA, SCHEMA, [KAnonymity(2)], algorithm="mondrain")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_contract(name: str):
+    cls = MODELS.load(name)
+    assert cls.spec_name == name  # each class declares its registered name
+    good, bad = MODEL_CALLS[name]
+    model = _model(name)
+    json.dumps(model.describe())  # what a report publishes of it is JSON-ready
+    traits = MODELS.traits(name)
+    assert bool(model.sensitive_attributes) == traits.sensitive
+    assert ("hierarchy" in cls.model_fields) == (traits.hierarchy_when is not None)
+    assert model_traits(model) == traits
+    before = ANON_DATA.copy(deep=True)
+    first = check(ANON_DATA, SCHEMA, [model])
+    pd.testing.assert_frame_equal(ANON_DATA, before)  # the input is never modified
+    assert first.to_dict() == check(ANON_DATA, SCHEMA, [model]).to_dict()  # deterministic
+    json.dumps(first.to_dict())
+    with pytest.raises(ParameterError, match=rf"^models\[0\]\.{name}"):
+        cls.from_dict(bad, f"models[0].{name}")
 
 
 @pytest.mark.parametrize(
@@ -273,3 +431,154 @@ def test_algorithm_and_model_contract(algorithm: str, model: str):
 def test_bad_model_parameters_raise_the_parameter_error(make):
     with pytest.raises(ParameterError):
         make()
+
+
+# --- table methods -----------------------------------------------------------------------------
+PTABLE = """i;j;p;v;p_int_ub
+0;0;1;0;1
+1;0;0.5;-1;0.5
+1;2;0.5;1;1
+2;1;0.25;-1;0.25
+2;2;0.5;0;0.75
+2;3;0.25;1;1
+3;2;0.25;-1;0.25
+3;3;0.5;0;0.75
+3;4;0.25;1;1
+"""
+#: registered table method -> (options of a valid call, the same with one bad option);
+#: ``ptable`` is the path of :data:`PTABLE` and ``cell_keys`` the tables' cell keys, given
+#: where named
+TABLE_CALLS: dict[str, tuple[dict, dict]] = {
+    "optimal": ({"time_limit": 30}, {"time_limit": -1}),
+    "simple": ({}, {"time_limit": 0}),
+    "hypercube": ({}, {"time_limit": -1}),
+    "modular": ({}, {"time_limit": -1}),
+    "rounding": ({"base": 3}, {"base": 0}),
+    "cta": ({}, {"time_limit": -1}),
+    "cell_key": ({"ptable": "ptable", "cell_keys": "cell_keys"}, {"cell_keys": "cell_keys"}),
+}
+TABLE_DIMENSIONS = ["c", "g", "region"]
+
+
+@pytest.fixture(scope="module")
+def ptable_path(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("ptable") / "ptable.txt"
+    path.write_text(PTABLE, encoding="utf-8")
+    return str(path)
+
+
+def _table_options(name: str, which: int, tables: list, ptable_path: str) -> dict:
+    """The options of :data:`TABLE_CALLS` with the p-table's path and the cell keys."""
+    from sdckit.tables.cell_key import cell_keys
+
+    keys = [cell_keys(DATA, t, seed=5) for t in tables]
+    given = {"ptable": ptable_path, "cell_keys": keys[0] if len(keys) == 1 else keys}
+    return {
+        k: given.get(v, v) if isinstance(v, str) else v for k, v in TABLE_CALLS[name][which].items()
+    }
+
+
+def _table_arrays(table) -> list[np.ndarray]:
+    return [table.value.copy(), table.freq.copy(), table.cost.copy(), table.top.copy()]
+
+
+def test_every_table_method_is_covered():
+    assert set(TABLE_CALLS) == set(TABLE_METHODS), _missing(
+        "table method", TABLE_METHODS, TABLE_CALLS
+    )
+
+
+@pytest.mark.parametrize("name", list(TABLE_METHODS))
+def test_table_method_contract(name: str, ptable_path: str):
+    from sdckit.tables import FrequencyRule, LinkedTables, Table, protect, protect_linked
+
+    traits = TABLE_METHODS.traits(name)
+    table = Table.from_microdata(DATA, TABLE_DIMENSIONS)
+    rules = [FrequencyRule(3)] if traits.needs_rules else []
+    options = _table_options(name, 0, [table], ptable_path)
+    before = _table_arrays(table)
+    first = protect(table, rules, name, options=options)
+    for a, b in zip(before, _table_arrays(table), strict=True):
+        np.testing.assert_array_equal(a, b)  # the input is never modified
+    second = protect(table, rules, name, options=options)
+    pd.testing.assert_frame_equal(first.cells(), second.cells())  # deterministic
+    drop = lambda d: {k: v for k, v in d.items() if not k.endswith("_seconds")}  # noqa: E731
+    assert drop(first.summary()) == drop(second.summary())
+    json.dumps(first.summary())  # the published record is JSON-ready
+    assert first.safe and first.method == name
+    assert ("deviation" in first.summary()) == (traits.kind != "suppression")
+    if not traits.needs_rules:
+        assert first.primary.count == 0
+    with pytest.raises(SdcInputError):
+        protect(table, rules, name, options=_table_options(name, 1, [table], ptable_path))
+    # linked tables: the method protects tables sharing cells consistently, or is refused
+    tables = [table, Table.from_microdata(DATA, ["c", "g"])]
+    linked_options = _table_options(name, 0, tables, ptable_path)
+    if traits.linked:
+        linked = protect_linked(LinkedTables(tables), rules, name, options=linked_options)
+        json.dumps(linked.summary())
+    else:
+        with pytest.raises(ConfigError):
+            protect_linked(LinkedTables(tables), rules, name, options=linked_options)
+
+
+def test_an_unknown_table_method_is_refused_with_the_names():
+    from sdckit.tables import Table, protect
+
+    table = Table.from_microdata(DATA, ["c"])
+    with pytest.raises(ConfigError, match="^unknown table method 'optimum'; use one of optimal, "):
+        protect(table, [], "optimum")
+
+
+# --- hierarchy builders ------------------------------------------------------------------------
+#: registered builder -> (parameters of a valid spec, the same with one bad parameter, the
+#: column the hierarchy is built for)
+BUILDER_CALLS: dict[str, tuple[dict, dict, list]] = {
+    "interval": ({"widths": [10, 50]}, {"widths": [0]}, DATA["z"].tolist()),
+    "order": ({"group_sizes": [2]}, {"group_sizes": [0]}, DATA["c"].tolist()),
+    "masking": ({"mask_char": "#"}, {"mask_char": 5}, ["10115", "10117", "20095", "20097"]),
+    "date": (
+        {"levels": ["month", "year"]},
+        {"levels": ["fortnight"]},
+        ["2020-01-05", "2020-02-11", "2021-07-30"],
+    ),
+}
+
+
+def _levels(hierarchy: Hierarchy) -> list[list]:
+    return [list(level) for level in hierarchy.labels]
+
+
+def test_every_hierarchy_builder_is_covered():
+    assert set(BUILDER_CALLS) == set(HIERARCHY_BUILDERS), _missing(
+        "hierarchy builder", HIERARCHY_BUILDERS, BUILDER_CALLS
+    )
+
+
+@pytest.mark.parametrize("name", list(HIERARCHY_BUILDERS))
+def test_hierarchy_builder_contract(name: str):
+    import importlib
+
+    cls = HIERARCHY_BUILDERS.load(name)
+    assert cls.spec_name == name
+    good, bad, values = BUILDER_CALLS[name]
+    spec = cls.from_dict(good, f"a.hierarchy.{name}")
+    assert cls.from_dict(spec.to_dict()) == spec  # its job-file form reads back
+    json.dumps(spec.to_entry())
+    column = pd.Series(values)
+    before = column.copy()
+    first = spec.build(column, name="col")
+    pd.testing.assert_series_equal(column, before)  # the input is never modified
+    second = spec.build(column, name="col")
+    assert _levels(first) == _levels(second)  # deterministic
+    # the spec runs the builder function its traits name, with the same parameters
+    module, _, attribute = HIERARCHY_BUILDERS.traits(name).function.partition(":")
+    function = getattr(importlib.import_module(module), attribute)
+    direct = function(column, **spec.to_dict(), name="col")
+    assert _levels(direct) == _levels(first)
+    # a bad parameter: refused when the spec is read, checked (before the data is read) or
+    # built, always with an sdckit input error (a HierarchyError after reading)
+    with pytest.raises(SdcInputError):
+        made = cls.from_dict(bad, f"a.hierarchy.{name}")
+        made.check()
+        made.build(column, name="col")
