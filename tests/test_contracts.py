@@ -28,6 +28,7 @@ import pytest
 
 import sdckit
 from sdckit import masking
+from sdckit.algorithms.options import parse_options
 from sdckit.algorithms.registry import ALGORITHMS
 from sdckit.core.hierarchy import Hierarchy
 from sdckit.core.hierarchy_registry import HIERARCHY_BUILDERS
@@ -356,6 +357,8 @@ def test_every_algorithm_and_model_is_covered():
         "algorithm", ALGORITHMS, ALGORITHM_CALLS
     )
     assert set(MODEL_CALLS) == set(MODELS), _missing("privacy model", MODELS, MODEL_CALLS)
+    for name in ALGORITHMS:  # every algorithm declares its options (algorithms.options)
+        assert parse_options(name, ALGORITHM_CALLS[name][0]).spec_name == name
     assert {a for a, _ in REFUSED_ON_THIS_DATA} <= set(ALGORITHMS)
     assert {m for _, m in REFUSED_ON_THIS_DATA} <= set(MODELS)
 
@@ -392,6 +395,9 @@ def test_algorithm_and_model_contract(algorithm: str, model: str):
         sdckit.anonymize(*args, **{**kwargs, "no_such_option": 1})
     with pytest.raises(SdcInputError):
         sdckit.anonymize(*args, **{**kwargs, **bad})
+    if not ALGORITHMS.traits(algorithm).metric:  # a metric cannot steer it: refused
+        with pytest.raises(ConfigError):
+            sdckit.anonymize(*args, **{**kwargs, "metric": "loss"})
 
 
 def test_an_unknown_algorithm_is_refused_with_the_names():

@@ -21,22 +21,24 @@ __all__ = ["ALGORITHMS", "AlgorithmTraits", "needed_algorithms"]
 class AlgorithmTraits:
     """What an algorithm needs and where it runs.
 
-    ``needs_hierarchy``: it recodes whole columns along a hierarchy (full-domain
-    generalization), so every quasi-identifier needs one. ``partitioning``: it cuts numeric
-    quasi-identifiers into ranges but can generalize a categorical one only along its
-    hierarchy -- without one it would release ``*`` everywhere, so it refuses.
-    ``sampling``: it releases a random sample, the records not drawn suppressed by the
-    algorithm's definition (SafePub; ARX runs its differential privacy model with a 100%
-    suppression limit), so its release is verified with a limit of 1.
-    ``differential_privacy``: it gives the guarantee of a differential privacy model
-    (:class:`sdckit.models.ModelTraits`), which no other algorithm gives.
-    ``models``: the only privacy models it accepts (None: any model that needs no other
-    algorithm). ``per_partition``: it checks the models on each partition of the records, so
-    it takes only the models whose traits say ``per_partition``
+    ``metric``: it minimises the utility metric a request names (``metric``); the others
+    choose by their own rule and refuse one. ``needs_hierarchy``: it recodes whole columns
+    along a hierarchy (full-domain generalization), so every quasi-identifier needs one.
+    ``partitioning``: it cuts numeric quasi-identifiers into ranges but can generalize a
+    categorical one only along its hierarchy -- without one it would release ``*``
+    everywhere, so it refuses. ``sampling``: it releases a random sample, the records not
+    drawn suppressed by the algorithm's definition (SafePub; ARX runs its differential
+    privacy model with a 100% suppression limit), so its release is verified with a limit
+    of 1. ``differential_privacy``: it gives the guarantee of a differential privacy model
+    (:class:`sdckit.models.ModelTraits`), which no other algorithm gives. ``models``: the
+    only privacy models it accepts (None: any model that needs no other algorithm).
+    ``per_partition``: it checks the models on each partition of the records, so it takes
+    only the models whose traits say ``per_partition``
     (:func:`sdckit.algorithms._heuristics.require_partition_models`). ``engines``: the
     engines that run it (``local``, ``spark``).
     """
 
+    metric: bool = False
     needs_hierarchy: bool = False
     partitioning: bool = False
     sampling: bool = False
@@ -51,7 +53,7 @@ ALGORITHMS: Registry[AlgorithmTraits] = Registry("algorithm", AlgorithmTraits())
 ALGORITHMS.add(
     "optimal",
     "sdckit.algorithms.optimal:optimal",
-    AlgorithmTraits(needs_hierarchy=True, engines=("local", "spark")),
+    AlgorithmTraits(metric=True, needs_hierarchy=True, engines=("local", "spark")),
 )
 ALGORITHMS.add(
     "mondrian",

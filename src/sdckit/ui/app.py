@@ -628,7 +628,7 @@ def _text(form: FormData, key: str) -> str:
 
 
 def _algorithms() -> list[str]:
-    from sdckit.algorithms.anonymize import ALGORITHMS
+    from sdckit.algorithms.registry import ALGORITHMS
 
     return list(ALGORITHMS)
 
@@ -830,8 +830,10 @@ def _job_document(project: Project, kind: str, form: FormData) -> dict[str, Any]
         raise ConfigError("choose at least one privacy model (k, l or t)")
     doc["models"] = models
     doc["suppression_limit"] = _number(_text(form, "suppression") or "0", "suppression") / 100
-    doc["algorithm"] = _text(form, "algorithm") or "optimal"
-    if doc["algorithm"] == "optimal":
+    from sdckit.algorithms.registry import ALGORITHMS
+
+    doc["algorithm"] = algorithm = _text(form, "algorithm") or "optimal"
+    if algorithm in ALGORITHMS and ALGORITHMS.traits(algorithm).metric:  # the others refuse one
         doc["metric"] = {"name": _text(form, "metric") or "loss"}
     doc["seed"] = 1
     return doc
