@@ -496,7 +496,10 @@ def test_every_table_method_is_covered():
 
 @pytest.mark.parametrize("name", list(TABLE_METHODS))
 def test_table_method_contract(name: str, ptable_path: str):
-    from sdckit.tables import FrequencyRule, LinkedTables, Table, protect, protect_linked
+    from sdckit.tables.linked import LinkedTables, protect_linked
+    from sdckit.tables.protect import protect
+    from sdckit.tables.rules import FrequencyRule
+    from sdckit.tables.table import Table
 
     traits = TABLE_METHODS.traits(name)
     table = Table.from_microdata(DATA, TABLE_DIMENSIONS)
@@ -529,7 +532,8 @@ def test_table_method_contract(name: str, ptable_path: str):
 
 
 def test_an_unknown_table_method_is_refused_with_the_names():
-    from sdckit.tables import Table, protect
+    from sdckit.tables.protect import protect
+    from sdckit.tables.table import Table
 
     table = Table.from_microdata(DATA, ["c"])
     with pytest.raises(ConfigError, match="^unknown table method 'optimum'; use one of optimal, "):
