@@ -328,12 +328,10 @@ class Job:
         """:attr:`models` when building them reads nothing of the input (no model takes a
         hierarchy built from the data or the schema's), else None: a Spark job validates
         its models this way before Spark starts."""
-        for name, params in self.spec.models:
-            hierarchical = name == "t_closeness" and params.get("distance") == "hierarchical"
-            if (hierarchical or name == "personalized_privacy") and not isinstance(
-                params.get("hierarchy"), str
-            ):
-                return None
+        from sdckit.models import MODELS
+
+        if any(MODELS.traits(name).needs_data(params) for name, params in self.spec.models):
+            return None
         return self.models
 
     @property
@@ -404,11 +402,9 @@ class Job:
     def _builder(self, spec: Mapping[str, Any], where: str) -> Any:
         """The hierarchy builder a ``{builder: {parameters}}`` spec names, validated."""
         ((builder, params),) = spec.items()
-        from sdckit.core.hierarchy_specs import BUILDERS
-
         key = self.key(f"{where}.{builder}")
         try:
-            return BUILDERS[builder].from_dict(params, key)
+            return HIERARCHY_BUILDERS.load(builder).from_dict(params, key)
         except (SdcInputError, TypeError, ValueError) as exc:
             if isinstance(exc, ParameterError):
                 raise
@@ -443,9 +439,9 @@ class Job:
 def model_classes() -> dict[str, type[PrivacyModel]]:
     """Job-file name -> privacy model class (:class:`~sdckit.models.base.PrivacyModel`);
     imports every model (a job loads only the ones it names, :func:`build_model`)."""
-    from sdckit import models
+    from sdckit.models import MODELS
 
-    return {name: models.model_class(name) for name in models.JOB_FILE_NAMES}
+    return {name: MODELS.load(name) for name in MODELS}
 
 
 def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
@@ -461,8 +457,9 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
         path = job._path(params["population"])
         delimiter = job.spec.input.delimiter if job.spec.input is not None else None
         params["population"] = read_table(path, delimiter=delimiter)
-    hierarchical = name == "t_closeness" and params.get("distance") == "hierarchical"
-    if hierarchical or name == "personalized_privacy":
+    from sdckit.models import MODELS
+
+    if MODELS.traits(name).reads_hierarchy(params):
         h = params.get("hierarchy")
         attr = params.get("attribute")
         if isinstance(h, (str, Mapping)):
@@ -471,9 +468,7 @@ def build_model(name: str, params: Mapping[str, Any], job: Job, where: str):
             )
         elif h is None and attr in job.spec.attributes:
             params["hierarchy"] = job.schema.hierarchy(attr)
-    from sdckit.models import model_class
-
-    return model_class(name).from_dict(params, job.key(where))
+    return MODELS.load(name).from_dict(params, job.key(where))
 
 
 # -- loading -------------------------------------------------------------------------------------

@@ -318,26 +318,25 @@ def _keys_of(job: Job, table: Any, key: str) -> np.ndarray:
 def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
     """Protect the job's table as the job says and write its outputs (only on success)."""
     from sdckit.tables.protect import protect
+    from sdckit.tables.registry import TABLE_METHODS
 
-    if not job.spec.rules and job.spec.method not in ("rounding", "cell_key", "audit"):
+    method = job.spec.method or "optimal"
+    without_rules = (*TABLE_METHODS.where(lambda t: not t.needs_rules), "audit")
+    if not job.spec.rules and job.spec.method not in without_rules:
         raise ConfigError(
             f"{job.key('rules')} is missing: name at least one sensitivity rule, e.g. "
             "`rules: [{frequency: {threshold: 3}}]`"
         )
     job.check_outputs({"--json": json_out})
     opts = _options(job)
-    from sdckit.tables.protect import METHODS
-
-    method = job.spec.method or "optimal"
-    if method not in (*METHODS, "audit"):  # before the data is read (or Spark started)
+    if method not in TABLE_METHODS and method != "audit":  # before the data is read
         raise ConfigError(
             f"{job.key('method')}: unknown table method {method!r}; use one of "
-            f"{', '.join(METHODS)} (or audit)"
+            f"{', '.join(TABLE_METHODS.names())} (or audit)"
         )
     if job.spec.tables is not None:
         return _run_linked(job, opts, json_out)
     table, rules, cells = _build_table(job, opts)
-    method = job.spec.method or "optimal"
     method_opts = _method_options(job, opts)
     if method == "cell_key":
         method_opts["cell_keys"] = _cell_keys(job, table, opts)

@@ -139,10 +139,6 @@ _MODULES = {
     "PrivacyTemplate": ".confidence_bounding",
 }
 
-#: A job file's model name -> the class's public name, read from :data:`MODELS` (kept for
-#: callers that iterate it; new code reads :data:`MODELS`).
-JOB_FILE_NAMES = {name: attribute for name, (_, _, attribute) in _CLASSES.items()}
-
 __all__ = [
     "AlphaKAnonymity",
     "AverageRiskThreshold",
