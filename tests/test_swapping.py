@@ -9,13 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import DataError
+from sdckit.masking._swapping_kernels import (
+    p_buckets_kernel,
+    p_distribution_kernel,
+    radix_argsort,
+    rank_swap_kernel,
+    stable_order,
+    top,
+)
 from sdckit.masking.swapping import (
-    _p_buckets_kernel,
-    _p_distribution_kernel,
-    _radix_argsort,
-    _rank_swap_kernel,
-    _stable_order,
-    _top,
     data_swapping,
     rank_swap_p_buckets,
     rank_swap_p_distribution,
@@ -121,20 +123,20 @@ def test_rank_swap_partner_is_uniform_over_window():
 @pytest.mark.parametrize("n,w", [(1, 1), (2, 1), (10, 3), (150, 40), (300, 299), (257, 64)])
 def test_rank_swap_kernel_matches_reference(n, w):
     u = np.random.default_rng(n + w).random(n)
-    assert _rank_swap_kernel(n, w, u, _top(n)).tolist() == ref_rank_swap(n, w, u)
+    assert rank_swap_kernel(n, w, u, top(n)).tolist() == ref_rank_swap(n, w, u)
 
 
 @pytest.mark.parametrize("n,b", [(1, 1), (7, 2), (64, 5), (130, 13), (200, 200)])
 def test_p_buckets_kernel_matches_reference(n, b):
     u = np.random.default_rng(n * b).random((n, 2))
-    assert _p_buckets_kernel(n, b, u, _top(n)).tolist() == ref_p_buckets(n, b, u)
+    assert p_buckets_kernel(n, b, u, top(n)).tolist() == ref_p_buckets(n, b, u)
 
 
 @pytest.mark.parametrize("n", [1, 2, 9, 100, 260])
 def test_p_distribution_kernel_matches_reference(n):
     rng = np.random.default_rng(n)
     off = np.rint(rng.normal(n / 10, n / 10, n)).astype(np.int64)
-    assert _p_distribution_kernel(n, off, _top(n)).tolist() == ref_p_distribution(n, off)
+    assert p_distribution_kernel(n, off, top(n)).tolist() == ref_p_distribution(n, off)
 
 
 def test_p_buckets_bucket_probabilities():
@@ -158,9 +160,9 @@ def test_p_distribution_offsets_centered_on_half_window():
 def test_stable_order_matches_numpy_with_ties_signed_zero_and_inf():
     rng = np.random.default_rng(0)
     v = np.concatenate([[np.inf, -np.inf, -0.0, 0.0] * 500, np.round(rng.normal(size=70000), 1)])
-    assert np.array_equal(_stable_order(v), np.argsort(v, kind="stable"))
+    assert np.array_equal(stable_order(v), np.argsort(v, kind="stable"))
     keys = rng.integers(0, 2**63, 1000, dtype=np.uint64)
-    assert np.array_equal(_radix_argsort(keys), np.argsort(keys, kind="stable"))
+    assert np.array_equal(radix_argsort(keys), np.argsort(keys, kind="stable"))
 
 
 values = st.lists(
