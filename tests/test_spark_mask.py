@@ -90,14 +90,14 @@ def spark_small(spark):
 def prepared(spark_small, csv):
     """The input as a mask job prepares it: numbered in file order, typed (read in several
     splits, so the numbering crosses partitions)."""
-    from sdckit.spark import mask as sm
+    from sdckit.spark import frame as sf
     from sdckit.spark.io import read_spark
 
     spark = spark_small
     previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
     spark.conf.set("spark.sql.files.maxPartitionBytes", "48k")
     try:
-        sdf = sm.typed_spark(sm.with_row_index(read_spark(spark, csv)), None).persist()
+        sdf = sf.typed_spark(sf.with_row_index(read_spark(spark, csv)), None).persist()
         sdf.count()
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
@@ -148,7 +148,7 @@ def test_row_numbers_are_the_file_order_on_any_split_and_types_match(prepared, l
 
 
 def test_declared_numeric_column_that_does_not_parse_names_row_and_value(spark_small):
-    from sdckit.spark import mask as sm
+    from sdckit.spark import frame as sf
 
     class Attr:
         class type:
@@ -157,9 +157,9 @@ def test_declared_numeric_column_that_does_not_parse_names_row_and_value(spark_s
     class Schema:
         attributes = {"x": Attr()}
 
-    sdf = sm.with_row_index(spark_small.createDataFrame([("1",), ("2",), ("zwei",)], "x string"))
+    sdf = sf.with_row_index(spark_small.createDataFrame([("1",), ("2",), ("zwei",)], "x string"))
     with pytest.raises(DataError, match=r"column 'x' in the input must be numeric, but row 3 has"):
-        sm.typed_spark(sdf, Schema())
+        sf.typed_spark(sdf, Schema())
 
 
 #: A text column with infinities (as a CSV holds them) and a huge finite number.
@@ -183,11 +183,11 @@ NUMERIC_STEPS = [
 
 @pytest.fixture(scope="module")
 def infinite(spark_small):
-    from sdckit.spark import mask as sm
+    from sdckit.spark import frame as sf
 
     rows = list(zip(*INFINITE.values(), strict=True))
     sdf = spark_small.createDataFrame(rows, ", ".join(f"{c} string" for c in INFINITE))
-    return sm.typed_spark(sm.with_row_index(sdf), None)
+    return sf.typed_spark(sf.with_row_index(sdf), None)
 
 
 def test_infinite_and_huge_numbers_are_typed_as_doubles_without_overflow(infinite):
@@ -374,17 +374,18 @@ def test_randomized_response_flips_come_from_the_csprng_unless_the_insecure_swit
 
 
 def test_unchanged_perturbative_step_is_refused(spark_small):
+    from sdckit.spark import frame as sf
     from sdckit.spark import mask as sm
 
     rows = spark_small.createDataFrame([("5",)] * 4, "c string")
-    sdf = sm.typed_spark(sm.with_row_index(rows), None)
+    sdf = sf.typed_spark(sf.with_row_index(rows), None)
     with pytest.raises(DataError, match=r"methods\[0\]\.noise changed none of the 4 values"):
         sm.apply_pipeline_spark(sdf, Pipeline.from_entries([{"noise": {"columns": ["c"]}}]), 1)
 
 
 def test_formula_cells_are_neutralized_as_the_local_writer_does(spark_small):
     from sdckit.core.io import neutralize_formulas
-    from sdckit.spark.mask import neutralize_formulas_spark
+    from sdckit.spark.frame import neutralize_formulas_spark
 
     cells = ["=HYPERLINK(1)", "+1", "-2.5", "@x", "plain", "-", None]
     sdf = spark_small.createDataFrame([(v, i) for i, v in enumerate(cells)], "t string, i long")
@@ -510,7 +511,7 @@ def test_property_blocks_along_a_sort_key(n, block, seed):
     q=st.lists(st.floats(0, 1), min_size=1, max_size=5),
 )
 def test_property_quantiles_from_order_statistics_are_numpys(values, q):
-    from sdckit.spark.mask import linear_quantiles
+    from sdckit.spark.frame import linear_quantiles
 
     x = np.sort(np.asarray(values))
     got = linear_quantiles(lambda ranks: {r: float(x[r]) for r in ranks}, len(x), q)

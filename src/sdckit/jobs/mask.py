@@ -344,6 +344,7 @@ def _run_mask_job_spark(
     from sdckit.core.io import output_set, write_text
     from sdckit.report.mask_report import mask_report
     from sdckit.report.writer import write_json
+    from sdckit.spark import frame as sf
     from sdckit.spark import mask as sm
     from sdckit.spark.mask_summary import (
         column_changes_spark,
@@ -355,15 +356,15 @@ def _run_mask_job_spark(
     job.check_outputs({"--json": json_path})
     check_before_spark(job, pipeline, methods, where)
     source = job.open()
-    raw = sm.with_row_index(source.frame())
-    protected, ids = sm.protect_identifiers_spark(raw, job.schema, job.base_dir)
+    raw = sf.with_row_index(source.frame())
+    protected, ids = sf.protect_identifiers_spark(raw, job.schema, job.base_dir)
     _check_identifiers_unused(methods, ids["dropped"], where)
-    prepared = sm.typed_spark(protected, job.schema).persist()
+    prepared = sf.typed_spark(protected, job.schema).persist()
     result = None
     try:
-        with sm.worker_errors():
+        with sf.worker_errors():
             result = sm.apply_pipeline_spark(prepared, pipeline, job.seed, where=where)
-            columns = [c for c in result.data.columns if c != sm.ROW]
+            columns = [c for c in result.data.columns if c != sf.ROW]
             touched = _touched_columns(result.records, columns)
             changes, categories = column_changes_spark(prepared, result.data, touched)
             evaluation = numeric_evaluation_spark(
@@ -400,9 +401,9 @@ def _run_mask_job_spark(
             "outputs": {"data": spec.path, "report": spec.report, "json": json_target},
         }
         report = mask_report(summary)
-        released = result.data.orderBy(sm.ROW).drop(sm.ROW)
+        released = result.data.orderBy(sf.ROW).drop(sf.ROW)
         if spec.neutralize_formulas:
-            released = sm.neutralize_formulas_spark(released)
+            released = sf.neutralize_formulas_spark(released)
         written: dict[str, Path] = {}
         with output_set() as outputs:  # one release: renamed into place together, or not at all
             summary["run_id"] = outputs.run_id

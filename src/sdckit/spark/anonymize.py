@@ -326,7 +326,7 @@ def anonymize_spark(
     columns = [c for c in data.columns if c not in set(schema.identifying)]
     released = release_frame(data, columns, base, solution, counted)
     if neutralize:  # CSV injection defence, as the local writer's neutralize=True
-        from sdckit.spark.mask import neutralize_formulas_spark
+        from sdckit.spark.frame import neutralize_formulas_spark
 
         released = neutralize_formulas_spark(released)
     spark = data.sparkSession

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sdckit.spark.mask import ROW, _col, _kind, _pandas, ranked
+from sdckit.spark.frame import ROW, _col, _kind, _pandas, ranked
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
@@ -195,7 +195,7 @@ def numeric_evaluation_spark(
     seed: int | None = 0,
 ) -> dict[str, Any]:
     """:func:`sdckit.evaluation.masking_summary.numeric_evaluation` of two Spark tables with
-    :data:`~sdckit.spark.mask.ROW` (see the module docstring for what is exact and what is
+    :data:`~sdckit.spark.frame.ROW` (see the module docstring for what is exact and what is
     sampled)."""
     from pyspark.sql import functions as F
 

@@ -243,7 +243,7 @@ class SparkSource(Source):
         staged beside it and renamed into place (:func:`sdckit.core.io.atomic_write_dir`)."""
         from sdckit.core.io import atomic_write_dir
         from sdckit.spark.io import write_spark
-        from sdckit.spark.mask import neutralize_formulas_spark, worker_errors
+        from sdckit.spark.frame import neutralize_formulas_spark, worker_errors
 
         if neutralize:
             frame = neutralize_formulas_spark(frame)
