@@ -592,3 +592,25 @@ def test_hierarchy_builder_contract(name: str):
         made = cls.from_dict(bad, f"a.hierarchy.{name}")
         made.check()
         made.build(column, name="col")
+
+
+# --- masking as plan + release (what the Spark engine runs) -----------------------------------
+@pytest.mark.parametrize("name", sorted(SPEC_CALLS))
+def test_masking_spec_plans_or_says_why_not(name: str):
+    """A method the Spark engine runs has a plan (or a Spark step of its own) and a
+    deterministic plan released on the whole table is the local method; any other method says
+    why the Spark engine refuses it."""
+    from sdckit.masking.stats import PandasStats
+
+    cls = MASKING_SPECS[name]
+    method = cls(**SPEC_CALLS[name][0])
+    if "spark" not in cls.engines:
+        assert cls.spark_refusal, f"{name}: give the reason the Spark engine refuses it"
+        return
+    if cls.spark_hook is not None:
+        return
+    plan = method.plan(PandasStats(DATA), 3)
+    assert list(plan.columns) == [c for c in method.masked_columns()]
+    if not plan.random:
+        released = plan.release(DATA, None)
+        pd.testing.assert_frame_equal(released.data, method.apply(DATA, 3)[-1].data)

@@ -192,13 +192,14 @@ def infinite(spark_small):
 
 def test_infinite_and_huge_numbers_are_typed_as_doubles_without_overflow(infinite):
     from sdckit.spark import mask as sm
+    from sdckit.spark.stats import count_and_finite
 
     kinds = {f.name: f.dataType.simpleString() for f in infinite.schema.fields}
     assert kinds["x"] == kinds["big"] == "double"  # not whole below 2**53: not a long
     got = infinite.orderBy(sm.ROW).toPandas()
     assert got["x"].tolist() == [1.5, np.inf, 2.5, -np.inf, 4.5, 5.5]
     assert got["big"].tolist() == [1.0, 1e300, 2.0, 3.0, 4.0, 5.0]
-    assert sm._count_and_finite(infinite) == (6, {"big"})  # the counting pass finds them
+    assert count_and_finite(infinite) == (6, {"big"})  # the counting pass finds them
 
 
 @pytest.mark.parametrize("entry", NUMERIC_STEPS, ids=lambda e: json.dumps(e)[:60])
@@ -688,3 +689,120 @@ def test_original_records_on_spark_equal_the_local_count(spark_small):
     )
     want = original_records(before, after, threshold=0.5).to_dict()
     assert got == want and got["equal_to_original"] == 3  # by hand: rows 0, 1, 2
+
+
+# --------------------------------------------------------------------------------------------
+# the contract: every method the Spark engine runs plans and releases as the local engine
+# --------------------------------------------------------------------------------------------
+
+#: One job-file entry per method the Spark engine runs (a method added to the engine needs one).
+CONTRACT_EXAMPLES = {
+    "noise": {"columns": ["h", "w"], "method": "kim", "alpha": 0.2},
+    "multiplicative_noise": {"columns": ["w"], "sd": 0.1},
+    "pram": {"columns": ["region"], "invariant": True, "random_diagonal": True},
+    "randomized_response": {"column": "sex"},
+    "rounding": {"columns": ["income", "h"], "base": 50},
+    "global_recoding": {"columns": ["age"], "method": "equal_frequency", "bins": 4},
+    "top_bottom_coding": {
+        "columns": ["income"],
+        "top_quantile": 0.9,
+        "bottom_quantile": 0.05,
+        "replace": "mean",
+    },
+    "local_suppression": {"columns": ["region", "sex", "zip"], "k": 2},
+    "microaggregation": {"columns": ["age", "income"], "k": 3, "strata": ["region"]},
+}
+
+
+def _spark_engine_methods() -> list[str]:
+    """The methods whose class lists ``"spark"`` in ``engines`` (each class once)."""
+    from sdckit.masking.methods import Pipeline
+    from sdckit.spark.mask import spark_methods
+
+    seen: dict[type, str] = {}
+    for name in spark_methods():
+        entry = CONTRACT_EXAMPLES.get(name)
+        if entry is None:  # an alias, or a method without an example (caught below)
+            continue
+        cls = type(Pipeline.from_entries([{name: entry}]).steps[0])
+        seen.setdefault(cls, name)
+    return sorted(seen.values())
+
+
+def test_every_spark_method_has_a_contract_example():
+    from sdckit.masking.methods import Pipeline
+    from sdckit.spark.mask import spark_methods
+
+    covered = {
+        type(Pipeline.from_entries([{n: CONTRACT_EXAMPLES[n]}]).steps[0])
+        for n in _spark_engine_methods()
+    }
+    for name in spark_methods():
+        step_cls = next((c for c in covered if name in (c.spec_name, *c.spec_aliases)), None)
+        assert step_cls is not None, f"{name}: add an example to CONTRACT_EXAMPLES"
+
+
+def _same_plan(a, b, where: str = "plan") -> None:
+    """Plans equal field by field (but where a block keeps its record numbers);
+    floating-point numbers up to the order of summation (Spark's aggregates against
+    NumPy's)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(a):
+            if f.name == "row_column":  # how a block carries its record numbers
+                continue
+            _same_plan(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _same_plan(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_plan(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray) and a.dtype.kind == "f":
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=where)
+    elif isinstance(a, np.ndarray):
+        assert a.tolist() == np.asarray(b).tolist(), where
+    elif isinstance(a, float) and not isinstance(b, str):
+        assert a == pytest.approx(b, rel=1e-12), where
+    else:
+        assert a == b, where
+
+
+@pytest.mark.parametrize("name", _spark_engine_methods())
+def test_local_and_spark_plans_and_releases_agree(prepared, local, name):
+    """The plan from Spark aggregates equals the plan from the pandas table, and a
+    deterministic method's Spark release equals the local release value for value."""
+    from sdckit.masking.stats import PandasStats
+    from sdckit.spark import mask as sm
+
+    pipeline = Pipeline.from_entries([{name: CONTRACT_EXAMPLES[name]}])
+    step = pipeline.steps[0]
+    random = True
+    if type(step).spark_hook is None:
+        from sdckit.spark.stats import SparkStats
+
+        here = step.plan(PandasStats(local), 5)
+        there = step.plan(SparkStats(prepared, N), 5)
+        _same_plan(here, there)
+        random = here.random
+    else:  # a method with a Spark step of its own (microaggregation within strata)
+        random = False
+    if random:
+        return  # the seeded reproducibility of the random ones: the tests above
+    res = sm.apply_pipeline_spark(prepared, pipeline, 1, block_rows=500)
+    got = res.data.orderBy(sm.ROW).toPandas().drop(columns=[sm.ROW])
+    res.release()
+    want = step.apply(local, 1)[-1].data
+    assert list(got.columns) == list(want.columns)
+    for c in want.columns:
+        a, b = _values(got[c]), _values(want[c])
+        if all(isinstance(v, float) or v is None for v in a + b):
+            assert np.allclose(
+                np.array(a, dtype=float), np.array(b, dtype=float), rtol=1e-12, equal_nan=True
+            ), c
+        else:
+            assert a == b, c

@@ -1079,6 +1079,7 @@ class Microaggregation(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "microaggregation"
+    spark_hook: ClassVar[str | None] = "sdckit.spark.strata:microaggregation_spark"
     engines: ClassVar[frozenset[str]] = LOCAL_AND_SPARK
 
     columns: ColumnList | None = None

@@ -23,6 +23,7 @@ instead takes ``noise`` as a percentage of the *standard deviation*
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -39,6 +40,7 @@ from sdckit.masking.spec import (
     Positive,
     Rng,
 )
+from sdckit.masking.stats import ColumnStats, PandasStats
 
 _METHODS = ("uncorrelated", "correlated", "kim")
 
@@ -57,17 +59,6 @@ def _check_alpha(alpha: float) -> float:
             "noise variance as a fraction of the attribute variance), e.g. 0.1"
         )
     return a
-
-
-def _complete_covariance(x: np.ndarray, columns: Sequence[str]) -> np.ndarray:
-    """Sample covariance (ddof=1) over the rows without missing values."""
-    complete = ~np.isnan(x).any(axis=1)
-    if complete.sum() < 2:
-        raise DataError(
-            f"additive_noise: fewer than 2 rows have values in all of {', '.join(columns)}; "
-            "the covariance matrix cannot be estimated -- mask fewer columns or impute first"
-        )
-    return np.atleast_2d(np.cov(x[complete], rowvar=False, ddof=1))
 
 
 def _mvn_noise(rng: np.random.Generator, n: int, cov: np.ndarray) -> np.ndarray:
@@ -91,10 +82,6 @@ def noise(
     alpha: float = 0.1,
     method: str = "uncorrelated",
     seed: int | np.random.Generator | None = None,
-    *,
-    column_sd: Sequence[float] | None = None,
-    covariance: Any = None,
-    column_mean: Sequence[float] | None = None,
 ) -> MaskResult:
     """Mask numeric columns by adding Gaussian noise (Brand 2002; Kim 1986).
 
@@ -116,48 +103,96 @@ def noise(
 
     Missing values stay missing. Returns a :class:`MaskResult` (input unchanged).
 
-    ``column_sd`` (per column, ddof=1), ``covariance`` (the sample covariance matrix over the
-    complete rows) and ``column_mean`` (per column, over its non-missing values) replace the
-    statistics the method otherwise computes from ``data``: the Spark engine masks one block of
-    rows at a time with the statistics of the whole data (:mod:`sdckit.spark.mask`).
+    The method is :func:`noise_plan` (the statistics of the whole data) then
+    :func:`noise_release` (the draws); the Spark engine makes the plan from Spark aggregates
+    and releases it block by block (:mod:`sdckit.spark.mask`).
     """
     cols = check_columns(data, columns)
+    plan = noise_plan(PandasStats(data), cols, alpha, method)
+    return noise_release(data, plan, np.random.default_rng(seed))
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """What additive noise fixes from the whole data (:func:`noise_plan`): the noise standard
+    deviations (``uncorrelated``), or the noise covariance ``alpha * S`` and, for ``kim``,
+    the column means."""
+
+    columns: list[str]
+    alpha: float
+    method: str
+    noise_sd: np.ndarray | None = None
+    noise_cov: np.ndarray | None = None
+    mean: np.ndarray | None = None
+    random: ClassVar[bool] = True
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """:func:`noise_release`."""
+        return noise_release(data, self, np.random.default_rng(rng))
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """Noisy values are doubles."""
+        return dict.fromkeys(self.columns, "double")
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """The record (parameters and the noise published), the same for any data."""
+        return [self.release(_empty(self.columns), np.random.default_rng(0)).record()]
+
+
+def _empty(columns: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series([], dtype=np.float64) for c in columns})
+
+
+def noise_plan(
+    stats: ColumnStats, columns: Sequence[str] | str | None, alpha: float, method: str
+) -> NoisePlan:
+    """The plan of :func:`additive_noise`: the parameters checked, the columns checked numeric
+    and finite, and the statistics the noise is scaled by (the sample standard deviations, or
+    the sample covariance matrix over the complete rows and the column means)."""
+    cols = stats.check_columns(columns)
     a = _check_alpha(alpha)
     if method not in _METHODS:
         raise ParameterError(
             f"additive_noise: unknown method {method!r}; choose one of {', '.join(_METHODS)}"
         )
+    stats.check_numeric(cols, "additive_noise")
+    if method == "uncorrelated":
+        return NoisePlan(cols, a, method, noise_sd=np.sqrt(a) * stats.std(cols))
+    m, cov = stats.covariance(cols)
+    if m < 2:
+        raise DataError(
+            f"additive_noise: fewer than 2 rows have values in all of {', '.join(cols)}; "
+            "the covariance matrix cannot be estimated -- mask fewer columns or impute first"
+        )
+    mean = stats.mean(cols) if method == "kim" else None
+    return NoisePlan(cols, a, method, noise_cov=a * cov, mean=mean)
+
+
+def noise_release(data: pd.DataFrame, plan: NoisePlan, rng: np.random.Generator) -> MaskResult:
+    """Add the noise of ``plan`` to ``data`` (all records or one block): one standard normal
+    draw per value, row by row."""
+    cols = plan.columns
     x = numeric_matrix(data, cols, "additive_noise")
     n, p = x.shape
-    rng = np.random.default_rng(seed)
-    params = {"columns": cols, "alpha": a, "method": method}
-    if method == "uncorrelated":
-        if column_sd is not None:
-            sd = np.asarray(column_sd, dtype=np.float64).reshape(p)
-        else:
-            sd = np.nanstd(x, axis=0, ddof=1) if n > 1 else np.zeros(p)
-        sd = np.nan_to_num(sd)
-        noise_sd = np.sqrt(a) * sd
+    a = plan.alpha
+    params = {"columns": cols, "alpha": a, "method": plan.method}
+    if plan.method == "uncorrelated":
+        assert plan.noise_sd is not None
+        noise_sd = plan.noise_sd
         masked = x + rng.standard_normal((n, p)) * noise_sd
         details: dict[str, Any] = {"noise_sd": dict(zip(cols, noise_sd.tolist(), strict=True))}
         return MaskResult(_write_back(data, cols, masked), "additive_noise", params, details)
 
-    if covariance is not None:
-        cov = np.asarray(covariance, dtype=np.float64).reshape(p, p)
-    else:
-        cov = _complete_covariance(x, cols)
-    noise_cov = a * cov
+    assert plan.noise_cov is not None
+    noise_cov = plan.noise_cov
     z = x + _mvn_noise(rng, n, noise_cov)
     details = {"noise_covariance": noise_cov.tolist()}
-    if method == "correlated":
+    if plan.method == "correlated":
         return MaskResult(_write_back(data, cols, z), "additive_noise", params, details)
 
-    if column_mean is not None:
-        mean = np.asarray(column_mean, dtype=np.float64).reshape(p)
-    else:
-        mean = np.nanmean(x, axis=0)
+    assert plan.mean is not None
     c = 1.0 / np.sqrt(1.0 + a)
-    d = (1.0 - c) * mean
+    d = (1.0 - c) * plan.mean
     g = c * z + d
     details.update(
         {
@@ -200,6 +235,10 @@ class Noise(MaskingMethod):
     columns: ColumnList
     alpha: Positive = 0.1
     method: Literal["uncorrelated", "correlated", "kim"] = "uncorrelated"
+
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> NoisePlan:
+        """:func:`noise_plan`."""
+        return noise_plan(stats, self.columns, self.alpha, self.method)
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Add the noise (see :meth:`MaskingMethod.apply`)."""

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +36,7 @@ from sdckit.masking.spec import (
     Positive,
     Rng,
 )
+from sdckit.masking.stats import ColumnStats, PandasStats
 
 
 def _positive(value: float, name: str, method: str, example: str) -> float:
@@ -60,8 +62,49 @@ def rounding(data: pd.DataFrame, columns: Sequence[str] | str | None, base: floa
     the value 12.5 becomes 15 and -12.5 becomes -10. Integer columns stay integer when
     ``base`` is an integer. Missing values stay missing.
     """
-    cols = check_columns(data, columns)
+    return rounding_release(data, rounding_plan(PandasStats(data), columns, base), None)
+
+
+@dataclass(frozen=True)
+class RoundingPlan:
+    """The columns and base of :func:`round_to_base` (deterministic: no statistic of the
+    data)."""
+
+    columns: list[str]
+    base: float
+    random: ClassVar[bool] = False
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """:func:`rounding_release`."""
+        return rounding_release(data, self, rng)
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """Integer columns stay integer under a whole base; the others become doubles."""
+        whole = float(self.base).is_integer()
+        return {c: "long" if kinds[c] == "long" and whole else "double" for c in self.columns}
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """The record, with the number of values changed per column."""
+        params = {"columns": self.columns, "base": self.base}
+        details = {"n_changed": dict(zip(self.columns, map(int, changed), strict=True))}
+        return [MaskResult(pd.DataFrame(), "round_to_base", params, details).record()]
+
+
+def rounding_plan(
+    stats: ColumnStats, columns: Sequence[str] | str | None, base: float
+) -> RoundingPlan:
+    """The plan of :func:`round_to_base`: the base checked, the columns numeric and finite."""
+    cols = stats.check_columns(columns)
     b = _positive(base, "base", "round_to_base", "base=10")
+    stats.check_numeric(cols, "round_to_base")
+    return RoundingPlan(cols, b)
+
+
+def rounding_release(
+    data: pd.DataFrame, plan: RoundingPlan, rng: np.random.Generator | None = None
+) -> MaskResult:
+    """Round the columns of ``data`` (all records or one block) by the plan; ``rng`` unused."""
+    cols, b = plan.columns, plan.base
     x = numeric_matrix(data, cols, "round_to_base")
     # q is rounded to 9 decimals first so that representation error (0.15 / 0.1 =
     # 1.4999999999999998) does not turn a tie into a round-down.
@@ -130,10 +173,50 @@ def multiplicative_noise(
     Kim & Winkler (2003), first approach (noise with mean 1 and small variance): means are
     preserved in expectation, ``E[y^2] = (1 + sd^2) E[x^2]``. Missing values stay missing.
     """
-    cols = check_columns(data, columns)
+    plan = multiplicative_plan(PandasStats(data), columns, sd)
+    return multiplicative_release(data, plan, np.random.default_rng(seed))
+
+
+@dataclass(frozen=True)
+class MultiplicativePlan:
+    """The columns and noise standard deviation of :func:`multiplicative_noise` (no
+    statistic of the data)."""
+
+    columns: list[str]
+    sd: float
+    random: ClassVar[bool] = True
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """:func:`multiplicative_release`."""
+        return multiplicative_release(data, self, np.random.default_rng(rng))
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """Noisy values are doubles."""
+        return dict.fromkeys(self.columns, "double")
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """The record (the parameters)."""
+        params = {"columns": self.columns, "sd": self.sd}
+        return [MaskResult(pd.DataFrame(), "multiplicative_noise", params, {}).record()]
+
+
+def multiplicative_plan(
+    stats: ColumnStats, columns: Sequence[str] | str | None, sd: float
+) -> MultiplicativePlan:
+    """The plan of :func:`multiplicative_noise`: ``sd`` checked, the columns numeric."""
+    cols = stats.check_columns(columns)
     s = _positive(sd, "sd", "multiplicative_noise", "sd=0.1")
+    stats.check_numeric(cols, "multiplicative_noise")
+    return MultiplicativePlan(cols, s)
+
+
+def multiplicative_release(
+    data: pd.DataFrame, plan: MultiplicativePlan, rng: np.random.Generator
+) -> MaskResult:
+    """Multiply the columns of ``data`` (all records or one block) by ``1 + e``: one standard
+    normal draw per value, row by row."""
+    cols, s = plan.columns, plan.sd
     x = numeric_matrix(data, cols, "multiplicative_noise")
-    rng = np.random.default_rng(seed)
     y = x * (1.0 + s * rng.standard_normal(x.shape))
     out = data.copy()
     for j, c in enumerate(cols):
@@ -165,6 +248,10 @@ class MultiplicativeNoise(MaskingMethod):
     columns: ColumnList
     sd: Positive = 0.1
 
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> MultiplicativePlan:
+        """:func:`multiplicative_plan`."""
+        return multiplicative_plan(stats, self.columns, self.sd)
+
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Multiply by the noise (see :meth:`MaskingMethod.apply`)."""
         return [multiplicative_noise(data, self.columns, self.sd, seed=rng)]
@@ -191,6 +278,10 @@ class Rounding(MaskingMethod):
     columns: ColumnList
     base: Positive
 
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> RoundingPlan:
+        """:func:`rounding_plan`."""
+        return rounding_plan(stats, self.columns, self.base)
+
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Round (see :meth:`MaskingMethod.apply`; deterministic)."""
         return [rounding(data, self.columns, self.base)]
@@ -213,6 +304,7 @@ class Resampling(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "resampling"
+    spark_refusal: ClassVar[str | None] = "averages bootstrap samples of whole columns"
     must_change: ClassVar[bool] = True
 
     columns: ColumnList

@@ -46,6 +46,7 @@ from sdckit.masking.spec import (
     Probability,
     Rng,
 )
+from sdckit.masking.stats import ColumnStats, PandasStats
 
 _ROW_TOL = 1e-8
 
@@ -478,15 +479,95 @@ def pram(
             np.bincount(released[released >= 0], minlength=len(plan.values)),
             int(np.sum((released != codes) & (codes >= 0))),
         )
-    params = {
-        "columns": cols,
-        "p_diagonal": p_diag,
+    params = pram_parameters(cols, p_diag, invariant, a, random_diagonal, per_column)
+    return MaskResult(out, "pram", params, details)
+
+
+def pram_parameters(
+    columns: list[str],
+    p_diagonal: float,
+    invariant: bool,
+    alpha: float,
+    random_diagonal: bool,
+    per_column: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The published parameters of :func:`pram` (either engine)."""
+    return {
+        "columns": columns,
+        "p_diagonal": p_diagonal,
         "invariant": bool(invariant),
-        "alpha": a,
+        "alpha": alpha,
         "random_diagonal": bool(random_diagonal),
         "matrix_given": sorted(per_column),
     }
-    return MaskResult(out, "pram", params, details)
+
+
+@dataclass(frozen=True)
+class PramPlans:
+    """PRAM of several columns (:func:`pram_plans`): one :class:`PramPlan` per column and the
+    published parameters."""
+
+    columns: list[str]
+    plans: dict[str, PramPlan]
+    parameters: dict[str, Any]
+    random: ClassVar[bool] = True
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """:func:`pram` of ``data`` (all records or one block) by the plans."""
+        p = self.parameters
+        return pram(
+            data,
+            self.columns,
+            p["p_diagonal"],
+            None,
+            p["invariant"],
+            p["alpha"],
+            p["random_diagonal"],
+            seed=rng,
+            plans=self.plans,
+        )
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """The columns keep their kinds."""
+        return {c: kinds[c] for c in self.columns}
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """The record: every column's matrix with the released counts of its categories."""
+        details = {}
+        for c, n_changed in zip(self.columns, changed, strict=True):
+            plan = self.plans[c]
+            counts = released.text_counts(c)
+            details[c] = plan.record(np.array([counts.get(t, 0) for t in plan.texts]), n_changed)
+        return [MaskResult(pd.DataFrame(), "pram", self.parameters, details).record()]
+
+
+def pram_plans(
+    stats: ColumnStats,
+    columns: Sequence[str] | str | None,
+    p_diagonal: float = 0.8,
+    matrix: Any = None,
+    invariant: bool = False,
+    alpha: float = 0.5,
+    random_diagonal: bool = False,
+    seed: int | np.random.Generator | None = None,
+) -> PramPlans:
+    """The plans of :func:`pram` for every column from its category counts
+    (:meth:`ColumnStats.value_counts`). The random diagonals (``random_diagonal=True``) are
+    drawn here, once, from ``seed`` in column order: the Spark engine draws them on the
+    driver and releases the plans block by block."""
+    cols = stats.check_columns(columns)
+    p_diag = _check_prob(p_diagonal, "p_diagonal", "pram")
+    a = _check_prob(alpha, "alpha", "pram", lo_open=False)
+    per_column = column_matrices(matrix, cols)
+    rng = np.random.default_rng(seed)
+    plans = {}
+    for c in cols:  # in column order, as the local method draws its diagonals
+        values, counts = stats.value_counts(c)
+        plans[c] = pram_plan(
+            c, values, counts, p_diag, per_column.get(c), invariant, a, random_diagonal, rng
+        )
+    params = pram_parameters(cols, p_diag, invariant, a, random_diagonal, per_column)
+    return PramPlans(cols, plans, params)
 
 
 def pram_estimate(released_counts: Any, P: Any) -> Any:
@@ -590,9 +671,76 @@ def randomized_response(
     :data:`~sdckit.dp.randomness.INSECURE_KIND` and ``privacy`` =
     :data:`~sdckit.dp.randomness.NOT_PRIVATE`.
     """
-    from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
+    plan = rr_plan(PandasStats(data), column, p, categories, insecure_reproducible_noise)
+    return rr_release(data, plan, seed)
 
-    (col,) = check_columns(data, [column])
+
+@dataclass(frozen=True)
+class RrPlan:
+    """Randomized response on one column (:func:`rr_plan`): the keep probability, the two
+    categories (negative, positive) and their canonical texts."""
+
+    column: str
+    p: float
+    categories: list[Any]
+    texts: list[str]
+    insecure: bool = False
+    random: ClassVar[bool] = True
+
+    @property
+    def columns(self) -> list[str]:
+        """The masked column."""
+        return [self.column]
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """:func:`rr_release`."""
+        return rr_release(data, self, rng)
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """The column keeps its kind."""
+        return {self.column: kinds[self.column]}
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """The record from the released counts (Warner's estimate included)."""
+        counts = released.text_counts(self.column)
+        n = sum(counts.values())
+        return [self.result(None, n, counts.get(self.texts[1], 0), changed[0]).record()]
+
+    def result(self, data: Any, n: int, m: int, n_changed: int) -> MaskResult:
+        """The :class:`MaskResult` of a release: ``n`` answers, ``m`` of them positive."""
+        from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE, noise_source
+
+        pv = self.p
+        kind = noise_source(0, insecure_reproducible_noise=self.insecure).kind
+        eps = None if pv == 1.0 else float(np.log(pv / (1.0 - pv)))
+        details = {
+            "categories": list(self.texts),
+            "positive": self.texts[1],
+            "epsilon": eps,
+            "n": n,
+            "released_positive": m,
+            "estimated_positive_proportion": rr_estimate(m, n, pv) if n else None,
+            "n_changed": int(n_changed),
+            "randomness": kind,
+        }
+        if kind == INSECURE_KIND:
+            details["privacy"] = NOT_PRIVATE
+        params: dict[str, Any] = {"column": self.column, "p": pv, "categories": list(self.texts)}
+        if self.insecure:
+            params["insecure_reproducible_noise"] = True
+        return MaskResult(data, "randomized_response", params, details)
+
+
+def rr_plan(
+    stats: ColumnStats,
+    column: str,
+    p: float = 0.75,
+    categories: Sequence[Any] | None = None,
+    insecure_reproducible_noise: bool = False,
+) -> RrPlan:
+    """The plan of :func:`randomized_response`: ``p`` checked, the two categories (given, or
+    the column's two values in sorted order) and every value checked to be one of them."""
+    (col,) = stats.check_columns([column])
     try:
         pv = float(p)
     except (TypeError, ValueError):
@@ -602,8 +750,8 @@ def randomized_response(
             f"randomized_response: p={p!r} must lie in (0.5, 1]: the probability "
             "of keeping the true value (p <= 0.5 carries no or inverted information)"
         )
-    s = data[col]
-    present = pd.unique(s.dropna()).tolist()
+    values, counts = stats.value_counts(col)
+    present = [v for v, k in zip(values.tolist(), counts, strict=True) if k > 0]
     if categories is None:
         if len(present) != 2:
             raise DataError(
@@ -622,15 +770,25 @@ def randomized_response(
         if len(cats) != 2:
             raise DataError("randomized_response: categories must be (negative, positive)")
     ct = _label_texts(cats)
-    texts = as_text(s)
-    known = (texts == ct[0]) | (texts == ct[1]) | s.isna().to_numpy()
-    if not known.all():
-        bad = pd.unique(s[~known]).tolist()
+    texts = as_text(values[counts > 0].reset_index(drop=True))
+    bad = [v for v, t in zip(present, texts, strict=True) if t != ct[0] and t != ct[1]]
+    if bad:
         raise DataError(
             f"randomized_response: column {col!r} has value(s) {preview(bad)} outside "
             f"categories {cats!r}"
         )
-    rnd = noise_source(seed, insecure_reproducible_noise=insecure_reproducible_noise)
+    return RrPlan(col, pv, cats, [str(x) for x in ct], bool(insecure_reproducible_noise))
+
+
+def rr_release(
+    data: pd.DataFrame, plan: RrPlan, seed: int | np.random.Generator | None
+) -> MaskResult:
+    """Randomized response on ``data`` (all records or one block) by the plan: the flips
+    from the noise source (the OS CSPRNG, or ``seed`` under the insecure switch)."""
+    from sdckit.dp.randomness import noise_source
+
+    col, pv, cats = plan.column, plan.p, plan.categories
+    rnd = noise_source(seed, insecure_reproducible_noise=plan.insecure)
     # pram draws from a numpy Generator: seed one with 124 bits from the noise source (the OS
     # CSPRNG, or the job's seed under the insecure switch)
     words = rnd.bits62(2)
@@ -638,25 +796,9 @@ def randomized_response(
     P = pd.DataFrame([[pv, 1 - pv], [1 - pv, pv]], index=cats, columns=cats)
     res = pram(data, [col], matrix={col: P}, seed=flips)
     released = as_text(res.data[col])
-    n = int(s.notna().sum())
-    m = int(np.sum(released == ct[1]))
-    eps = None if pv == 1.0 else float(np.log(pv / (1.0 - pv)))
-    details = {
-        "categories": [str(x) for x in ct],
-        "positive": str(ct[1]),
-        "epsilon": eps,
-        "n": n,
-        "released_positive": m,
-        "estimated_positive_proportion": rr_estimate(m, n, pv) if n else None,
-        "n_changed": res.details[col]["n_changed"],
-        "randomness": rnd.kind,
-    }
-    if rnd.kind == INSECURE_KIND:
-        details["privacy"] = NOT_PRIVATE
-    params: dict[str, Any] = {"column": col, "p": pv, "categories": [str(x) for x in ct]}
-    if insecure_reproducible_noise:
-        params["insecure_reproducible_noise"] = True
-    return MaskResult(res.data, "randomized_response", params, details)
+    n = int(data[col].notna().sum())
+    m = int(np.sum(released == plan.texts[1]))
+    return plan.result(res.data, n, m, res.details[col]["n_changed"])
 
 
 # -- the method as a job-file step -----------------------------------------------------------------
@@ -695,6 +837,19 @@ class Pram(MaskingMethod):
     invariant: Boolean = False
     alpha: Probability = 0.5
     random_diagonal: Boolean = False
+
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> PramPlans:
+        """:func:`pram_plans` (random diagonals from ``seed``)."""
+        return pram_plans(
+            stats,
+            self.columns,
+            self.p_diagonal,
+            self.matrix,
+            self.invariant,
+            self.alpha,
+            self.random_diagonal,
+            seed=seed,
+        )
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Randomize (see :meth:`MaskingMethod.apply`)."""
@@ -743,6 +898,12 @@ class RandomizedResponse(MaskingMethod):
     p: Annotated[Number, Field(gt=0.5, le=1)] = 0.75
     categories: NonEmptyList | None = None
     insecure_reproducible_noise: bool = False
+
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> RrPlan:
+        """:func:`rr_plan`."""
+        return rr_plan(
+            stats, self.column, self.p, self.categories, self.insecure_reproducible_noise
+        )
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Randomize (see :meth:`MaskingMethod.apply`)."""

@@ -8,6 +8,7 @@ Hundepool et al. 2012, *Statistical Disclosure Control*, sec. 3.4; sdcMicro's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 import numpy as np
@@ -37,6 +38,7 @@ from sdckit.masking.spec import (
     Rng,
     _per_column,
 )
+from sdckit.masking.stats import ColumnStats, PandasStats
 
 _RECODE_METHODS = ("equal_width", "equal_frequency", "log_equidistant", "breaks")
 
@@ -268,41 +270,82 @@ def global_recoding(
     are an error. ``labels`` (one per interval) replace the interval texts. The result is an
     ordered categorical column; missing values stay missing.
     """
-    (col,) = check_columns(data, [column])
+    plan = interval_plan(PandasStats(data), column, method, bins, breaks, labels)
+    return interval_release(data, plan)
+
+
+@dataclass(frozen=True)
+class IntervalPlan:
+    """The intervals of one column (:func:`interval_plan`): breaks, interval texts, the
+    category names written, and the published parameters."""
+
+    column: str
+    breaks: np.ndarray
+    texts: list[str]
+    names: list[str]
+    parameters: dict[str, Any]
+
+    def record(self, counts: Sequence[int] | np.ndarray) -> dict[str, Any]:
+        """The published record, with the number of records per interval."""
+        details = {
+            "breaks": self.breaks.tolist(),
+            "intervals": self.texts,
+            "labels": self.names,
+            "counts": [int(v) for v in counts],
+        }
+        return MaskResult(pd.DataFrame(), "global_recode", self.parameters, details).record()
+
+
+def interval_plan(
+    stats: ColumnStats,
+    column: str,
+    method: str = "equal_width",
+    bins: int | None = None,
+    breaks: Sequence[float] | None = None,
+    labels: Sequence[str] | None = None,
+) -> IntervalPlan:
+    """The plan of :func:`global_recode`: the breaks (given, or from the column's smallest and
+    largest value or its quantiles), every value checked inside them, the names."""
+    (col,) = stats.check_columns([column])
     if method not in _RECODE_METHODS:
         raise ParameterError(
             f"global_recode: unknown method {method!r}; choose one of {', '.join(_RECODE_METHODS)}"
         )
-    x = numeric_matrix(data, [col], "global_recode")[:, 0]
-    ok = ~np.isnan(x)
-    vals = x[ok]
+    stats.check_numeric([col], "global_recode")
     if method == "breaks":
         b = given_breaks(breaks)
     else:
         n_bins = check_bins(method, bins)
-        if not len(vals):
+        if not stats.count(col):
             raise DataError(f"global_recode: column {col!r} has no values to recode")
-        lo, hi = float(vals.min()), float(vals.max())
+        lo, hi = stats.min_max(col)
         if method == "log_equidistant" and lo <= 0:
-            row = int(np.flatnonzero(ok & (x <= 0))[0])
-            raise DataError(nonpositive_message(col, data[col].iloc[row], row))
-        b = interval_breaks(method, n_bins, lo, hi, lambda q: np.quantile(vals, q))
-    outside = ok & ((x < b[0]) | (x > b[-1]))
-    if outside.any():
-        row = int(np.flatnonzero(outside)[0])
-        raise DataError(outside_message(col, data[col].iloc[row], row, b))
+            row, value = stats.first_outside(col, 0.0, np.inf, low_open=True)
+            raise DataError(nonpositive_message(col, value, row))
+        b = interval_breaks(method, n_bins, lo, hi, lambda q: stats.quantiles(col, q))
+    row, value = stats.first_outside(col, float(b[0]), float(b[-1]))
+    if row >= 0:
+        raise DataError(outside_message(col, value, row, b))
     texts, names = interval_names(b, labels)
+    params = recode_parameters(col, method, bins, breaks, labels)
+    return IntervalPlan(col, b, texts, names, params)
+
+
+def interval_release(data: pd.DataFrame, plan: IntervalPlan) -> MaskResult:
+    """Recode the column of ``data`` (all records or one block) into the plan's intervals:
+    an ordered categorical column (all intervals its categories)."""
+    col, b = plan.column, plan.breaks
+    x = numeric_matrix(data, [col], "global_recode")[:, 0]
+    ok = ~np.isnan(x)
     k = len(b) - 1
     codes = np.full(len(x), -1, dtype=np.int64)
-    codes[ok] = np.clip(np.searchsorted(b, vals, side="right") - 1, 0, k - 1)
+    codes[ok] = np.clip(np.searchsorted(b, x[ok], side="right") - 1, 0, k - 1)
     out = data.copy()
     out[col] = pd.Series(
-        pd.Categorical.from_codes(codes, categories=names, ordered=True), index=data.index
+        pd.Categorical.from_codes(codes, categories=plan.names, ordered=True), index=data.index
     )
     counts = np.bincount(codes[ok], minlength=k)
-    details = {"breaks": b.tolist(), "intervals": texts, "labels": names, "counts": counts.tolist()}
-    params = recode_parameters(col, method, bins, breaks, labels)
-    return MaskResult(out, "global_recode", params, details)
+    return MaskResult(out, "global_recode", plan.parameters, plan.record(counts)["details"])
 
 
 def recode_parameters(
@@ -362,15 +405,53 @@ def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]
     ``"1"`` are the same category). Every category in the data must be mapped: unmapped ones
     are an error that lists them. Missing values stay missing.
     """
-    (col,) = check_columns(data, [column])
+    return group_release(data, group_plan(PandasStats(data), column, mapping))
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """The grouping of one column's categories (:func:`group_plan`): ``table`` maps the
+    canonical text of every old category to its new value."""
+
+    column: str
+    table: dict[str, Any]
+
+    def kind(self) -> str:
+        """How the new values are held (``long``, ``double``, ``boolean`` or ``string``)."""
+        new = pd.Series(list(self.table.values()), dtype=object).infer_objects()
+        if pd.api.types.is_bool_dtype(new.dtype):
+            return "boolean"
+        if pd.api.types.is_integer_dtype(new.dtype):
+            return "long"
+        return "double" if pd.api.types.is_float_dtype(new.dtype) else "string"
+
+    def record(self, n_changed: int) -> dict[str, Any]:
+        """The published record, with the number of values changed."""
+        details = {
+            "mapping": {str(k): str(v) for k, v in self.table.items()},
+            "n_changed": int(n_changed),
+        }
+        params = {"column": self.column}
+        return MaskResult(pd.DataFrame(), "group_categories", params, details).record()
+
+
+def group_plan(stats: ColumnStats, column: str, mapping: Mapping[Any, Any]) -> GroupPlan:
+    """The plan of :func:`group_categories`: the mapping read, every category of the column
+    checked to be mapped (DataError listing the others, in order of first appearance)."""
+    (col,) = stats.check_columns([column])
     table = category_table(mapping)
+    unmapped = [u for u in stats.text_counts(col) if u not in table]
+    if unmapped:
+        raise DataError(unmapped_message(col, unmapped))
+    return GroupPlan(col, table)
+
+
+def group_release(data: pd.DataFrame, plan: GroupPlan) -> MaskResult:
+    """Recode the column of ``data`` (all records or one block) by the plan's mapping."""
+    col, table = plan.column, plan.table
     s = data[col]
     texts = as_text(s)
     missing = s.isna().to_numpy()
-    uniq = pd.unique(texts[~missing])
-    unmapped = [u for u in uniq if u not in table]
-    if unmapped:
-        raise DataError(unmapped_message(col, unmapped))
     new_vals = pd.Series(texts, index=data.index).map(table).astype(object)
     new_vals[missing] = None
     out = data.copy()
@@ -379,8 +460,8 @@ def group_categories(data: pd.DataFrame, column: str, mapping: Mapping[Any, Any]
     except (TypeError, ValueError):  # pragma: no cover - exotic values
         out[col] = new_vals
     n_changed = int(np.sum(as_text(out[col]) != texts))
-    details = {"mapping": {str(k): str(v) for k, v in table.items()}, "n_changed": n_changed}
-    return MaskResult(out, "group_categories", {"column": col}, details)
+    record = plan.record(n_changed)
+    return MaskResult(out, "group_categories", record["parameters"], record["details"])
 
 
 # --------------------------------------------------------------------------- top/bottom coding
@@ -468,31 +549,96 @@ def top_bottom_coding(
     (``replace="mean"``, which keeps the column total). ``details`` publish thresholds,
     replacement values and counts. Missing values stay missing.
     """
-    (col,) = check_columns(data, [column])
-    check_coding(top, bottom, top_quantile, bottom_quantile, replace)
-    x = numeric_matrix(data, [col], "top_bottom_code")[:, 0]
-    ok = ~np.isnan(x)
+    plan = coding_plan(
+        PandasStats(data), column, top, bottom, top_quantile, bottom_quantile, replace
+    )
+    return coding_release(data, plan)
+
+
+@dataclass(frozen=True)
+class CodingPlan:
+    """Top and bottom coding of one column (:func:`coding_plan`): per coded side
+    (``top``/``bottom``) its threshold, replacement value and the number of values coded."""
+
+    column: str
+    sides: dict[str, dict[str, Any]]
+    parameters: dict[str, Any]
+
+    def record(self) -> dict[str, Any]:
+        """The published record."""
+        details = {side: dict(facts) for side, facts in self.sides.items()}
+        return MaskResult(pd.DataFrame(), "top_bottom_code", self.parameters, details).record()
+
+    def whole(self) -> bool:
+        """Whether every replacement value used is a whole number (an integer column then
+        stays integer)."""
+        used = [f["replacement"] for f in self.sides.values() if f["n_coded"]]
+        return all(float(v).is_integer() for v in used)
+
+
+def _quantile_of(stats: ColumnStats, col: str, wanted: Sequence[Any]) -> Callable[[float], float]:
+    """The quantile function :func:`coding_thresholds` calls: the requested quantiles of the
+    column computed together on first use (DataError when the column has no values)."""
+    qs = []
+    for q in wanted:
+        try:
+            if q is not None and 0 <= float(q) <= 1:
+                qs.append(float(q))
+        except (TypeError, ValueError):
+            continue
+    found: dict[float, float] = {}
 
     def quantile(q: float) -> float:
-        if not ok.any():
-            raise DataError(f"top_bottom_code: column {col!r} has no values")
-        return float(np.quantile(x[ok], q))
+        if not found:
+            if not stats.count(col):
+                raise DataError(f"top_bottom_code: column {col!r} has no values")
+            found.update(zip(qs, map(float, stats.quantiles(col, qs)), strict=True))
+        return found[float(q)]
 
+    return quantile
+
+
+def coding_plan(
+    stats: ColumnStats,
+    column: str,
+    top: float | None = None,
+    bottom: float | None = None,
+    top_quantile: float | None = None,
+    bottom_quantile: float | None = None,
+    replace: str = "threshold",
+) -> CodingPlan:
+    """The plan of :func:`top_bottom_code`: the thresholds (given, or the column's
+    quantiles), the tail counts and, with ``replace="mean"``, the tail means."""
+    (col,) = stats.check_columns([column])
+    check_coding(top, bottom, top_quantile, bottom_quantile, replace)
+    stats.check_numeric([col], "top_bottom_code")
+    quantile = _quantile_of(stats, col, (top_quantile, bottom_quantile))
     t, b = coding_thresholds(top, bottom, top_quantile, bottom_quantile, quantile)
-    y = x.copy()
-    details: dict[str, Any] = {}
+    sides: dict[str, dict[str, Any]] = {}
     for side, thr in (("top", t), ("bottom", b)):
         if thr is None:
             continue
+        count, mean = stats.tail(col, thr, side)
+        value = mean if (replace == "mean" and count and mean is not None) else thr
+        sides[side] = {"threshold": thr, "replacement": value, "n_coded": count}
+    params = coding_parameters(col, top, bottom, top_quantile, bottom_quantile, replace)
+    return CodingPlan(col, sides, params)
+
+
+def coding_release(data: pd.DataFrame, plan: CodingPlan) -> MaskResult:
+    """Code the column of ``data`` (all records or one block) by the plan's thresholds."""
+    col = plan.column
+    x = numeric_matrix(data, [col], "top_bottom_code")[:, 0]
+    ok = ~np.isnan(x)
+    y = x.copy()
+    for side, facts in plan.sides.items():
+        thr = facts["threshold"]
         hit = ok & ((x > thr) if side == "top" else (x < thr))
-        value = float(x[hit].mean()) if (replace == "mean" and hit.any()) else thr
-        y[hit] = value
-        details[side] = {"threshold": thr, "replacement": value, "n_coded": int(hit.sum())}
+        y[hit] = facts["replacement"]
     out = data.copy()
     out[col] = integer_like(data[col], y)
-
-    params = coding_parameters(col, top, bottom, top_quantile, bottom_quantile, replace)
-    return MaskResult(out, "top_bottom_code", params, details)
+    record = plan.record()
+    return MaskResult(out, "top_bottom_code", record["parameters"], record["details"])
 
 
 def coding_parameters(
@@ -511,6 +657,120 @@ def coding_parameters(
         "bottom_quantile": opt(bottom_quantile),
         "replace": replace,
     }
+
+
+# --------------------------------------------------------------------------- step plans
+
+
+@dataclass(frozen=True)
+class RecodingPlan:
+    """Global recoding of several columns, column by column: an :class:`IntervalPlan` or a
+    :class:`GroupPlan` per column (deterministic)."""
+
+    parts: list[IntervalPlan | GroupPlan]
+    random: ClassVar[bool] = False
+
+    @property
+    def columns(self) -> list[str]:
+        """The recoded columns."""
+        return [p.column for p in self.parts]
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """Every column recoded in turn; the last result holds the whole table."""
+        result = MaskResult(data, "global_recode")
+        for part in self.parts:
+            result = (
+                interval_release(result.data, part)
+                if isinstance(part, IntervalPlan)
+                else group_release(result.data, part)
+            )
+        return result
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """Intervals are text; grouped categories hold the kind of their new values."""
+        return {p.column: "string" if isinstance(p, IntervalPlan) else p.kind() for p in self.parts}
+
+    def recoded_categories(self) -> dict[str, list[str] | None]:
+        """Per column its categories in order after the release (all intervals, empty ones
+        too), None where the values are the categories."""
+        return {p.column: p.names if isinstance(p, IntervalPlan) else None for p in self.parts}
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """One record per column: interval counts from the released counts, or the number of
+        grouped values changed."""
+        out = []
+        for part, n_changed in zip(self.parts, changed, strict=True):
+            if isinstance(part, IntervalPlan):
+                counts = released.text_counts(part.column)
+                out.append(part.record([counts.get(name, 0) for name in part.names]))
+            else:
+                out.append(part.record(n_changed))
+        return out
+
+
+def recoding_plan(
+    stats: ColumnStats,
+    columns: Sequence[str],
+    method: str = "equal_width",
+    bins: int | None = None,
+    breaks: Sequence[float] | None = None,
+    labels: Sequence[str] | None = None,
+    mapping: Mapping[Any, Any] | None = None,
+) -> RecodingPlan:
+    """The plans of global recoding of ``columns``: categories grouped by ``mapping`` when
+    given (:func:`group_plan`), else intervals (:func:`interval_plan`)."""
+    cols = stats.check_columns(columns)
+    if mapping is not None:
+        return RecodingPlan([group_plan(stats, c, mapping) for c in cols])
+    return RecodingPlan([interval_plan(stats, c, method, bins, breaks, labels) for c in cols])
+
+
+@dataclass(frozen=True)
+class CodingPlans:
+    """Top and bottom coding of several columns: a :class:`CodingPlan` per column."""
+
+    parts: list[CodingPlan]
+    random: ClassVar[bool] = False
+
+    @property
+    def columns(self) -> list[str]:
+        """The coded columns."""
+        return [p.column for p in self.parts]
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """Every column coded in turn; the last result holds the whole table."""
+        result = MaskResult(data, "top_bottom_code")
+        for part in self.parts:
+            result = coding_release(result.data, part)
+        return result
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """An integer column stays integer when every replacement value used is whole."""
+        return {
+            p.column: "long" if kinds[p.column] == "long" and p.whole() else "double"
+            for p in self.parts
+        }
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """One record per column (everything is in the plan)."""
+        return [p.record() for p in self.parts]
+
+
+def coding_plans(
+    stats: ColumnStats,
+    columns: Sequence[str],
+    top: float | None = None,
+    bottom: float | None = None,
+    top_quantile: float | None = None,
+    bottom_quantile: float | None = None,
+    replace: str = "threshold",
+) -> CodingPlans:
+    """The plans of top and bottom coding of ``columns`` (:func:`coding_plan`)."""
+    cols = stats.check_columns(columns)
+    check_coding(top, bottom, top_quantile, bottom_quantile, replace)
+    return CodingPlans(
+        [coding_plan(stats, c, top, bottom, top_quantile, bottom_quantile, replace) for c in cols]
+    )
 
 
 # -- the method as a job-file step -----------------------------------------------------------------
@@ -533,6 +793,7 @@ class Sampling(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "sampling"
+    spark_refusal: ClassVar[str | None] = "allocates an exact sample size over the whole file"
 
     fraction: Annotated[Number, Field(gt=0, le=1)] | None = None
     n: Count | None = None
@@ -584,6 +845,12 @@ class GlobalRecoding(MaskingMethod):
     labels: NonEmptyList | None = None
     mapping: NonEmptyMapping | None = None
 
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> RecodingPlan:
+        """:func:`recoding_plan`."""
+        return recoding_plan(
+            stats, self.columns, self.method, self.bins, self.breaks, self.labels, self.mapping
+        )
+
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Recode (see :meth:`MaskingMethod.apply`; deterministic, one result per column)."""
         if self.mapping is not None:
@@ -629,6 +896,18 @@ class TopBottomCoding(MaskingMethod):
     top_quantile: Probability | None = None
     bottom_quantile: Probability | None = None
     replace: Literal["threshold", "mean"] = "threshold"
+
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> CodingPlans:
+        """:func:`coding_plans`."""
+        return coding_plans(
+            stats,
+            self.columns,
+            self.top,
+            self.bottom,
+            self.top_quantile,
+            self.bottom_quantile,
+            self.replace,
+        )
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Code (see :meth:`MaskingMethod.apply`; deterministic, one result per column)."""

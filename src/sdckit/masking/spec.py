@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from sdckit.masking.base import MaskResult
+    from sdckit.masking.stats import ColumnStats, Plan
 
 __all__ = [
     "LOCAL_AND_SPARK",
@@ -116,6 +117,12 @@ class MaskingMethod(Spec):
     #: The engines that run the method (``"local"``, ``"spark"``); a job on another engine
     #: refuses the step before any data is read.
     engines: ClassVar[frozenset[str]] = frozenset({"local"})
+    #: Why the Spark engine does not run the method (it is global by nature); None when it
+    #: runs it (``"spark"`` in :attr:`engines`) or has no reason given.
+    spark_refusal: ClassVar[str | None] = None
+    #: A Spark-specific step (``"module:function"``, loaded by the Spark engine) for a method
+    #: whose release is not record by record (microaggregation: one stratum per executor).
+    spark_hook: ClassVar[str | None] = None
 
     allow_unchanged: Boolean = False
 
@@ -186,6 +193,14 @@ class MaskingMethod(Spec):
     def check_records(self, n: int, where: str) -> None:
         """Refuse parameters that cannot fit ``n`` records (both engines call it before any
         step runs). Nothing to check unless a method says otherwise."""
+
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> Plan:
+        """What the method fixes from the whole data, read through ``stats`` (checks on the
+        parameters against the data included), released record by record with
+        :meth:`~sdckit.masking.stats.Plan.release`: the Spark engine's way to run a method
+        (``seed``: the step's seed, for a draw made once per step). Methods the Spark engine
+        does not run have none."""
+        raise NotImplementedError(f"masking method {self.spec_name!r} has no plan")
 
     def masked_columns(self) -> list[str]:
         """The columns this step masks, as its parameters name them."""

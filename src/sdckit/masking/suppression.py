@@ -26,6 +26,7 @@ gives 4.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, ClassVar
 
@@ -47,6 +48,7 @@ from sdckit.masking.spec import (
     MaskingMethod,
     Rng,
 )
+from sdckit.masking.stats import ColumnStats, PandasStats
 
 
 def _row_groups(codes: np.ndarray) -> tuple[np.ndarray, int, np.ndarray]:
@@ -250,10 +252,65 @@ def local_suppression(
     subset of at most ``m`` keys, since a missing value only adds matches. The result is
     re-checked independently. ``details`` give the number of suppressions per key.
     """
-    cols = check_columns(data, quasi_identifiers)
+    plan = suppression_plan(PandasStats(data), quasi_identifiers, k, importance, combinations_up_to)
+    return suppression_release(data, plan)
+
+
+@dataclass(frozen=True)
+class SuppressionPlan:
+    """The suppressions of :func:`local_suppression` (:func:`suppression_plan`): the rows
+    (record numbers) where a key value is suppressed, which keys (``flags``, one row per
+    record), and the published parameters and details. ``row_column`` names the column
+    holding the record numbers in a block of records (None: the row positions)."""
+
+    columns: list[str]
+    k: int
+    rows: np.ndarray
+    flags: np.ndarray
+    parameters: dict[str, Any]
+    details: dict[str, Any]
+    row_column: str | None = None
+    random: ClassVar[bool] = False
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """:func:`suppression_release`."""
+        return suppression_release(data, self)
+
+    def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
+        """The keys keep their kinds (a suppressed value is missing)."""
+        return {c: kinds[c] for c in self.columns}
+
+    def records(self, released: ColumnStats, changed: Sequence[int]) -> list[dict[str, Any]]:
+        """The record, after an independent check of k-anonymity on the released class
+        counts (VerificationError otherwise)."""
+        for sub in self.details["subsets"]:
+            classes, counts = released.class_counts(sub)
+            fk = class_frequencies(classes, counts, sub)
+            if len(fk) and fk.min() < self.k:
+                raise VerificationError(
+                    f"local_suppression: the result is not {self.k}-anonymous on {sub}; "
+                    "this is a bug"
+                )
+        return [
+            MaskResult(pd.DataFrame(), "local_suppression", self.parameters, self.details).record()
+        ]
+
+
+def suppression_plan(
+    stats: ColumnStats,
+    quasi_identifiers: Sequence[str] | str,
+    k: int = 3,
+    importance: Sequence[int] | Mapping[str, int] | None = None,
+    combinations_up_to: int | None = None,
+) -> SuppressionPlan:
+    """The plan of :func:`local_suppression`: the parameters checked, then the algorithm run
+    on the key table of :meth:`~sdckit.masking.stats.ColumnStats.key_table` (every record,
+    or the records a suppression can touch plus ``k`` copies of every other combination:
+    the same decisions, see the module docstring)."""
+    cols = stats.check_columns(quasi_identifiers)
     if len(set(cols)) != len(cols):
         raise ParameterError("local_suppression: a key is listed twice")
-    n, m = len(data), len(cols)
+    n, m = stats.n, len(cols)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ParameterError(f"local_suppression: k={k!r} must be a positive integer, e.g. k=3")
     if k > n:
@@ -271,8 +328,9 @@ def local_suppression(
                 f"local_suppression: combinations_up_to={combinations_up_to!r} must "
                 f"be an integer from 1 to the number of keys ({m})"
             )
-    imp = _importance(data, cols, importance)
-    codes = _key_codes(data, cols)
+    table, rows = stats.key_table(cols, int(k))
+    imp = _importance(table, cols, importance)
+    codes = _key_codes(table, cols)
     before = codes < 0
     subsets = (
         [tuple(range(m))]
@@ -295,20 +353,11 @@ def local_suppression(
                 f"{[cols[j] for j in sub]}; this is a bug"
             )
     suppressed = (codes < 0) & ~before
-    out = data.copy()
-    for j, c in enumerate(cols):
-        mask = suppressed[:, j]
-        if not mask.any():
-            continue
-        s = data[c]
-        if pd.api.types.is_integer_dtype(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
-            s = s.astype("Int64")
-        out[c] = s.mask(pd.Series(mask, index=data.index))
-    per_key = {c: int(suppressed[:, j].sum()) for j, c in enumerate(cols)}
+    missing = stats.missing(cols)
     details = {
-        "suppressions": per_key,
+        "suppressions": {c: int(suppressed[:, j].sum()) for j, c in enumerate(cols)},
         "total_suppressions": int(suppressed.sum()),
-        "missing_before": {c: int(before[:, j].sum()) for j, c in enumerate(cols)},
+        "missing_before": missing,
         "importance": dict(zip(cols, imp, strict=True)),
         "passes": passes,
         "subsets": [[cols[j] for j in sub] for sub in subsets],
@@ -319,7 +368,38 @@ def local_suppression(
         "importance": dict(zip(cols, imp, strict=True)),
         "combinations_up_to": combinations_up_to,
     }
-    return MaskResult(out, "local_suppression", params, details)
+    hit = suppressed.any(axis=1) & (rows >= 0)
+    return SuppressionPlan(
+        cols, int(k), rows[hit], suppressed[hit], params, details, stats.row_column
+    )
+
+
+def suppression_release(data: pd.DataFrame, plan: SuppressionPlan) -> MaskResult:
+    """Suppress the plan's key values in ``data`` (all records or one block; records found by
+    their number)."""
+    cols = plan.columns
+    if plan.row_column is not None and plan.row_column in data.columns:
+        numbers = data[plan.row_column].to_numpy(dtype=np.int64)
+    else:
+        numbers = np.arange(len(data), dtype=np.int64)
+    order = np.argsort(plan.rows, kind="stable")
+    sorted_rows = plan.rows[order]
+    pos = np.searchsorted(sorted_rows, numbers)
+    pos = np.minimum(pos, max(len(sorted_rows) - 1, 0))
+    found = (sorted_rows[pos] == numbers) if len(sorted_rows) else np.zeros(len(data), bool)
+    suppressed = np.zeros((len(data), len(cols)), dtype=bool)
+    if found.any():
+        suppressed[found] = plan.flags[order[pos[found]]]
+    out = data.copy()
+    for j, c in enumerate(cols):
+        mask = suppressed[:, j]
+        if not mask.any():
+            continue
+        s = data[c]
+        if pd.api.types.is_integer_dtype(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
+            s = s.astype("Int64")
+        out[c] = s.mask(pd.Series(mask, index=data.index))
+    return MaskResult(out, "local_suppression", plan.parameters, plan.details)
 
 
 # -- the method as a job-file step -----------------------------------------------------------------
@@ -351,6 +431,12 @@ class LocalSuppression(MaskingMethod):
     k: Count = 3
     importance: Any = None
     combinations_up_to: Count | None = None
+
+    def plan(self, stats: ColumnStats, seed: int | None = None) -> SuppressionPlan:
+        """:func:`suppression_plan`."""
+        return suppression_plan(
+            stats, self.columns, self.k, self.importance, self.combinations_up_to
+        )
 
     def apply(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         """Suppress (see :meth:`MaskingMethod.apply`; deterministic)."""

@@ -568,6 +568,9 @@ class RankSwapping(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "rank_swapping"
+    spark_refusal: ClassVar[str | None] = (
+        "swaps values between records up to a rank distance over the whole file"
+    )
     must_change: ClassVar[bool] = True
 
     columns: ColumnList
@@ -603,6 +606,7 @@ class DataSwapping(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "data_swapping"
+    spark_refusal: ClassVar[str | None] = "pairs records across the whole file"
     must_change: ClassVar[bool] = True
 
     columns: ColumnList
@@ -643,6 +647,7 @@ class RecordSwapping(MaskingMethod):
     """
 
     spec_name: ClassVar[str] = "record_swapping"
+    spark_refusal: ClassVar[str | None] = "swaps households between areas of the whole file"
     must_change: ClassVar[bool] = True
 
     household: ColumnName

@@ -242,8 +242,8 @@ class SparkSource(Source):
         """``frame`` written as a folder of part files at ``path`` (Parquet by suffix, else CSV),
         staged beside it and renamed into place (:func:`sdckit.core.io.atomic_write_dir`)."""
         from sdckit.core.io import atomic_write_dir
-        from sdckit.spark.io import write_spark
         from sdckit.spark.frame import neutralize_formulas_spark, worker_errors
+        from sdckit.spark.io import write_spark
 
         if neutralize:
             frame = neutralize_formulas_spark(frame)

@@ -1,0 +1,375 @@
+"""Column statistics from Spark aggregates: :class:`SparkStats`, the Spark engine's
+:class:`~sdckit.masking.stats.ColumnStats`.
+
+A masking plan reads the data only through these methods, and only aggregates reach the
+driver: counts, sums, moments (``stddev_samp``, ``covar_samp``, ``avg``: equal to NumPy's
+values up to the order of floating-point summation), the smallest and largest value, exact
+quantiles (the order statistics of a global sort interpolated as ``numpy.quantile`` does:
+:func:`~sdckit.spark.frame.exact_quantiles`, Hyndman & Fan 1996 definition 7), the first row
+breaking a rule, and value counts of a column the method treats as categorical (one row per
+category). Text columns are read as numbers where a method needs numbers (the values
+``pandas.to_numeric`` parses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from sdckit.errors import DataError
+from sdckit.spark.frame import ROW, _col, _kind, _parses, _stripped, exact_quantiles
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column, DataFrame
+
+__all__ = ["SparkStats", "count_and_finite"]
+
+
+def _nonfinite(x: Column) -> Column:
+    """Whether a double is infinite or NaN (``x - x`` is NaN exactly then; null stays null)."""
+    from pyspark.sql import functions as F
+
+    return F.isnan(x - x)
+
+
+def count_and_finite(sdf: DataFrame) -> tuple[int, set[str]]:
+    """The number of records and the double columns holding no infinite (or NaN) value, in
+    the one aggregate pass that counts the records: a masking step then checks such a column
+    without scanning it (:meth:`SparkStats.check_numeric`), and a column that is not finite is
+    refused with the local engine's message before any statistic is computed from it."""
+    from pyspark.sql import functions as F
+
+    doubles = [f.name for f in sdf.schema.fields if f.name != ROW and _kind(f.dataType) == "double"]
+    facts = sdf.agg(
+        F.count(F.lit(1)).alias("n"),
+        *[
+            F.sum(_nonfinite(_col(c).cast("double")).cast("long")).alias(f"i{j}")
+            for j, c in enumerate(doubles)
+        ],
+    ).first()
+    assert facts is not None
+    return int(facts["n"]), {c for j, c in enumerate(doubles) if not int(facts[f"i{j}"] or 0)}
+
+
+class SparkStats:
+    """:class:`~sdckit.masking.stats.ColumnStats` of a Spark DataFrame holding :data:`ROW`.
+
+    ``n`` is its number of records; ``categories`` the columns recoded to intervals with their
+    categories in order (the local engine's ordered categorical keeps empty intervals);
+    ``finite`` the double columns known to hold no infinite value (updated by
+    :meth:`check_numeric`).
+    """
+
+    def __init__(
+        self,
+        sdf: DataFrame,
+        n: int,
+        categories: dict[str, list[str]] | None = None,
+        finite: set[str] | None = None,
+    ) -> None:
+        self.sdf = sdf
+        self._n = int(n)
+        self.categories = {} if categories is None else categories
+        self.finite = set() if finite is None else finite
+        self._kinds = {f.name: _kind(f.dataType) for f in sdf.schema.fields}
+        self._moments: dict[str, tuple[int, float, float]] = {}
+
+    @property
+    def n(self) -> int:
+        """The number of records."""
+        return self._n
+
+    def kinds(self) -> dict[str, str]:
+        """Every column's kind (``long``, ``double``, ``boolean``, ``string``)."""
+        return dict(self._kinds)
+
+    def kind(self, column: str) -> str:
+        """The column's kind."""
+        return self._kinds[column]
+
+    def check_columns(self, columns: Sequence[str] | str | None) -> list[str]:
+        """The local engine's check_columns (DataError naming missing columns)."""
+        names = [c for c in self.sdf.columns if c != ROW]
+        if columns is None:
+            return names
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        if not cols:
+            raise DataError("no columns given; name at least one column to mask")
+        missing = [c for c in cols if c not in names]
+        if missing:
+            raise DataError(
+                f"column(s) {', '.join(map(repr, missing))} not found; available columns: "
+                f"{', '.join(names)}"
+            )
+        return cols
+
+    def numeric(self, column: str) -> Column:
+        """A column as doubles (a text column's numbers parsed; missing as null)."""
+        from pyspark.sql import functions as F
+
+        if self._kinds[column] == "string":
+            t = _stripped(_col(column))
+            return F.when(_parses(t), t.cast("double"))
+        return _col(column).cast("double")
+
+    def first(self, condition: Column, column: str) -> tuple[int, Any]:
+        """(0-based row, value of ``column``) of the first record where ``condition`` holds
+        (``(-1, None)`` when none does)."""
+        from pyspark.sql import functions as F
+
+        row = self.sdf.where(condition).agg(F.min(ROW)).first()[0]  # type: ignore[index]
+        if row is None:
+            return -1, None
+        value = self.sdf.where(F.col(ROW) == row).select(_col(column)).first()[0]  # type: ignore[index]
+        return int(row), value
+
+    def check_numeric(self, columns: Sequence[str], method: str) -> None:
+        """:func:`sdckit.masking.base.numeric_matrix`'s checks on Spark: a text column must
+        hold numbers only, and no value may be infinite (DataErrors naming column, row and
+        value). A column known to be finite is not scanned (no method makes a finite column
+        infinite): integer columns, the double columns found finite by the pass that counts
+        the records (:func:`count_and_finite`), and those scanned by an earlier step."""
+        from pyspark.sql import functions as F
+
+        kinds = self._kinds
+        scan = [
+            c
+            for c in columns
+            if kinds[c] == "string" or (kinds[c] == "double" and c not in self.finite)
+        ]
+        if not scan:
+            return
+        aggs = []
+        for j, c in enumerate(scan):
+            t = _stripped(_col(c))
+            text_bad = _col(c).isNotNull() & (t != "") & ~_parses(t)
+            bad = text_bad if kinds[c] == "string" else F.lit(False)
+            aggs += [
+                F.sum(bad.cast("long")).alias(f"b{j}"),
+                F.sum(_nonfinite(self.numeric(c)).cast("long")).alias(f"i{j}"),
+            ]
+        facts = self.sdf.agg(*aggs).first()
+        assert facts is not None
+        for j, c in enumerate(scan):
+            if int(facts[f"b{j}"] or 0):
+                t = _stripped(_col(c))
+                row, value = self.first(_col(c).isNotNull() & (t != "") & ~_parses(t), c)
+                raise DataError(
+                    f"{method} needs numeric columns, but column {c!r} has the non-numeric "
+                    f"value {value!r} (row {row + 1}); choose numeric columns or recode this "
+                    "one first"
+                )
+        for j, c in enumerate(scan):
+            count = int(facts[f"i{j}"] or 0)
+            if count:
+                row, value = self.first(_nonfinite(self.numeric(c)), c)
+                raise DataError(
+                    f"{method} needs finite numbers, but column {c!r} has '{value}' (row "
+                    f"{row + 1}; {count} infinite value(s) in all); remove or recode the value "
+                    "(e.g. top-code it) and mask again"
+                )
+        self.finite.update(c for c in scan if kinds[c] == "double")
+
+    def missing(self, columns: Sequence[str]) -> dict[str, int]:
+        """Per column the number of missing values (one aggregate pass)."""
+        from pyspark.sql import functions as F
+
+        facts = self.sdf.agg(
+            *[F.sum(_col(c).isNull().cast("long")).alias(f"m{j}") for j, c in enumerate(columns)]
+        ).first()
+        assert facts is not None
+        return {c: int(facts[f"m{j}"] or 0) for j, c in enumerate(columns)}
+
+    def _summary(self, column: str) -> tuple[int, float, float]:
+        from pyspark.sql import functions as F
+
+        if column not in self._moments:
+            x = self.numeric(column)
+            facts = self.sdf.agg(F.count(x), F.min(x), F.max(x)).first()
+            assert facts is not None
+            n = int(facts[0])
+            lo, hi = (float(facts[1]), float(facts[2])) if n else (np.nan, np.nan)
+            self._moments[column] = (n, lo, hi)
+        return self._moments[column]
+
+    def count(self, column: str) -> int:
+        """The number of non-missing numbers (``count``)."""
+        return self._summary(column)[0]
+
+    def min_max(self, column: str) -> tuple[float, float]:
+        """The smallest and largest number (``min``, ``max``)."""
+        _, lo, hi = self._summary(column)
+        return lo, hi
+
+    def std(self, columns: Sequence[str]) -> np.ndarray:
+        """``stddev_samp`` per column (0 where a column has fewer than two numbers)."""
+        from pyspark.sql import functions as F
+
+        x = [self.numeric(c) for c in columns]
+        facts = self.sdf.agg(
+            *[F.stddev_samp(v).alias(f"s{j}") for j, v in enumerate(x)],
+            *[F.count(v).alias(f"n{j}") for j, v in enumerate(x)],
+        ).first()
+        assert facts is not None
+        return np.array(
+            [
+                float(facts[f"s{j}"])
+                if int(facts[f"n{j}"]) > 1 and facts[f"s{j}"] is not None
+                else 0.0
+                for j in range(len(x))
+            ]
+        )
+
+    def mean(self, columns: Sequence[str]) -> np.ndarray:
+        """``avg`` per column (NaN for a column without numbers)."""
+        from pyspark.sql import functions as F
+
+        facts = self.sdf.agg(
+            *[F.avg(self.numeric(c)).alias(f"m{j}") for j, c in enumerate(columns)]
+        ).first()
+        assert facts is not None
+        return np.array(
+            [
+                np.nan if facts[f"m{j}"] is None else float(facts[f"m{j}"])
+                for j in range(len(columns))
+            ]
+        )
+
+    def covariance(self, columns: Sequence[str]) -> tuple[int, np.ndarray]:
+        """``covar_samp`` of every pair over the records with numbers in all columns."""
+        from pyspark.sql import functions as F
+
+        x = [self.numeric(c) for c in columns]
+        complete = F.lit(True)
+        for v in x:
+            complete = complete & v.isNotNull()
+        p = len(x)
+        pairs = [(a, b) for a in range(p) for b in range(a, p)]
+        facts = (
+            self.sdf.where(complete)
+            .agg(
+                F.count(F.lit(1)).alias("n"),
+                *[F.covar_samp(x[a], x[b]).alias(f"c{a}_{b}") for a, b in pairs],
+            )
+            .first()
+        )
+        assert facts is not None
+        m = int(facts["n"])
+        if m < 2:
+            return m, np.empty((0, 0))
+        cov = np.empty((p, p))
+        for a, b in pairs:
+            cov[a, b] = cov[b, a] = float(facts[f"c{a}_{b}"])
+        return m, cov
+
+    def quantiles(self, column: str, q: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Exact quantiles (:func:`~sdckit.spark.frame.exact_quantiles`)."""
+        return exact_quantiles(self.sdf, self.numeric(column), [float(v) for v in q])[1]
+
+    def tail(self, column: str, threshold: float, side: str) -> tuple[int, float | None]:
+        """Count (``sum``) and mean (``avg``) of the numbers beyond the threshold."""
+        from pyspark.sql import functions as F
+
+        x = self.numeric(column)
+        hit = (x > threshold) if side == "top" else (x < threshold)
+        facts = self.sdf.agg(F.sum(hit.cast("long")), F.avg(F.when(hit, x))).first()
+        assert facts is not None
+        count = int(facts[0] or 0)
+        return count, (float(facts[1]) if count else None)
+
+    def first_outside(
+        self, column: str, low: float, high: float, low_open: bool = False
+    ) -> tuple[int, Any]:
+        """Row and value of the first number outside the interval."""
+        x = self.numeric(column)
+        below = (x <= float(low)) if low_open else (x < float(low))
+        return self.first(x.isNotNull() & (below | (x > float(high))), column)
+
+    def _counts(self, column: str, canonical: bool) -> list[tuple[Any, int]]:
+        """(value, count) of a column's non-missing values in order of first appearance:
+        by canonical text (``canonical``) or by the value (numbers parsed back)."""
+        from pyspark.sql import functions as F
+
+        from sdckit.spark.io import text_column
+
+        value = text_column(self.sdf, column) if canonical else _col(column).cast("string")
+        rows = (
+            self.sdf.where(_col(column).isNotNull())
+            .groupBy(value.alias("v"))
+            .agg(F.count(F.lit(1)).alias("n"), F.min(ROW).alias("r"))
+            .collect()
+        )
+        parse: dict[str, Callable[[str], Any]] = {
+            "long": int,
+            "double": float,
+            "boolean": lambda v: v == "true",
+            "string": str,
+        }
+        kind = "string" if canonical else self._kinds[column]
+        rows = sorted(rows, key=lambda r: int(r["r"]))
+        return [(parse[kind](r["v"]), int(r["n"])) for r in rows]
+
+    def value_counts(self, column: str) -> tuple[pd.Series, np.ndarray]:
+        """The distinct values in their local dtype (a column recoded to intervals: its
+        ordered categories, empty intervals included) and their counts (one group-by)."""
+        found = dict(self._counts(column, canonical=False))
+        if column in self.categories:
+            names = self.categories[column]
+            cat = pd.Categorical(names, categories=names, ordered=True)
+            return pd.Series(cat), np.array([found.get(v, 0) for v in names], dtype=np.int64)
+        dtypes = {"long": np.int64, "double": np.float64, "boolean": bool, "string": object}
+        values = pd.Series(list(found), dtype=dtypes[self._kinds[column]])
+        return values, np.array(list(found.values()), dtype=np.int64)
+
+    def text_counts(self, column: str) -> dict[str, int]:
+        """Counts of the canonical texts (:func:`sdckit.spark.io.text_column`)."""
+        return dict(self._counts(column, canonical=True))
+
+    @property
+    def row_column(self) -> str | None:
+        """Records carry their number in :data:`~sdckit.spark.frame.ROW`."""
+        return ROW
+
+    def key_table(self, columns: Sequence[str], k: int) -> tuple[pd.DataFrame, np.ndarray]:
+        """The reduced key table: ``k`` copies of every combination shared by at least ``k``
+        records (record number ``-1``), then the records of the rarer combinations in record
+        order -- one group-by and the rare records collected."""
+        from pyspark.sql import functions as F
+
+        cols = list(columns)
+        classes = self.sdf.groupBy(*[_col(c) for c in cols]).count()
+        safe = classes.where(F.col("count") >= k).collect()
+        rare = classes.where(F.col("count") < k).select(
+            *[_col(c).alias(f"__sdc_k{j}") for j, c in enumerate(cols)]
+        )
+        risky = pd.DataFrame(
+            self.sdf.join(
+                rare,
+                on=[_col(c).eqNullSafe(F.col(f"__sdc_k{j}")) for j, c in enumerate(cols)],
+            )
+            .select(ROW, *[_col(c) for c in cols])
+            .orderBy(ROW)
+            .toPandas()
+        )
+        dtypes = {"long": "Int64", "double": np.float64, "boolean": "boolean", "string": object}
+        copies = [list(r[: len(cols)]) for r in safe for _ in range(k)]
+        table = pd.DataFrame(
+            {
+                c: pd.Series(
+                    [row[j] for row in copies] + risky[c].tolist(), dtype=dtypes[self._kinds[c]]
+                )
+                for j, c in enumerate(cols)
+            }
+        )
+        rows = np.concatenate(
+            [np.full(len(copies), -1, dtype=np.int64), risky[ROW].to_numpy(dtype=np.int64)]
+        )
+        return table, rows
+
+    def class_counts(self, columns: Sequence[str]) -> tuple[pd.DataFrame, np.ndarray]:
+        """The combinations of the columns and their counts (one group-by)."""
+        groups = pd.DataFrame(self.sdf.groupBy(*[_col(c) for c in columns]).count().toPandas())
+        return groups[list(columns)], groups["count"].to_numpy(dtype=np.int64)
