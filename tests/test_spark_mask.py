@@ -806,3 +806,20 @@ def test_local_and_spark_plans_and_releases_agree(prepared, local, name):
             ), c
         else:
             assert a == b, c
+
+
+def test_a_block_spanning_several_arrow_batches_is_released(spark_small, prepared):
+    """A block of records arrives in several Arrow batches (here 100 records each, blocks of
+    500): the text columns of the joined batches go back to Spark as one array each."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    previous = spark_small.conf.get(key)
+    spark_small.conf.set(key, "100")
+    try:
+        methods = [
+            {"noise": {"columns": ["h"]}},
+            {"microaggregation": {"columns": ["age"], "k": 3, "strata": ["region"]}},
+        ]
+        out, _ = _spark(prepared, methods, seed=3)
+    finally:
+        spark_small.conf.set(key, previous)
+    assert len(out) == N and out["region"].notna().all()

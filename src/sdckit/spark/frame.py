@@ -346,6 +346,18 @@ def _local_frame(pdf: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
     return out
 
 
+def _joined(batches: list[pd.DataFrame]) -> pd.DataFrame:
+    """Arrow batches of a worker joined into one frame whose text columns hold one Arrow
+    array each: ``pandas.concat`` keeps the batches' arrays as chunks, which PySpark cannot
+    send back (``Cannot convert pyarrow.lib.ChunkedArray to pyarrow.lib.Array``)."""
+    out = pd.concat(batches) if len(batches) > 1 else batches[0]
+    for c in out.columns:
+        dtype = out[c].dtype
+        if len(batches) > 1 and isinstance(dtype, (pd.StringDtype, pd.ArrowDtype)):
+            out[c] = out[c].astype(object).astype(dtype)
+    return out
+
+
 def _spark_frame(pdf: pd.DataFrame, kinds: dict[str, str]) -> pd.DataFrame:
     """The columns ``kinds`` names of a worker's result, in those Spark types (missing values
     as nulls)."""

@@ -48,6 +48,7 @@ import pandas as pd
 from sdckit.errors import ConfigError, ParameterError, SdcInputError
 from sdckit.spark.frame import (
     ROW,
+    _joined,
     _kind,
     _local_frame,
     _quiet,
@@ -228,12 +229,12 @@ def _map_step(
             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(pdf)], strict=True):
                 b = int(block[lo])
                 if pending and b != current:
-                    yield process(pd.concat(pending), _block_rng(step_seed, current))
+                    yield process(_joined(pending), _block_rng(step_seed, current))
                     pending = []
                 current = b
                 pending.append(pdf.iloc[lo:hi])
         if pending:
-            yield process(pd.concat(pending), _block_rng(step_seed, current))
+            yield process(_joined(pending), _block_rng(step_seed, current))
 
     with _quiet():
         mapped = source.mapInPandas(worker, schema)
