@@ -24,9 +24,9 @@ A registry of :mod:`sdckit.core.registry` may name its implementation by a
 registry of ``jobs``): that is the plugin mechanism -- the string is loaded on first use by
 the registry, imports nothing where it is written -- and is allowed; so is any other string.
 
-:data:`KNOWN` lists the violations that another change of this round removes, each with the
-seam that removes it; the test fails on any violation not in it and on any entry of it that
-no longer occurs, so the list can only shrink.
+:data:`KNOWN` may list violations accepted for a while, each with the change that removes it
+(empty now); the test fails on any violation not in it and on any entry of it that no longer
+occurs, so the list can only shrink.
 """
 
 from __future__ import annotations
@@ -58,14 +58,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("commands", "server", "ui", "spark", "cli", "client", "sdckit"),
 )
 
-_SOURCE = "the Source seam: runners call open_source(job); SparkSource in spark/source.py"
-
-#: Violations another change of this round removes: (rule, importer, imported) -> the seam
-#: that removes it. Empty it as those changes land.
-KNOWN: dict[tuple[str, str, str], str] = {
-    ("upward import", "sdckit.jobs.mask", "sdckit.spark.mask"): _SOURCE,
-    ("upward import", "sdckit.jobs.mask", "sdckit.spark.mask_summary"): _SOURCE,
-}
+#: Violations accepted for a while: (rule, importer, imported) -> the change that removes it.
+#: Empty: every layer rule holds. An entry must name its seam, and one whose import is gone
+#: fails :func:`test_every_known_violation_still_occurs`, so the list can only shrink.
+KNOWN: dict[tuple[str, str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@ parameter, the per-step ``allow_unchanged`` and how seeds are derived); errors n
 ``'job.yaml': methods[i].<method>.<param>``. :func:`run_mask_job` reads the input, drops (or
 pseudonymizes) the identifying attributes, applies the pipeline with the job's ``seed``,
 evaluates the result and writes the release, the report and the JSON. A job with
-``engine: spark`` runs the same steps on Spark (:func:`_run_mask_job_spark`,
-:mod:`sdckit.spark.mask`).
+``engine: spark`` runs the same steps on Spark: the runner asks the job's
+:class:`~sdckit.jobs.source.Source` to mask (:func:`mask_locally` here,
+:meth:`sdckit.spark.source.SparkSource.mask` on Spark) and summarizes, reports and writes what
+it returns the same way on both engines.
 """
 
 from __future__ import annotations
@@ -39,6 +41,33 @@ class MaskJobResult:
     summary: dict[str, Any]
     report: Any
     written: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass
+class MaskRun:
+    """A mask job's pipeline applied on one engine (:meth:`~sdckit.jobs.source.Source.mask`):
+    what the runner summarizes, reports and writes.
+
+    ``released`` the masked data in the engine's frame (input order, identifiers dropped or
+    pseudonymized); ``records`` the published method records; ``records_in`` /
+    ``records_out`` the record counts; ``identifiers`` the identifying columns ``dropped`` and
+    ``pseudonymized``; ``columns``, ``category_changes``, ``numeric_evaluation`` and
+    ``original_records`` the summary's evaluation of the masked columns; ``engine_fields``
+    what the summary says of the engine's randomness (after ``strata``); ``close`` frees
+    what the engine keeps for the run (cached frames), once the outputs are written.
+    """
+
+    released: Any
+    records: list[dict]
+    records_in: int
+    records_out: int
+    identifiers: dict[str, list[str]]
+    columns: Any
+    category_changes: Any
+    numeric_evaluation: Any
+    original_records: Any
+    engine_fields: dict[str, Any] = field(default_factory=dict)
+    close: Any = None
 
 
 def _prepare_identifiers(
@@ -206,7 +235,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     {original_share_warning: ...}`` (default 0.1). Errors are :class:`SdcInputError`
     subclasses naming the key, column or value.
     """
-    from sdckit.core.io import output_set, write_table, write_text
+    from sdckit.core.io import output_set, write_text
     from sdckit.jobs.config import Job, job_from_dict, load_job
     from sdckit.masking.pipeline import Pipeline
     from sdckit.report.writer import write_json
@@ -225,69 +254,97 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         )
     where = job.key("methods")
     pipeline = Pipeline.from_entries(methods, where)  # fail on the config before reading data
-    share_limit = _share_threshold(job)
     source = job.open()
-    if source.distributed:
-        return _run_mask_job_spark(job, json_path, methods, pipeline, where)
+    source.check_mask(pipeline, methods, where)  # Spark: before Spark starts
     job.check_outputs({"--json": json_path})
-    data = source.frame()
+    run = source.mask(pipeline, methods, where, _share_threshold(job))
+    try:
+        spec = job.output
+        json_target = Path(json_path) if json_path is not None else spec.json
+        summary: dict[str, Any] = {
+            "command": "mask",
+            **source.summary_fields(),
+            "input": _source_name(job.input["path"]),
+            "records_in": run.records_in,
+            "records_out": run.records_out,
+            "seed_given": job.seed is not None,
+            "job_methods": [{"method": n, "parameters": p} for n, p in methods],
+            "identifiers": run.identifiers,
+            "methods": run.records,
+            "strata": _strata_of(run.records),
+            **run.engine_fields,
+            "columns": run.columns,
+            "category_changes": run.category_changes,
+            "numeric_evaluation": run.numeric_evaluation,
+            # released records equal to a record of the input (identifiers as released)
+            "original_records": run.original_records,
+            "outputs": {
+                "data": spec.path,
+                "report": spec.report,
+                "json": json_target,
+            },
+        }
+        from sdckit.report.mask_report import mask_report
+
+        report = mask_report(summary)
+        written: dict[str, Path] = {}
+        with output_set() as outputs:  # one release: renamed into place together, or not at all
+            summary["run_id"] = outputs.run_id
+            html = report.render_html()
+            if spec.path is not None:
+                written["data"] = source.write(
+                    run.released, spec.path, spec.delimiter, neutralize=spec.neutralize_formulas
+                )
+            if spec.report is not None:
+                written["report"] = write_text(spec.report, html)
+            if json_target is not None:
+                written["json"] = write_json(json_target, summary)
+    finally:
+        if run.close is not None:
+            run.close()
+    return MaskJobResult(run.released, run.records, summary, report, written)
+
+
+def mask_locally(
+    job: Any, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str, share_limit: float
+) -> MaskRun:
+    """The pipeline on the input table read on this machine (``engine: local``): identifiers
+    dropped or pseudonymized (:func:`_prepare_identifiers`), columns typed
+    (:func:`_typed`), the steps applied with the job's seed, the masked columns summarized
+    (:func:`sdckit.evaluation.masking_summary.column_changes`,
+    :func:`~sdckit.evaluation.masking_summary.numeric_evaluation`) and the released records
+    equal to an input record counted
+    (:func:`sdckit.risk.original_records.original_records`)."""
+    from sdckit.evaluation.masking_summary import column_changes, numeric_evaluation
+    from sdckit.risk.original_records import original_records
+
+    data = job.open().frame()
     prepared, ids = _prepare_identifiers(data, job.schema, job.base_dir)
     prepared = _typed(prepared, job.schema)
     _check_identifiers_unused(methods, ids["dropped"], where)
     masked, records = pipeline.apply(prepared, seed=job.seed, where=where)
-    from sdckit.evaluation.masking_summary import column_changes, numeric_evaluation
-    from sdckit.risk.original_records import original_records
-
-    touched = [c for c in _touched_columns(records, list(masked.columns))]
+    touched = _touched_columns(records, list(masked.columns))
     changes, categories = column_changes(prepared, masked, touched)
-    spec = job.output
-    json_target = Path(json_path) if json_path is not None else spec.json
-    summary: dict[str, Any] = {
-        "command": "mask",
-        "input": _source_name(job.input["path"]),
-        "records_in": len(data),
-        "records_out": len(masked),
-        "seed_given": job.seed is not None,
-        "job_methods": [{"method": n, "parameters": p} for n, p in methods],
-        "identifiers": ids,
-        "methods": records,
-        "strata": _strata_of(records),
-        "columns": changes,
-        "category_changes": categories,
-        "numeric_evaluation": numeric_evaluation(
+    return MaskRun(
+        released=masked,
+        records=records,
+        records_in=len(data),
+        records_out=len(masked),
+        identifiers=ids,
+        columns=changes,
+        category_changes=categories,
+        numeric_evaluation=numeric_evaluation(
             prepared, masked, touched, seed=0 if job.seed is None else job.seed
         ),
-        # released records equal to a record of the input (identifiers as released)
-        "original_records": original_records(prepared, masked, threshold=share_limit).to_dict(),
-        "outputs": {
-            "data": spec.path,
-            "report": spec.report,
-            "json": json_target,
-        },
-    }
-    from sdckit.report.mask_report import mask_report
-
-    report = mask_report(summary)
-    written: dict[str, Path] = {}
-    with output_set() as outputs:  # one release: renamed into place together, or not at all
-        summary["run_id"] = outputs.run_id
-        html = report.render_html()
-        if spec.path is not None:
-            written["data"] = write_table(
-                masked, spec.path, spec.delimiter, neutralize=spec.neutralize_formulas
-            )
-        if spec.report is not None:
-            written["report"] = write_text(spec.report, html)
-        if json_target is not None:
-            written["json"] = write_json(json_target, summary)
-    return MaskJobResult(masked, records, summary, report, written)
+        original_records=original_records(prepared, masked, threshold=share_limit).to_dict(),
+    )
 
 
 #: The parameters of a masking step that name columns (as lists, or one name).
 _COLUMN_PARAMETERS = ("columns", "column", "strata", "block_by", "groups")
 
 
-def check_before_spark(
+def check_mask_columns(
     job: Any, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str
 ) -> None:
     """What a mask job on Spark can have checked before Spark starts (a JVM takes seconds to
@@ -325,97 +382,3 @@ def check_before_spark(
                 f"{where}[{i}].{step.spec_name}: column(s) {', '.join(map(repr, missing))} not "
                 f"found; available columns: {', '.join(names)}"
             )
-
-
-def _run_mask_job_spark(
-    job: Any, json_path: str | Path | None, methods: list, pipeline: Any, where: str
-) -> MaskJobResult:
-    """:func:`run_mask_job` on Spark: the same steps and outputs.
-
-    The input is read by Spark and numbered in input order; identifying attributes are dropped
-    or pseudonymized (keyed HMAC-SHA256 with Spark built-ins, the local tokens); columns are
-    typed as the local engine types them; the pipeline runs on Spark
-    (:func:`sdckit.spark.mask.apply_pipeline_spark`: refused methods are a ConfigError before
-    the input is read); the summary comes from Spark aggregates
-    (:mod:`sdckit.spark.mask_summary`) and is rendered by the local report. The output
-    folder of part files (CSV, or Parquet by suffix) is written in input order, with the
-    report and the JSON, as one release inside the job's output set.
-    """
-    from sdckit.core.io import output_set, write_text
-    from sdckit.report.mask_report import mask_report
-    from sdckit.report.writer import write_json
-    from sdckit.spark import frame as sf
-    from sdckit.spark import mask as sm
-    from sdckit.spark.mask_summary import (
-        column_changes_spark,
-        numeric_evaluation_spark,
-        original_records_spark,
-    )
-
-    sm.check_spark_pipeline(pipeline, where)
-    job.check_outputs({"--json": json_path})
-    check_before_spark(job, pipeline, methods, where)
-    source = job.open()
-    raw = sf.with_row_index(source.frame())
-    protected, ids = sf.protect_identifiers_spark(raw, job.schema, job.base_dir)
-    _check_identifiers_unused(methods, ids["dropped"], where)
-    prepared = sf.typed_spark(protected, job.schema).persist()
-    result = None
-    try:
-        with sf.worker_errors():
-            result = sm.apply_pipeline_spark(prepared, pipeline, job.seed, where=where)
-            columns = [c for c in result.data.columns if c != sf.ROW]
-            touched = _touched_columns(result.records, columns)
-            changes, categories = column_changes_spark(prepared, result.data, touched)
-            evaluation = numeric_evaluation_spark(
-                prepared, result.data, touched, seed=0 if job.seed is None else job.seed
-            )
-            originals = original_records_spark(
-                prepared, result.data, columns, _share_threshold(job)
-            )
-            n = result.n
-        spec = job.output
-        json_target = Path(json_path) if json_path is not None else spec.json
-        summary: dict[str, Any] = {
-            "command": "mask",
-            "engine": source.name,
-            "input": _source_name(job.input["path"]),
-            "records_in": n,
-            "records_out": n,
-            "seed_given": job.seed is not None,
-            "job_methods": [{"method": m, "parameters": p} for m, p in methods],
-            "identifiers": ids,
-            "methods": result.records,
-            "strata": _strata_of(result.records),
-            "spark_master": job.spec.spark.master,
-            "randomness": {
-                "block_rows": sm.BLOCK_ROWS,
-                "rule": "block b of step i draws from SeedSequence(step seed i, "
-                f"spawn_key=(b,)); blocks of {sm.BLOCK_ROWS:,} records in input order, so "
-                "the same seed gives the same output on any partitioning",
-            },
-            "columns": changes,
-            "category_changes": categories,
-            "numeric_evaluation": evaluation,
-            "original_records": originals,
-            "outputs": {"data": spec.path, "report": spec.report, "json": json_target},
-        }
-        report = mask_report(summary)
-        released = result.data.orderBy(sf.ROW).drop(sf.ROW)
-        if spec.neutralize_formulas:
-            released = sf.neutralize_formulas_spark(released)
-        written: dict[str, Path] = {}
-        with output_set() as outputs:  # one release: renamed into place together, or not at all
-            summary["run_id"] = outputs.run_id
-            html = report.render_html()
-            if spec.path is not None:
-                written["data"] = source.write(released, spec.path, spec.delimiter)
-            if spec.report is not None:
-                written["report"] = write_text(spec.report, html)
-            if json_target is not None:
-                written["json"] = write_json(json_target, summary)
-    finally:
-        if result is not None:
-            result.release()
-        prepared.unpersist()
-    return MaskJobResult(released, result.records, summary, report, written)

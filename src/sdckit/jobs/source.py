@@ -27,6 +27,7 @@ from sdckit.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.schema import Schema
     from sdckit.jobs.config import Job
+    from sdckit.jobs.mask import MaskRun
 
 __all__ = ["ENGINES", "EngineTraits", "LocalSource", "Source", "check_engine", "open_source"]
 
@@ -172,6 +173,20 @@ class Source(ABC):
         (``{"data": path, ...}``; none without ``output.path`` where the engine allows it).
         ``progress(done, total)`` follows the search."""
 
+    def check_mask(self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str) -> None:  # noqa: B027 -- a hook, empty by default
+        """Refuse, before the engine starts, the steps of a mask job the engine does not run
+        and what the header shows wrong (nothing here: locally the data are read first)."""
+
+    @abstractmethod
+    def mask(
+        self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str, share_limit: float
+    ) -> MaskRun:
+        """A mask job's :class:`~sdckit.masking.pipeline.Pipeline` applied to the input with
+        the job's seed, and the masked columns evaluated (``share_limit``: the share of
+        released records equal to an input record above which the summary warns): a
+        :class:`~sdckit.jobs.mask.MaskRun` (``where``: the key path of ``methods:`` in
+        messages)."""
+
     def summary_fields(self) -> dict[str, Any]:
         """What a job's JSON summary says of the engine (nothing for the default engine)."""
         return {}
@@ -282,6 +297,14 @@ class LocalSource(Source):
                     table, extra, out.delimiter, neutralize=out.neutralize_formulas
                 )
         return result, written
+
+    def mask(
+        self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str, share_limit: float
+    ) -> MaskRun:
+        """:func:`sdckit.jobs.mask.mask_locally`: the steps on the table read."""
+        from sdckit.jobs.mask import mask_locally
+
+        return mask_locally(self.job, pipeline, methods, where, share_limit)
 
     def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
         """:func:`sdckit.core.io.write_table` (CSV or Parquet by suffix, atomically)."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from sdckit.core.schema import Schema
     from sdckit.jobs.config import Job
+    from sdckit.jobs.mask import MaskRun
 
 __all__ = ["SparkSource"]
 
@@ -233,6 +234,82 @@ class SparkSource(Source):
                 "a folder of part files, e.g. `output: {path: released.parquet}`"
             )
         return path
+
+    def check_mask(self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str) -> None:
+        """Before Spark starts: the steps the Spark engine refuses
+        (:func:`sdckit.spark.mask.check_spark_pipeline`: swapping, resampling, sampling,
+        microaggregation without strata) and the columns the steps name, from the header
+        (:func:`sdckit.jobs.mask.check_mask_columns`)."""
+        from sdckit.jobs.mask import check_mask_columns
+        from sdckit.spark.mask import check_spark_pipeline
+
+        check_spark_pipeline(pipeline, where)
+        check_mask_columns(self.job, pipeline, methods, where)
+
+    def mask(
+        self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str, share_limit: float
+    ) -> MaskRun:
+        """The pipeline on Spark: the input numbered in input order, identifying attributes
+        dropped or pseudonymized (keyed HMAC-SHA256 with Spark built-ins, the local tokens),
+        columns typed as the local engine types them, the steps applied
+        (:func:`sdckit.spark.mask.apply_pipeline_spark`: each planned on the driver from
+        Spark aggregates and released per block), and the summary from Spark aggregates
+        (:mod:`sdckit.spark.mask_summary`). The release stays cached until
+        :attr:`~sdckit.jobs.mask.MaskRun.close`."""
+        from sdckit.jobs.mask import MaskRun, _check_identifiers_unused, _touched_columns
+        from sdckit.spark import frame as sf
+        from sdckit.spark import mask as sm
+        from sdckit.spark.mask_summary import (
+            column_changes_spark,
+            numeric_evaluation_spark,
+            original_records_spark,
+        )
+
+        job = self.job
+        raw = sf.with_row_index(self.frame())
+        protected, ids = sf.protect_identifiers_spark(raw, job.schema, job.base_dir)
+        _check_identifiers_unused(methods, ids["dropped"], where)
+        prepared = sf.typed_spark(protected, job.schema).persist()
+        result = None
+
+        def close() -> None:
+            if result is not None:
+                result.release()
+            prepared.unpersist()
+
+        try:
+            with sf.worker_errors():
+                result = sm.apply_pipeline_spark(prepared, pipeline, job.seed, where=where)
+                columns = [c for c in result.data.columns if c != sf.ROW]
+                touched = _touched_columns(result.records, columns)
+                changes, categories = column_changes_spark(prepared, result.data, touched)
+                evaluation = numeric_evaluation_spark(
+                    prepared, result.data, touched, seed=0 if job.seed is None else job.seed
+                )
+                originals = original_records_spark(prepared, result.data, columns, share_limit)
+        except BaseException:
+            close()
+            raise
+        return MaskRun(
+            released=result.data.orderBy(sf.ROW).drop(sf.ROW),
+            records=result.records,
+            records_in=result.n,
+            records_out=result.n,
+            identifiers=ids,
+            columns=changes,
+            category_changes=categories,
+            numeric_evaluation=evaluation,
+            original_records=originals,
+            engine_fields={
+                "randomness": {
+                    "block_rows": sm.BLOCK_ROWS,
+                    "rule": "block b of step i draws from SeedSequence(step seed i, "
+                    f"spawn_key=(b,)); blocks of {sm.BLOCK_ROWS:,} records in input order, so "
+                    "the same seed gives the same output on any partitioning",
+                },
+            },
+            close=close,
+        )
 
     def summary_fields(self) -> dict[str, Any]:
         """The engine and the Spark master the job ran on."""
