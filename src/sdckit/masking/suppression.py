@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
 from sdckit.core.encoding import encode
 from sdckit.core.frequency import group_keys
@@ -78,61 +77,11 @@ def _fk_codes(codes: np.ndarray) -> np.ndarray:
     return fk[inv]
 
 
-@njit(cache=True)
-def _suppress_pass(mat, problems, col_order, k):
-    """One pass over the problem records (sequential: each suppression changes later ones).
-
-    ``mat`` (rows, keys) holds codes, ``-1`` = missing, and is modified in place. Returns the
-    number of values suppressed.
-    """
-    nw, m = mat.shape
-    dist = np.empty(nw, dtype=np.int64)
-    made = 0
-    for t in range(problems.shape[0]):
-        r = problems[t]
-        fk = 0
-        mind = m + 1
-        for i in range(nw):
-            d = 0
-            for j in range(m):
-                a = mat[r, j]
-                b = mat[i, j]
-                if a >= 0 and b >= 0 and a != b:
-                    d += 1
-            dist[i] = d
-            if d == 0:
-                fk += 1
-            elif d < mind:
-                mind = d
-        if fk >= k:
-            continue  # already safe thanks to earlier suppressions of this pass
-        chosen = -1
-        if mind <= m:
-            for cj in range(m):
-                j = col_order[cj]
-                a = mat[r, j]
-                if a < 0:
-                    continue
-                for i in range(nw):
-                    if dist[i] == mind and mat[i, j] >= 0 and mat[i, j] != a:
-                        chosen = j
-                        break
-                if chosen >= 0:
-                    break
-        if chosen < 0:
-            for cj in range(m):
-                j = col_order[cj]
-                if mat[r, j] >= 0:
-                    chosen = j
-                    break
-        if chosen >= 0:
-            mat[r, chosen] = -1
-            made += 1
-    return made
-
-
 def _anonymize(codes: np.ndarray, k: int, col_order: np.ndarray) -> tuple[np.ndarray, int]:
     """Suppress values in ``codes`` (copy returned) until every row has ``f_k >= k``."""
+    # the numba kernel, imported here: loading the masking methods does not start numba
+    from sdckit.masking._suppression_kernel import suppress_pass
+
     n = codes.shape[0]
     out = codes.copy()
     full = _row_groups(out)[0]
@@ -151,7 +100,7 @@ def _anonymize(codes: np.ndarray, k: int, col_order: np.ndarray) -> tuple[np.nda
             break
         problems = problems[np.argsort(fk[problems], kind="stable")]
         passes += 1
-        if _suppress_pass(work, problems.astype(np.int64), col_order, k) == 0:
+        if suppress_pass(work, problems.astype(np.int64), col_order, k) == 0:
             raise VerificationError("local_suppression made no progress; this is a bug")
     out[work_rows] = work
     return out, passes
