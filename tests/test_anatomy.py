@@ -180,3 +180,38 @@ def test_class_metrics_count_the_groups():
     assert res.suppressed_records == 2
     assert res.metrics["aecs"] == 2.0
     assert res.metrics["discernibility"] == 20.0
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"k_map": {"k": 2}},
+        {"delta_presence": {"delta_min": 0.0, "delta_max": 0.9}},
+        {
+            "confidence_bounding": {
+                "attribute": "s",
+                "templates": [{"quasi_identifiers": ["a"], "value": "p", "h": 0.9}],
+            }
+        },
+    ],
+)
+def test_models_anatomy_cannot_give_are_refused_by_name_before_the_data(model):
+    """Anatomy publishes the quasi-identifiers unchanged: a model that reads them against a
+    population or a template is refused up front with the reason -- not with the internal
+    error of the frequency set it never builds for them."""
+    import sdckit
+    from sdckit.models import MODELS
+
+    ((name, params),) = model.items()
+    data = pd.DataFrame({"a": list("xyxyxy"), "s": list("pqrpqr")})
+    schema = Schema.from_roles(quasi_identifying=["a"], sensitive=["s"])
+    population = pd.DataFrame({"a": list("xyxyxyxy")})
+    if name in ("k_map", "delta_presence"):
+        params = {**params, "population": population}
+    m = MODELS.load(name).from_dict(params, f"models[0].{name}")
+    with pytest.raises(ConfigError) as info:
+        sdckit.anonymize(data, schema, [m], algorithm="anatomy", l=2)
+    message = str(info.value)
+    assert f"model {m.name} cannot be given by algorithm 'anatomy'" in message
+    assert "publishes the quasi-identifiers unchanged" in message
+    assert "prepare()" not in message and "__partition__" not in message

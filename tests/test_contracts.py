@@ -323,14 +323,11 @@ ALGORITHM_CALLS: dict[str, tuple[dict, dict]] = {
     "safepub": ({"insecure_reproducible_noise": True, "search_steps": 20}, {"search_steps": 0}),
 }
 #: (algorithm, model) pairs the traits allow but this small data set cannot give: refused
-#: with an sdckit input error (Anatomy's 2-diverse QI-groups meet l-diversity only; it checks
-#: no model against a population; TDS cannot reach presence within 10% suppression)
+#: with an sdckit input error (Anatomy's 2-diverse QI-groups meet l-diversity only; TDS
+#: cannot reach presence within 10% suppression)
 REFUSED_ON_THIS_DATA = {
-    ("anatomy", "delta_presence"),
-    ("anatomy", "k_map"),
     ("anatomy", "ke_anonymity"),
     ("anatomy", "epsilon_m_anonymity"),
-    ("anatomy", "confidence_bounding"),
     ("tds", "delta_presence"),
     ("tds", "k_map"),
 }
@@ -343,12 +340,14 @@ def _model(name: str):
 def refused_by_traits(algorithm: str, model: str) -> bool:
     """Whether the traits say ``algorithm`` cannot give ``model``: a differential privacy
     model needs a differential privacy algorithm, an algorithm may take only some models
-    (``models``) or only the models checkable per partition (``per_partition``)."""
+    (``models``) or only the models checkable per partition (``per_partition``), or refuse a
+    model whatever the data (``refused_models``)."""
     a, m = ALGORITHMS.traits(algorithm), MODELS.traits(model)
     return (
         m.differential_privacy != a.differential_privacy
         or (a.models is not None and model not in a.models)
         or (a.per_partition and not m.per_partition)
+        or model in dict(a.refused_models)
     )
 
 

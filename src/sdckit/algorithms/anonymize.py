@@ -206,6 +206,14 @@ def _validate(
                 f"{algorithm!r}: its guarantee needs that algorithm's randomization"
             )
     traits = ALGORITHMS.traits(_known(algorithm))
+    refused = dict(traits.refused_models)
+    for m in models:
+        why = refused.get(getattr(m, "spec_name", ""))
+        if why is not None:
+            raise ConfigError(
+                f"model {m.name} cannot be given by algorithm {algorithm!r}: {why}; use a "
+                "generalization algorithm (optimal, mondrian, datafly, tds)"
+            )
     for q in schema.quasi_identifiers:
         if schema.hierarchy(q) is not None:
             continue

@@ -34,8 +34,9 @@ class AlgorithmTraits:
     only privacy models it accepts (None: any model that needs no other algorithm).
     ``per_partition``: it checks the models on each partition of the records, so it takes
     only the models whose traits say ``per_partition``
-    (:func:`sdckit.algorithms._heuristics.require_partition_models`). ``engines``: the
-    engines that run it (``local``, ``spark``).
+    (:func:`sdckit.algorithms._heuristics.require_partition_models`). ``refused_models``:
+    the models it cannot give whatever the data, each with the reason (refused before any
+    data is read). ``engines``: the engines that run it (``local``, ``spark``).
     """
 
     metric: bool = False
@@ -45,6 +46,7 @@ class AlgorithmTraits:
     differential_privacy: bool = False
     models: tuple[str, ...] | None = None
     per_partition: bool = False
+    refused_models: tuple[tuple[str, str], ...] = ()
     engines: tuple[str, ...] = ("local",)
 
 
@@ -64,7 +66,24 @@ ALGORITHMS.add(
     "datafly", "sdckit.algorithms.datafly:datafly", AlgorithmTraits(needs_hierarchy=True)
 )
 ALGORITHMS.add("tds", "sdckit.algorithms.tds:tds", AlgorithmTraits(partitioning=True))
-ALGORITHMS.add("anatomy", "sdckit.algorithms.anatomy:anatomy")
+_UNCHANGED_QIS = (
+    "Anatomy publishes the quasi-identifiers unchanged beside a group id, so no grouping of "
+    "the records changes"
+)
+ALGORITHMS.add(
+    "anatomy",
+    "sdckit.algorithms.anatomy:anatomy",
+    AlgorithmTraits(
+        refused_models=(
+            ("delta_presence", f"{_UNCHANGED_QIS} which population records match them"),
+            ("k_map", f"{_UNCHANGED_QIS} how many population records match them"),
+            (
+                "confidence_bounding",
+                f"{_UNCHANGED_QIS} what a template's quasi-identifier values single out",
+            ),
+        )
+    ),
+)
 ALGORITHMS.add(
     "safepub",
     "sdckit.algorithms.safepub:safepub",
