@@ -716,7 +716,7 @@ CONTRACT_EXAMPLES = {
 
 def _spark_engine_methods() -> list[str]:
     """The methods whose class lists ``"spark"`` in ``engines`` (each class once)."""
-    from sdckit.masking.methods import Pipeline
+    from sdckit.masking.pipeline import Pipeline
     from sdckit.spark.mask import spark_methods
 
     seen: dict[type, str] = {}
@@ -730,7 +730,7 @@ def _spark_engine_methods() -> list[str]:
 
 
 def test_every_spark_method_has_a_contract_example():
-    from sdckit.masking.methods import Pipeline
+    from sdckit.masking.pipeline import Pipeline
     from sdckit.spark.mask import spark_methods
 
     covered = {
