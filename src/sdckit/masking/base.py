@@ -61,16 +61,23 @@ def accepts_series(fn: Callable[..., MaskResult]) -> Callable[..., MaskResult]:
 
 def check_columns(data: pd.DataFrame, columns: Sequence[str] | str | None) -> list[str]:
     """Normalise ``columns`` to a list and check they exist in ``data`` (DataError otherwise)."""
+    return check_column_names(list(map(str, data.columns)), columns)
+
+
+def check_column_names(names: Sequence[str], columns: Sequence[str] | str | None) -> list[str]:
+    """``columns`` as a list (all of ``names`` for None), every one among ``names``: the
+    table's columns, read from a pandas table or a Spark frame (DataError naming the missing
+    ones and the available ones otherwise)."""
     if columns is None:
-        return list(map(str, data.columns))
+        return list(names)
     cols = [columns] if isinstance(columns, str) else list(columns)
     if not cols:
         raise DataError("no columns given; name at least one column to mask")
-    missing = [c for c in cols if c not in data.columns]
+    missing = [c for c in cols if c not in names]
     if missing:
         raise DataError(
             f"column(s) {', '.join(map(repr, missing))} not found; available columns: "
-            f"{', '.join(map(str, data.columns))}"
+            f"{', '.join(names)}"
         )
     return cols
 

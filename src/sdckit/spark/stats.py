@@ -92,19 +92,9 @@ class SparkStats:
 
     def check_columns(self, columns: Sequence[str] | str | None) -> list[str]:
         """The local engine's check_columns (DataError naming missing columns)."""
-        names = [c for c in self.sdf.columns if c != ROW]
-        if columns is None:
-            return names
-        cols = [columns] if isinstance(columns, str) else list(columns)
-        if not cols:
-            raise DataError("no columns given; name at least one column to mask")
-        missing = [c for c in cols if c not in names]
-        if missing:
-            raise DataError(
-                f"column(s) {', '.join(map(repr, missing))} not found; available columns: "
-                f"{', '.join(names)}"
-            )
-        return cols
+        from sdckit.masking.base import check_column_names
+
+        return check_column_names([c for c in self.sdf.columns if c != ROW], columns)
 
     def numeric(self, column: str) -> Column:
         """A column as doubles (a text column's numbers parsed; missing as null)."""
