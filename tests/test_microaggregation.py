@@ -634,3 +634,59 @@ def test_information_loss_of_values_whose_spread_overflows_is_a_data_error():
     original = pd.DataFrame({"x": [1.0, 3.0, 1e300, 7.0, 9.0], "y": [2.0, 4, 5, 8, 1]})
     with pytest.raises(DataError, match=r"column 'x' has values so large .*1e\+300"):
         information_loss(original, original.copy(), ["x", "y"])
+
+
+# --------------------------------------------------------------------------------------------
+# the plan: the same checks and messages as the methods, read through ColumnStats
+# --------------------------------------------------------------------------------------------
+
+
+def test_plan_checks_the_data_with_the_methods_messages():
+    """The plan (what the Spark engine reads from its statistics) refuses what the methods
+    refuse, with their messages: the first missing number in row order, then column order."""
+    from sdckit.masking.microaggregation import Microaggregation, mdav
+    from sdckit.masking.stats import PandasStats
+
+    df = pd.DataFrame(
+        {
+            "x": [1.0, 2.0, 3.0, np.nan, 5.0, 6.0],
+            "y": [1.0, np.nan, 3.0, 4.0, 5.0, 6.0],
+            "t": ["a", "b", None, "a", "b", "a"],
+            "g": ["u", "u", "u", "v", "v", "v"],
+        }
+    )
+    with pytest.raises(DataError) as local:
+        mdav(df, ["x", "y"], 2)
+    with pytest.raises(DataError) as planned:
+        Microaggregation(["x", "y"], k=2, strata=["g"]).plan(PandasStats(df))
+    assert str(planned.value) == str(local.value)
+    assert "column 'y' has a missing or infinite value in row 2 (" in str(local.value)
+    with pytest.raises(DataError) as local:
+        categorical_microaggregation(df, ["t", "y"], 2)
+    with pytest.raises(DataError) as planned:
+        Microaggregation(["t", "y"], k=2, method="kanonymity", strata=["g"]).plan(PandasStats(df))
+    assert str(planned.value) == str(local.value)
+    assert str(local.value).startswith("categorical_microaggregation: column 't' has a missing")
+
+
+def test_plan_names_the_variant_function_and_the_strata():
+    from sdckit.masking.microaggregation import Microaggregation
+    from sdckit.masking.stats import PandasStats
+
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "t": list("abab"), "g": list("uuvv")})
+    stats = PandasStats(df)
+    plan = Microaggregation(["x", "t"], k=2, method="kanonymity", strata=["g"]).plan(stats)
+    assert (plan.function, plan.numbers, plan.strata) == (
+        "categorical_microaggregation",
+        False,
+        ["g"],
+    )
+    assert plan.out_kinds({"x": "double", "t": "string"}) == {"x": "double", "t": "string"}
+    plan = Microaggregation(["x"], k=2, method="kanonymity", block_by=["x"], block_size=2).plan(
+        stats
+    )
+    assert (plan.function, plan.numbers, plan.strata) == ("mdav", True, ["x"])
+    plan = Microaggregation(["x"], k=2, method="fuzzy", strata=["g"]).plan(stats)
+    assert (plan.function, plan.random) == ("fuzzy_microaggregation", True)
+    with pytest.raises(DataError, match="'nope' not found"):
+        Microaggregation(["x"], k=2, strata=["nope"]).plan(stats)

@@ -790,6 +790,9 @@ def test_local_and_spark_plans_and_releases_agree(prepared, local, name):
         _same_plan(here, there)
         random = here.random
     else:  # a method with a Spark step of its own (microaggregation within strata)
+        from sdckit.spark.stats import SparkStats
+
+        assert step.plan(PandasStats(local), 5) == step.plan(SparkStats(prepared, N), 5)
         random = False
     if random:
         return  # the seeded reproducibility of the random ones: the tests above
@@ -823,3 +826,13 @@ def test_a_block_spanning_several_arrow_batches_is_released(spark_small, prepare
     finally:
         spark_small.conf.set(key, previous)
     assert len(out) == N and out["region"].notna().all()
+
+
+def test_microaggregation_refuses_missing_numbers_with_the_local_message(prepared, local):
+    from sdckit.masking.microaggregation import Microaggregation
+
+    with pytest.raises(DataError) as want:
+        Microaggregation(["income", "w"], k=3).apply(local)
+    with pytest.raises(DataError) as got:
+        _spark(prepared, [{"microaggregation": {"columns": ["income", "w"], "strata": ["sex"]}}])
+    assert str(got.value) == f"methods[0].microaggregation: {want.value}"

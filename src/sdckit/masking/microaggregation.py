@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from numbers import Integral
 from typing import Annotated, Any, ClassVar, Literal, Self
 
@@ -34,6 +35,7 @@ import pandas as pd
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from sdckit.core.encoding import as_text, encode, is_numeric
+from sdckit.core.registry import Registry
 from sdckit.core.spec import (
     Boolean,
     ColumnList,
@@ -58,6 +60,7 @@ from sdckit.masking.spec import (
     _per_column,
     _result_columns,
 )
+from sdckit.masking.stats import ColumnStats, PandasStats
 
 
 def _kernels() -> Any:
@@ -96,17 +99,41 @@ def _check_k(k: Any, n: int, method: str) -> int:
     return k
 
 
-def _complete_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) -> np.ndarray:
-    """Numeric (n, p) matrix of the columns; DataError for non-numeric or missing values."""
-    x = numeric_matrix(data, columns, method)
-    bad = ~np.isfinite(x)
-    if bad.any():
-        row, col = (int(v) for v in np.argwhere(bad)[0])
+def check_complete(
+    stats: ColumnStats, columns: Sequence[str], method: str, numbers: bool = True
+) -> None:
+    """The data checks of microaggregation, read through ``stats`` (both engines): with
+    ``numbers`` the columns must hold numbers (:meth:`ColumnStats.check_numeric`) and none may
+    be missing (DataError naming the first such record, rows before columns); otherwise (the
+    mixed-data methods) no value may be missing (DataError naming the first column with one
+    and its first such row)."""
+    if numbers:
+        stats.check_numeric(columns, method)
+    missing = stats.missing(columns, numbers=numbers)
+    lacking = [c for c in columns if missing[c]]
+    if not lacking:
+        return
+    if not numbers:
+        row, _ = stats.first_missing(lacking[0])
         raise DataError(
-            f"{method}: column {columns[col]!r} has a missing or infinite value in row "
-            f"{row + 1} ({data[columns[col]].iloc[row]!r}); microaggregation needs complete "
-            f"numeric data: impute or drop such rows first"
+            f"{method}: column {lacking[0]!r} has a missing value in row {row + 1}; "
+            f"impute or drop such rows first"
         )
+    firsts = [(*stats.first_missing(c, numbers=True), c) for c in lacking]
+    row, value, column = min(firsts, key=lambda f: f[0])  # the first row; in it the first column
+    raise DataError(
+        f"{method}: column {column!r} has a missing or infinite value in row "
+        f"{row + 1} ({value!r}); microaggregation needs complete "
+        f"numeric data: impute or drop such rows first"
+    )
+
+
+def _complete_matrix(data: pd.DataFrame, columns: Sequence[str], method: str) -> np.ndarray:
+    """Numeric (n, p) matrix of the columns; DataError for non-numeric or missing values
+    (:func:`check_complete`)."""
+    x = numeric_matrix(data, columns, method)
+    if not np.isfinite(x).all():  # missing numbers (numeric_matrix refuses infinite ones)
+        check_complete(PandasStats(data), columns, method)
     return x
 
 
@@ -555,11 +582,7 @@ def _gower_embedding(
     for c in cols:
         s = data[c]
         if s.isna().any():
-            row = int(np.flatnonzero(s.isna().to_numpy())[0])
-            raise DataError(
-                f"{method}: column {c!r} has a missing value in row {row + 1}; "
-                f"impute or drop such rows first"
-            )
+            check_complete(PandasStats(data), [c], method, numbers=False)
         if c in order:
             levels = [str(v) for v in as_text(pd.Series(list(order[c]), dtype=object))]
             if len(set(levels)) != len(levels):
@@ -669,6 +692,15 @@ def categorical_microaggregation(
     )
 
 
+def kanonymity_via(stats: ColumnStats, quasi_identifiers: Sequence[str]) -> str:
+    """The function :func:`kanonymity_microaggregation` aggregates the quasi-identifiers
+    with: ``mdav`` when all are numeric (held as numbers), else
+    ``categorical_microaggregation``."""
+    if all(stats.kind(c) in ("long", "double") for c in quasi_identifiers):
+        return "mdav"
+    return "categorical_microaggregation"
+
+
 @accepts_series
 def kanonymity_microaggregation(
     data: pd.DataFrame,
@@ -686,8 +718,7 @@ def kanonymity_microaggregation(
     """
     method = "kanonymity_microaggregation"
     qis = check_columns(data, quasi_identifiers)
-    numeric = all(is_numeric(data[c]) for c in qis)
-    if numeric:
+    if kanonymity_via(PandasStats(data), qis) == "mdav":
         inner = mdav(data, qis, k=k)
     else:
         inner = categorical_microaggregation(data, qis, k=k)
@@ -1006,16 +1037,75 @@ def merge_stratum_details(
 _MA_COMMON = ("columns", "k", "method")
 #: every variant can run within strata (or blocks along a sort key)
 _MA_STRATA = ("strata", "block_by", "block_size")
-#: microaggregation ``method`` -> the parameters it takes
-_MA_VARIANTS: dict[str, tuple[str, ...]] = {
-    "mdav": (*_MA_COMMON, "groups", "centroid", "standardize", *_MA_STRATA),
-    "vmdav": (*_MA_COMMON, "groups", "centroid", "standardize", "gamma", *_MA_STRATA),
-    "optimal_univariate": (*_MA_COMMON, *_MA_STRATA),
-    "individual_ranking": (*_MA_COMMON, *_MA_STRATA),
-    "categorical": (*_MA_COMMON, "order", *_MA_STRATA),
-    "kanonymity": (*_MA_COMMON, *_MA_STRATA),
-    "fuzzy": (*_MA_COMMON, "m", "max_iter", "tol", *_MA_STRATA),
-}
+
+
+@dataclass(frozen=True)
+class VariantTraits:
+    """What a microaggregation variant takes: its ``parameters`` (job-file names)."""
+
+    parameters: tuple[str, ...]
+
+
+#: microaggregation ``method`` -> the function that aggregates a whole table (or one stratum)
+#: and the parameters it takes
+VARIANTS: Registry[VariantTraits] = Registry("microaggregation method", VariantTraits(_MA_COMMON))
+VARIANTS.add(
+    "mdav",
+    mdav,
+    VariantTraits((*_MA_COMMON, "groups", "centroid", "standardize", *_MA_STRATA)),
+)
+VARIANTS.add(
+    "vmdav",
+    vmdav,
+    VariantTraits((*_MA_COMMON, "groups", "centroid", "standardize", "gamma", *_MA_STRATA)),
+)
+VARIANTS.add("optimal_univariate", optimal_univariate, VariantTraits((*_MA_COMMON, *_MA_STRATA)))
+VARIANTS.add("individual_ranking", individual_ranking, VariantTraits((*_MA_COMMON, *_MA_STRATA)))
+VARIANTS.add(
+    "categorical",
+    categorical_microaggregation,
+    VariantTraits((*_MA_COMMON, "order", *_MA_STRATA)),
+)
+VARIANTS.add("kanonymity", kanonymity_microaggregation, VariantTraits((*_MA_COMMON, *_MA_STRATA)))
+VARIANTS.add(
+    "fuzzy",
+    fuzzy_microaggregation,
+    VariantTraits((*_MA_COMMON, "m", "max_iter", "tol", *_MA_STRATA)),
+)
+
+
+@dataclass(frozen=True)
+class MicroaggregationPlan:
+    """What a stratified microaggregation step fixed from the whole data
+    (:meth:`Microaggregation.plan`), every check made: the step, the aggregated ``columns``,
+    the ``strata`` columns (or the ``block_by`` sort key), whether the columns are aggregated
+    as ``numbers`` and the ``function`` the variant runs (the name its messages give). Its
+    release is per stratum (:meth:`release_stratum`); on Spark each stratum runs on one
+    executor (the step's ``spark_hook``)."""
+
+    step: Microaggregation
+    columns: list[str]
+    strata: list[str]
+    numbers: bool
+    function: str
+
+    @property
+    def random(self) -> bool:
+        """Whether the release draws random numbers (``fuzzy``, seeded per stratum)."""
+        return self.step.method == "fuzzy"
+
+    def out_kinds(self, kinds: Mapping[str, str]) -> dict[str, str]:
+        """The kinds of the aggregated columns after the release: numbers are doubles (group
+        means), the mixed-data methods keep a text column's kind."""
+        return {
+            c: ("double" if self.numbers or kinds[c] in ("long", "double") else kinds[c])
+            for c in self.columns
+        }
+
+    def release_stratum(self, data: pd.DataFrame, seed: int | None) -> list[MaskResult]:
+        """The step without strata on the records of one stratum (``seed``: the stratum's,
+        :func:`stratum_seed`)."""
+        return self.step.unstratified()._apply_whole(data, seed)
 
 
 class Microaggregation(MaskingMethod):
@@ -1112,10 +1202,12 @@ class Microaggregation(MaskingMethod):
     def _taken_by_the_method(cls, value: Any, info: ValidationInfo) -> Any:
         """A parameter of one variant given to another is an error (runs only when given)."""
         method = info.data.get("method")
-        if method in _MA_VARIANTS and info.field_name not in _MA_VARIANTS[method]:
+        if not isinstance(method, str) or method not in VARIANTS:
+            return value
+        allowed = VARIANTS.traits(method).parameters
+        if info.field_name not in allowed:
             raise ValueError(
-                f"is not a parameter of method {method!r}; allowed for it: "
-                f"{', '.join(_MA_VARIANTS[method])}"
+                f"is not a parameter of method {method!r}; allowed for it: {', '.join(allowed)}"
             )
         return value
 
@@ -1142,7 +1234,7 @@ class Microaggregation(MaskingMethod):
         strata reads as before)."""
         return tuple(
             n
-            for n in _MA_VARIANTS[self.method]
+            for n in VARIANTS.traits(self.method).parameters
             if n not in _MA_STRATA or getattr(self, n) is not None
         )
 
@@ -1163,6 +1255,26 @@ class Microaggregation(MaskingMethod):
     def unstratified(self) -> Microaggregation:
         """The same step without strata: what runs within each stratum."""
         return self.with_params(strata=None, block_by=None, block_size=None)
+
+    def plan(  # type: ignore[override]  # released per stratum, not per block of records
+        self, stats: ColumnStats, seed: int | None = None
+    ) -> MicroaggregationPlan:
+        """The step's plan, read through ``stats``: the strata (or block) columns, if any,
+        and the aggregated columns present, the function the variant runs (``kanonymity``:
+        :func:`kanonymity_via`), and the data checks of :func:`check_complete` (numbers for
+        every variant but ``categorical`` and a non-numeric ``kanonymity``)."""
+        strata = (
+            stats.check_columns(list(self.strata or self.block_by or [])) if self.stratified else []
+        )
+        cols = stats.check_columns(
+            list(self.columns or [c for g in (self.groups or []) for c in g])
+        )
+        function = VARIANTS.load(self.method).__name__
+        if self.method == "kanonymity":
+            function = kanonymity_via(stats, cols)
+        numbers = function != "categorical_microaggregation"
+        check_complete(stats, cols, function, numbers)
+        return MicroaggregationPlan(self, cols, strata, numbers, function)
 
     def check_records(self, n: int, where: str) -> None:
         """k larger than the number of records is refused before any step runs."""
@@ -1213,24 +1325,20 @@ class Microaggregation(MaskingMethod):
 
     def _apply_whole(self, data: pd.DataFrame, rng: Rng = None) -> list[MaskResult]:
         cols, k = self.columns, self.k
-        if self.method == "mdav":
-            return [mdav(data, cols, k, self.groups, self.centroid, self.standardize)]
-        if self.method == "vmdav":
-            return [vmdav(data, cols, k, self.gamma, self.groups, self.centroid, self.standardize)]
+        function = VARIANTS.load(self.method)
+        if self.method in ("mdav", "vmdav"):
+            extra = (self.gamma,) if self.method == "vmdav" else ()
+            return [function(data, cols, k, *extra, self.groups, self.centroid, self.standardize)]
         listed = list(cols or ())
         if self.method == "optimal_univariate":
-            return _per_column(optimal_univariate, data, listed, k=k)
+            return _per_column(function, data, listed, k=k)
         if self.method == "individual_ranking":
-            return [individual_ranking(data, cols, k)]
+            return [function(data, cols, k)]
         if self.method == "categorical":
-            return [categorical_microaggregation(data, cols, k, self.order)]
+            return [function(data, cols, k, self.order)]
         if self.method == "kanonymity":
-            return [kanonymity_microaggregation(data, listed, k)]
+            return [function(data, listed, k)]
         if isinstance(rng, np.random.Generator):  # the engine records an integer seed
             rng = int(rng.integers(2**63))
         seed = None if rng is None else int(rng)
-        return [
-            fuzzy_microaggregation(
-                data, cols, k, self.m, seed=seed, max_iter=self.max_iter, tol=self.tol
-            )
-        ]
+        return [function(data, cols, k, self.m, seed=seed, max_iter=self.max_iter, tol=self.tol)]

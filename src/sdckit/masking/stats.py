@@ -105,8 +105,15 @@ class ColumnStats(Protocol):
         are numbered by position)."""
         ...
 
-    def missing(self, columns: Sequence[str]) -> dict[str, int]:
-        """Per column the number of missing values."""
+    def missing(self, columns: Sequence[str], numbers: bool = False) -> dict[str, int]:
+        """Per column the number of missing values (``numbers``: of records without a number,
+        a blank text included; the columns passed :meth:`check_numeric`)."""
+        ...
+
+    def first_missing(self, column: str, numbers: bool = False) -> tuple[int, Any]:
+        """The 0-based row and the value (as the local engine holds it) of the column's first
+        missing value (``numbers``: first record without a number); ``(-1, None)`` when
+        none is."""
         ...
 
     def key_table(self, columns: Sequence[str], k: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -272,9 +279,20 @@ class PandasStats:
         """Records are numbered by position."""
         return None
 
-    def missing(self, columns: Sequence[str]) -> dict[str, int]:
-        """Per column the number of missing values."""
+    def missing(self, columns: Sequence[str], numbers: bool = False) -> dict[str, int]:
+        """Per column the number of missing values (``numbers``: NaN in the column matrix of
+        :func:`~sdckit.masking.base.numeric_matrix`)."""
+        if numbers:
+            return {c: int(np.isnan(self._matrix([c])[:, 0]).sum()) for c in columns}
         return {c: int(self.data[c].isna().sum()) for c in columns}
+
+    def first_missing(self, column: str, numbers: bool = False) -> tuple[int, Any]:
+        """Row and value (as held) of the first missing value (number)."""
+        lacking = np.isnan(self._matrix([column])[:, 0]) if numbers else self.data[column].isna()
+        rows = np.flatnonzero(np.asarray(lacking))
+        if not len(rows):
+            return -1, None
+        return int(rows[0]), self.data[column].iloc[int(rows[0])]
 
     def key_table(self, columns: Sequence[str], k: int) -> tuple[pd.DataFrame, np.ndarray]:
         """Every record (the local algorithm runs on the whole table)."""

@@ -163,15 +163,30 @@ class SparkStats:
                 )
         self.finite.update(c for c in scan if kinds[c] == "double")
 
-    def missing(self, columns: Sequence[str]) -> dict[str, int]:
-        """Per column the number of missing values (one aggregate pass)."""
+    def missing(self, columns: Sequence[str], numbers: bool = False) -> dict[str, int]:
+        """Per column the number of missing values (``numbers``: of records without a
+        number, :meth:`numeric` null) in one aggregate pass."""
         from pyspark.sql import functions as F
 
+        value = self.numeric if numbers else _col
         facts = self.sdf.agg(
-            *[F.sum(_col(c).isNull().cast("long")).alias(f"m{j}") for j, c in enumerate(columns)]
+            *[F.sum(value(c).isNull().cast("long")).alias(f"m{j}") for j, c in enumerate(columns)]
         ).first()
         assert facts is not None
         return {c: int(facts[f"m{j}"] or 0) for j, c in enumerate(columns)}
+
+    def first_missing(self, column: str, numbers: bool = False) -> tuple[int, Any]:
+        """Row and value of the first missing value (number); a null as the local engine
+        holds a missing value of the column's kind (``<NA>`` in an integer or boolean column,
+        NaN elsewhere)."""
+        x = self.numeric(column) if numbers else _col(column)
+        row, value = self.first(x.isNull(), column)
+        if row >= 0 and value is None:
+            kind = self._kinds[column]
+            value = {"long": pd.NA, "boolean": pd.NA, "double": np.float64(np.nan)}.get(
+                kind, np.nan
+            )
+        return row, value
 
     def _summary(self, column: str) -> tuple[int, float, float]:
         from pyspark.sql import functions as F

@@ -12,12 +12,11 @@ is refused (a whole file does not fit one executor).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import DataError
 from sdckit.spark.frame import (
     _RANK,
     ROW,
@@ -32,6 +31,9 @@ from sdckit.spark.frame import (
 )
 from sdckit.spark.mask import _Run
 
+if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.masking.microaggregation import Microaggregation, MicroaggregationPlan
+
 _INFO = "__sdc_info"
 _BLOCK = "__sdc_block"
 
@@ -44,59 +46,33 @@ def _stratum_of(step: Any, pdf: pd.DataFrame) -> dict[str, Any]:
     return {"block": int(pdf[_BLOCK].iloc[0])}
 
 
-_MA_FUNCTION = {
-    "mdav": "mdav",
-    "vmdav": "vmdav",
-    "optimal_univariate": "optimal_univariate",
-    "individual_ranking": "individual_ranking",
-    "fuzzy": "fuzzy_microaggregation",
-    "categorical": "categorical_microaggregation",
-    "kanonymity": "kanonymity_microaggregation",
-}
-
-
 def microaggregation_spark(
-    run: _Run, step: Any, seed: int | None, key: str
+    run: _Run, step: Microaggregation, seed: int | None, key: str
 ) -> list[dict[str, Any]]:
-    """Microaggregation within strata: stratum sizes checked (>= k), every stratum
-    aggregated by the local method on one executor (``applyInPandas``, records in row
+    """Microaggregation within strata: the step's plan from the Spark statistics
+    (:meth:`~sdckit.masking.microaggregation.Microaggregation.plan`: columns, variant and data
+    checked, with the local messages), then :func:`release_strata`."""
+    return release_strata(run, step.plan(run.stats(), seed), seed)
+
+
+def release_strata(run: _Run, plan: MicroaggregationPlan, seed: int | None) -> list[dict[str, Any]]:
+    """The release of a microaggregation plan on Spark: stratum sizes checked (>= k), every
+    stratum aggregated by the local method on one executor (``applyInPandas``, records in row
     order, ``fuzzy`` seeded per stratum), the per-stratum records merged."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from sdckit.masking import microaggregation as ma
 
-    inner = step.unstratified()
-    stats = run.stats()
-    cols = stats.check_columns(list(step.columns or [c for g in (step.groups or []) for c in g]))
+    step = plan.step
+    cols = list(plan.columns)
     kinds = run.kinds()
-    numeric = all(kinds[c] in ("long", "double") for c in cols)
-    as_numbers = step.method not in ("categorical", "kanonymity") or (
-        step.method == "kanonymity" and numeric
-    )
-    function = _MA_FUNCTION[step.method]
-    if step.method == "kanonymity":
-        function = "mdav" if numeric else "categorical_microaggregation"
-    if as_numbers:
-        stats.check_numeric(cols, function)
-    missing = stats.missing(cols)
-    for c in cols:
-        if missing[c]:
-            row, value = stats.first(_col(c).isNull(), c)
-            raise DataError(
-                f"{function}: column {c!r} has a missing or infinite value in row {row + 1} "
-                f"({value!r}); microaggregation needs complete numeric data: impute or drop "
-                "such rows first"
-                if as_numbers
-                else f"{function}: column {c!r} has a missing value in row {row + 1}; impute "
-                "or drop such rows first"
-            )
     source = run.sdf
     if step.strata is not None:
-        group_cols = stats.check_columns(step.strata)
-    else:
-        stats.check_columns(step.block_by)
-        ranks = ranked(source, [*step.block_by, ROW])
+        group_cols = list(plan.strata)
+    else:  # blocks along the sort key plan.strata (block_size given with it)
+        assert step.block_size is not None
+        ranks = ranked(source, [*plan.strata, ROW])
         n_blocks = max(1, run.n // int(step.block_size))
         block = F.least(
             F.expr(f"`{_RANK}` div {int(step.block_size)}"), F.lit(n_blocks - 1).cast("long")
@@ -119,9 +95,7 @@ def microaggregation_spark(
         ma.check_stratum_size(size, step.k, k_of, "microaggregation")
     summary = ma.strata_summary(step.strata_spec(), [s[2] for s in strata], [s[1] for s in strata])
 
-    out_kinds = {
-        c: ("double" if as_numbers or kinds[c] in ("long", "double") else kinds[c]) for c in cols
-    }
+    out_kinds = plan.out_kinds(kinds)
     kinds_in = {f.name: _kind(f.dataType) for f in source.schema.fields}
     schema = _schema_with(source, out_kinds, [T.StructField(_INFO, T.StringType())])
     base = seed
@@ -130,7 +104,7 @@ def microaggregation_spark(
         pdf = pdf.sort_values(ROW, kind="stable").reset_index(drop=True)
         local = _local_frame(pdf, kinds_in)
         stratum = _stratum_of(step, local)
-        results = inner._apply_whole(local, ma.stratum_seed(base, stratum))
+        results = plan.release_stratum(local, ma.stratum_seed(base, stratum))
         converted = _spark_frame(results[-1].data, out_kinds)
         out = pdf.copy()
         for c in out_kinds:  # the other columns go back as they came
