@@ -182,3 +182,21 @@ def test_stratified_allocation_ties_are_exact():
     df = pd.DataFrame({"s": [0, 1, 2, 2, 2, 2, 2, 2, 2]})
     res = sampling(df, fraction=0.28125, strata=["s"], seed=0)
     assert [d["n"] for d in res.details["strata"]] == [1, 0, 2]
+
+
+def test_group_categories_names_at_most_ten_unmapped_and_counts_the_rest():
+    from sdckit.masking.stats import PandasStats
+
+    df = pd.DataFrame({"c": [f"v{i % 25}" for i in range(60)] + [None]})
+    stats = PandasStats(df)
+    assert stats.values_outside("c", {"v0", "v2"}, 3) == (23, ["v1", "v3", "v4"])
+    assert stats.values_outside("c", {f"v{i}" for i in range(25)}, 3) == (0, [])
+    with pytest.raises(DataError) as ei:
+        group_categories(df, "c", {"v0": "x", "v1": "x"})
+    assert str(ei.value) == (
+        "group_categories: categories 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', "
+        "'v11', ... (+13 more) of column 'c' are not in the mapping; map every category (to "
+        "itself to keep it)"
+    )
+    with pytest.raises(DataError, match="^group_categories: category 'v24' of column 'c' is not"):
+        group_categories(df, "c", {f"v{i}": "x" for i in range(24)})

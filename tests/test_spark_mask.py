@@ -828,6 +828,23 @@ def test_a_block_spanning_several_arrow_batches_is_released(spark_small, prepare
     assert len(out) == N and out["region"].notna().all()
 
 
+def test_bounded_questions_agree_with_the_local_engine(prepared, local):
+    """What a plan asks of an unbounded column reaches the driver bounded, with the local
+    answers: the first unmapped texts and their number, the first missing value."""
+    from sdckit.masking.stats import PandasStats
+    from sdckit.spark.stats import SparkStats
+
+    here, there = PandasStats(local), SparkStats(prepared, N)
+    for allowed, limit in [({"P00001", "P00003"}, 11), (set(local["pid"]), 11), ({"x"}, 0)]:
+        assert there.values_outside("pid", allowed, limit) == here.values_outside(
+            "pid", allowed, limit
+        )
+    for numbers in (False, True):
+        assert there.missing(["w", "income"], numbers) == here.missing(["w", "income"], numbers)
+        assert repr(there.first_missing("w", numbers)) == repr(here.first_missing("w", numbers))
+    assert there.first_missing("income") == (-1, None)
+
+
 def test_microaggregation_refuses_missing_numbers_with_the_local_message(prepared, local):
     from sdckit.masking.microaggregation import Microaggregation
 

@@ -386,12 +386,20 @@ def category_table(mapping: Mapping[Any, Any]) -> dict[str, Any]:
     return table
 
 
-def unmapped_message(col: str, unmapped: Sequence[str]) -> str:
-    """The error for categories of ``col`` that the mapping leaves out."""
+#: the unmapped categories an error names (the others are counted)
+_UNMAPPED_SHOWN = 10
+
+
+def unmapped_message(col: str, count: int, first: Sequence[str]) -> str:
+    """The error for the ``count`` categories of ``col`` that the mapping leaves out, the
+    first of them (at least :data:`_UNMAPPED_SHOWN` when there are more) named."""
+    shown = preview(first[:_UNMAPPED_SHOWN], _UNMAPPED_SHOWN)
+    if count > _UNMAPPED_SHOWN:
+        shown += f", ... (+{count - _UNMAPPED_SHOWN} more)"
     return (
-        f"group_categories: categor{'y' if len(unmapped) == 1 else 'ies'} "
-        f"{preview(unmapped, 10)} of column {col!r} "
-        f"{'is' if len(unmapped) == 1 else 'are'} not in the mapping; map every "
+        f"group_categories: categor{'y' if count == 1 else 'ies'} "
+        f"{shown} of column {col!r} "
+        f"{'is' if count == 1 else 'are'} not in the mapping; map every "
         "category (to itself to keep it)"
     )
 
@@ -437,12 +445,14 @@ class GroupPlan:
 
 def group_plan(stats: ColumnStats, column: str, mapping: Mapping[Any, Any]) -> GroupPlan:
     """The plan of :func:`group_categories`: the mapping read, every category of the column
-    checked to be mapped (DataError listing the others, in order of first appearance)."""
+    checked to be mapped (DataError naming the first others in order of first appearance
+    and counting the rest: :meth:`ColumnStats.values_outside`, so a column of many distinct
+    values brings no more than that to the Spark driver)."""
     (col,) = stats.check_columns([column])
     table = category_table(mapping)
-    unmapped = [u for u in stats.text_counts(col) if u not in table]
-    if unmapped:
-        raise DataError(unmapped_message(col, unmapped))
+    count, first = stats.values_outside(col, set(table), _UNMAPPED_SHOWN)
+    if count:
+        raise DataError(unmapped_message(col, count, first))
     return GroupPlan(col, table)
 
 

@@ -15,7 +15,7 @@ Numbers are those the local methods compute: sample moments with ``ddof=1`` (Num
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -97,6 +97,14 @@ class ColumnStats(Protocol):
     def text_counts(self, column: str) -> dict[str, int]:
         """The canonical texts (:func:`~sdckit.core.encoding.as_text`) of a column's
         non-missing values and their counts, in order of first appearance."""
+        ...
+
+    def values_outside(
+        self, column: str, allowed: Collection[str], limit: int
+    ) -> tuple[int, list[str]]:
+        """How many distinct canonical texts of a column's non-missing values are not in
+        ``allowed``, and the first ``limit`` of them in order of first appearance (bounded:
+        what reaches the driver is at most ``limit`` values)."""
         ...
 
     @property
@@ -273,6 +281,14 @@ class PandasStats:
         s = self.data[column]
         texts = pd.Series(as_text(s), index=s.index)[s.notna().to_numpy()]
         return {str(k): int(v) for k, v in texts.value_counts(sort=False).items()}
+
+    def values_outside(
+        self, column: str, allowed: Collection[str], limit: int
+    ) -> tuple[int, list[str]]:
+        """The distinct canonical texts not in ``allowed`` (their number, the first
+        ``limit``), in order of first appearance."""
+        outside = [t for t in self.text_counts(column) if t not in allowed]
+        return len(outside), outside[: max(int(limit), 0)]
 
     @property
     def row_column(self) -> str | None:

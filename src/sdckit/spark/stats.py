@@ -13,7 +13,7 @@ category). Text columns are read as numbers where a method needs numbers (the va
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -332,6 +332,26 @@ class SparkStats:
     def text_counts(self, column: str) -> dict[str, int]:
         """Counts of the canonical texts (:func:`sdckit.spark.io.text_column`)."""
         return dict(self._counts(column, canonical=True))
+
+    def values_outside(
+        self, column: str, allowed: Collection[str], limit: int
+    ) -> tuple[int, list[str]]:
+        """The canonical texts (:func:`sdckit.spark.io.text_column`) not in ``allowed``: a
+        filter and a group-by on the executors; the driver gets the first ``limit`` (by
+        their first record) and, only when there are that many, their number."""
+        from pyspark.sql import functions as F
+
+        from sdckit.spark.io import text_column
+
+        text = text_column(self.sdf, column)
+        found = (
+            self.sdf.where(_col(column).isNotNull() & ~text.isin(sorted(allowed)))
+            .groupBy(text.alias("v"))
+            .agg(F.min(ROW).alias("r"))
+        )
+        first = found.orderBy("r").limit(max(int(limit), 0)).collect() if limit > 0 else []
+        count = len(first) if len(first) < limit else found.count()
+        return count, [str(r["v"]) for r in first]
 
     @property
     def row_column(self) -> str | None:
