@@ -254,3 +254,22 @@ def test_randomized_response_seed_does_not_reproduce_the_flips():
     a, b = m2.apply(df, 17)[0], m2.apply(df, 17)[0]
     pd.testing.assert_frame_equal(a.data, b.data)
     assert a.details["privacy"] == NOT_PRIVATE
+
+
+def test_randomized_response_on_a_many_valued_column_names_five_and_counts_the_rest():
+    with pytest.raises(DataError) as ei:
+        randomized_response(pd.DataFrame({"y": [i % 30 for i in range(90)]}), "y")
+    assert str(ei.value) == (
+        "randomized_response: column 'y' is not binary: it has 30 categories (0, 1, 2, 3, 4, "
+        "... (+25 more)); recode it to two categories or use pram"
+    )
+    with pytest.raises(DataError) as ei:
+        randomized_response(
+            pd.DataFrame({"y": [0, 1, 2, 3, 4, 5, 6, 7, 1]}), "y", categories=(0, 1)
+        )
+    assert "has value(s) 2, 3, 4, 5, 6, ... (+1 more) outside categories [0, 1]" in str(ei.value)
+    recoded = pd.Categorical(
+        ["(0, 1]", "(1, 2]", "(2, 3]"], categories=["(2, 3]", "(1, 2]", "(0, 1]"]
+    )
+    with pytest.raises(DataError, match=r"3 categories \('\(2, 3\]', '\(1, 2\]', '\(0, 1\]'\)"):
+        randomized_response(pd.DataFrame({"y": recoded}), "y")  # a recoded column: its order

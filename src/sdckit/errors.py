@@ -108,10 +108,12 @@ def short_repr(value: object, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def preview(values, limit: int = 5) -> str:
-    """Format the first ``limit`` items of ``values`` for a message: ``a, b, ... (+N more)``."""
+def preview(values, limit: int = 5, total: int | None = None) -> str:
+    """Format the first ``limit`` items of ``values`` for a message: ``a, b, ... (+N more)``
+    (``total``: how many values there are when ``values`` holds only the first of them)."""
     items = list(values)
+    count = len(items) if total is None else int(total)
     shown = ", ".join(repr(v) for v in items[:limit])
-    if len(items) > limit:
-        shown += f", ... (+{len(items) - limit} more)"
+    if count > limit:
+        shown += f", ... (+{count - limit} more)"
     return shown

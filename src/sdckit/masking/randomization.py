@@ -21,7 +21,7 @@ evasive answer bias", JASA 60, 63-69) is PRAM of a binary attribute with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -731,6 +731,29 @@ class RrPlan:
         return MaskResult(data, "randomized_response", params, details)
 
 
+#: how many values of a column a message of randomized response names
+_SHOWN = 5
+_FROM_TEXT: dict[str, Callable[[str], Any]] = {
+    "long": int,
+    "double": float,
+    "boolean": lambda t: t == "True",
+    "string": str,
+}
+
+
+def _values_outside(
+    stats: ColumnStats, column: str, allowed: Sequence[str]
+) -> tuple[int, list[Any]]:
+    """How many distinct values of ``column`` have a canonical text outside ``allowed``, and
+    the first :data:`_SHOWN` of them (order of first appearance) read back from their text
+    by the column's kind: :meth:`ColumnStats.values_outside`, bounded whatever the column
+    holds (a column of many values is refused without all its values reaching the Spark
+    driver)."""
+    count, texts = stats.values_outside(column, set(allowed), _SHOWN)
+    parse = _FROM_TEXT[stats.kind(column)]
+    return count, [parse(t) for t in texts]
+
+
 def rr_plan(
     stats: ColumnStats,
     column: str,
@@ -750,16 +773,20 @@ def rr_plan(
             f"randomized_response: p={p!r} must lie in (0.5, 1]: the probability "
             "of keeping the true value (p <= 0.5 carries no or inverted information)"
         )
-    values, counts = stats.value_counts(col)
-    present = [v for v, k in zip(values.tolist(), counts, strict=True) if k > 0]
     if categories is None:
-        if len(present) != 2:
+        n_present, present = _values_outside(stats, col, ())
+        if n_present <= 2 or stats.has_categories(col):  # as held, bounded: a recoded
+            values, counts = stats.value_counts(col)  # column lists its categories in order
+            present = [v for v, k in zip(values.tolist(), counts, strict=True) if k > 0]
+        if n_present != 2:
             raise DataError(
                 f"randomized_response: column {col!r} must have exactly two categories, found "
-                f"{len(present)} ({preview(present)}); pass categories=(negative, positive)"
-                if len(present) < 2
-                else f"randomized_response: column {col!r} is not binary: it has {len(present)} "
-                f"categories ({preview(present)}); recode it to two categories or use pram"
+                f"{n_present} ({preview(present, total=n_present)}); pass "
+                "categories=(negative, positive)"
+                if n_present < 2
+                else f"randomized_response: column {col!r} is not binary: it has {n_present} "
+                f"categories ({preview(present, total=n_present)}); recode it to two "
+                "categories or use pram"
             )
         try:
             cats = sorted(present)
@@ -770,13 +797,13 @@ def rr_plan(
         if len(cats) != 2:
             raise DataError("randomized_response: categories must be (negative, positive)")
     ct = _label_texts(cats)
-    texts = as_text(values[counts > 0].reset_index(drop=True))
-    bad = [v for v, t in zip(present, texts, strict=True) if t != ct[0] and t != ct[1]]
-    if bad:
-        raise DataError(
-            f"randomized_response: column {col!r} has value(s) {preview(bad)} outside "
-            f"categories {cats!r}"
-        )
+    if categories is not None:
+        n_bad, bad = _values_outside(stats, col, [str(t) for t in ct])
+        if n_bad:
+            raise DataError(
+                f"randomized_response: column {col!r} has value(s) "
+                f"{preview(bad, total=n_bad)} outside categories {cats!r}"
+            )
     return RrPlan(col, pv, cats, [str(x) for x in ct], bool(insecure_reproducible_noise))
 
 

@@ -393,12 +393,9 @@ _UNMAPPED_SHOWN = 10
 def unmapped_message(col: str, count: int, first: Sequence[str]) -> str:
     """The error for the ``count`` categories of ``col`` that the mapping leaves out, the
     first of them (at least :data:`_UNMAPPED_SHOWN` when there are more) named."""
-    shown = preview(first[:_UNMAPPED_SHOWN], _UNMAPPED_SHOWN)
-    if count > _UNMAPPED_SHOWN:
-        shown += f", ... (+{count - _UNMAPPED_SHOWN} more)"
     return (
         f"group_categories: categor{'y' if count == 1 else 'ies'} "
-        f"{shown} of column {col!r} "
+        f"{preview(first, _UNMAPPED_SHOWN, count)} of column {col!r} "
         f"{'is' if count == 1 else 'are'} not in the mapping; map every "
         "category (to itself to keep it)"
     )

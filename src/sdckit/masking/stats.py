@@ -88,6 +88,12 @@ class ColumnStats(Protocol):
         ``(low, high]`` with ``low_open``); ``(-1, None)`` when none is."""
         ...
 
+    def has_categories(self, column: str) -> bool:
+        """Whether the column holds a fixed list of categories (a column recoded to
+        intervals; a categorical column locally): :meth:`value_counts` lists them all, in
+        their order, bounded by the recoding."""
+        ...
+
     def value_counts(self, column: str) -> tuple[pd.Series, np.ndarray]:
         """The distinct non-missing values of a categorical column in its local dtype (in
         order of first appearance; a categorical column: all its categories, in order) and
@@ -261,6 +267,10 @@ class PandasStats:
             return -1, None
         row = int(np.flatnonzero(outside)[0])
         return row, self.data[column].iloc[row]
+
+    def has_categories(self, column: str) -> bool:
+        """Whether the column is categorical."""
+        return isinstance(self.data[column].dtype, pd.CategoricalDtype)
 
     def value_counts(self, column: str) -> tuple[pd.Series, np.ndarray]:
         """The distinct values (all categories of a categorical column) and their counts."""

@@ -317,6 +317,10 @@ class SparkStats:
         rows = sorted(rows, key=lambda r: int(r["r"]))
         return [(parse[kind](r["v"]), int(r["n"])) for r in rows]
 
+    def has_categories(self, column: str) -> bool:
+        """Whether the column was recoded to intervals (its categories are known)."""
+        return column in self.categories
+
     def value_counts(self, column: str) -> tuple[pd.Series, np.ndarray]:
         """The distinct values in their local dtype (a column recoded to intervals: its
         ordered categories, empty intervals included) and their counts (one group-by)."""
