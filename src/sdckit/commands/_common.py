@@ -20,6 +20,7 @@ __all__ = [
     "EngineOption",
     "JsonOption",
     "QuietOption",
+    "SparkConfOption",
     "SparkMasterOption",
     "LazyConsole",
     "err",
@@ -47,6 +48,16 @@ SparkMasterOption = Annotated[
     typer.Option(
         "--spark-master",
         help="Spark master for --engine spark (default local[2]; e.g. spark://host:7077).",
+    ),
+]
+SparkConfOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--spark-conf",
+        metavar="KEY=VALUE",
+        help="A Spark setting for --engine spark, as spark-submit --conf takes it (repeatable; "
+        "wins over the job file's spark: conf:), e.g. --spark-conf spark.executor.memory=4g; "
+        "spark.pyspark.python names the executors' Python (one with sdckit installed).",
     ),
 ]
 

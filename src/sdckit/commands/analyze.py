@@ -10,6 +10,7 @@ import typer
 from sdckit.commands._common import (
     EngineOption,
     QuietOption,
+    SparkConfOption,
     SparkMasterOption,
     escape,
     out,
@@ -106,6 +107,7 @@ def analyze_command(
     config: Path | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
+    spark_conf: list[str] | None = None,
 ) -> dict:
     """Implementation of ``sdckit analyze`` (also used by ``demo``): the analysis
     :func:`sdckit.jobs.analyze.analyze_request` describes, run by
@@ -128,6 +130,7 @@ def analyze_command(
         config=config,
         engine=engine,
         spark_master=spark_master,
+        spark_conf=spark_conf,
     )
     json_out, html_out = request.json_out, request.html_out
     summary = run_analyze(
@@ -213,6 +216,7 @@ def analyze_cli(
     ] = None,
     engine: EngineOption = None,
     spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """Measure the re-identification risk of a data set.
 
@@ -242,6 +246,7 @@ def analyze_cli(
         config,
         engine,
         spark_master,
+        spark_conf,
     )
 
 

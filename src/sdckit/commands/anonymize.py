@@ -15,6 +15,7 @@ from sdckit.commands._common import (
     EngineOption,
     JsonOption,
     QuietOption,
+    SparkConfOption,
     SparkMasterOption,
     err,
     out,
@@ -89,12 +90,13 @@ def anonymize_command(
     quiet: bool,
     engine: str | None = None,
     spark_master: str | None = None,
+    spark_conf: list[str] | None = None,
 ) -> dict[str, Any]:
     """Implementation of ``sdckit anonymize`` (load, run, write, print)."""
     from sdckit.jobs.anonymize import run_anonymize_job
     from sdckit.jobs.config import load_job
 
-    job = load_job(config).with_engine(engine, spark_master)
+    job = load_job(config).with_engine(engine, spark_master, spark_conf)
     job.require_outputs(json_out)
     with progress_bar(not quiet, "searching") as progress:
         outcome = run_anonymize_job(job, json_out=json_out, progress=progress)
@@ -111,9 +113,10 @@ def anonymize_cli(
     quiet: QuietOption = False,
     engine: EngineOption = None,
     spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """Anonymize a data set by generalization and suppression, as a job file says."""
-    run_guarded(anonymize_command, config, json_out, quiet, engine, spark_master)
+    run_guarded(anonymize_command, config, json_out, quiet, engine, spark_master, spark_conf)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,6 +10,7 @@ import typer
 from sdckit.commands._common import (
     EngineOption,
     QuietOption,
+    SparkConfOption,
     SparkMasterOption,
     out,
     print_original_records,
@@ -23,12 +24,13 @@ def mask_command(
     quiet: bool,
     engine: str | None = None,
     spark_master: str | None = None,
+    spark_conf: list[str] | None = None,
 ) -> dict:
     """Implementation of ``sdckit mask``: run the job, print the steps and the outputs."""
     from sdckit.jobs.config import load_job
     from sdckit.jobs.mask import run_mask_job
 
-    job = load_job(config).with_engine(engine, spark_master)
+    job = load_job(config).with_engine(engine, spark_master, spark_conf)
     job.require_outputs(json_out)
     result = run_mask_job(job, json_path=json_out)
     if not quiet:
@@ -71,9 +73,10 @@ def mask_cli(
     quiet: QuietOption = False,
     engine: EngineOption = None,
     spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """Mask microdata: noise, microaggregation, swapping, PRAM, recoding, suppression, ..."""
-    run_guarded(mask_command, config, json_out, quiet, engine, spark_master)
+    run_guarded(mask_command, config, json_out, quiet, engine, spark_master, spark_conf)
 
 
 def register(app: typer.Typer) -> None:

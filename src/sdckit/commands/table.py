@@ -12,6 +12,7 @@ from sdckit.commands._common import (
     EngineOption,
     JsonOption,
     QuietOption,
+    SparkConfOption,
     SparkMasterOption,
     out,
     run_guarded,
@@ -67,12 +68,13 @@ def table_command(
     quiet: bool,
     engine: str | None = None,
     spark_master: str | None = None,
+    spark_conf: list[str] | None = None,
 ) -> dict[str, Any]:
     """Implementation of ``sdckit table`` (load, run, write, print)."""
     from sdckit.jobs.config import load_job
     from sdckit.jobs.table import run_table_job
 
-    job = load_job(config).with_engine(engine, spark_master)
+    job = load_job(config).with_engine(engine, spark_master, spark_conf)
     job.require_outputs(json_out)
     outcome = run_table_job(job, json_out=json_out)
     if not quiet:
@@ -88,9 +90,10 @@ def table_cli(
     quiet: QuietOption = False,
     engine: EngineOption = None,
     spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """Protect a frequency or magnitude table (cell suppression, rounding, CTA, cell key)."""
-    run_guarded(table_command, config, json_out, quiet, engine, spark_master)
+    run_guarded(table_command, config, json_out, quiet, engine, spark_master, spark_conf)
 
 
 def register(app: typer.Typer) -> None:

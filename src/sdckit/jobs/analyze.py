@@ -9,6 +9,7 @@ Spark starts). Everything is computed and rendered before the first file is writ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ def analyze_request(
     config: Path | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
+    spark_conf: Sequence[str] | None = None,
 ) -> AnalyzeRequest:
     """The analysis the options describe. With ``config`` (a job file) the input, its
     delimiter and encoding, the quasi-identifiers (``qi:``, else the attributes with role
@@ -55,7 +57,7 @@ def analyze_request(
 
     job = None
     if config is not None:
-        job = load_job(config).with_engine(engine, spark_master)
+        job = load_job(config).with_engine(engine, spark_master, spark_conf)
         if input is not None:
             raise ConfigError("give the data either as INPUT or in the job file's input:, not both")
         src = job.input["path"]
@@ -78,7 +80,7 @@ def analyze_request(
         doc: dict[str, Any] = {"input": {"path": str(input), **read}}
         doc["engine"] = check_engine(engine or "local")
         doc["spark"] = {"master": spark_master or "local[2]"}
-        job = job_from_dict(doc)
+        job = job_from_dict(doc).with_engine(conf=spark_conf)
     else:  # the options' delimiter and encoding read the input and the population
         job = job.with_input(**read)
     return AnalyzeRequest(job, input, list(qi), list(sensitive), json_out, html_out)

@@ -59,6 +59,25 @@ if TYPE_CHECKING:
 __all__ = ["Job", "OutputSpec", "job_from_dict", "load_job", "build_model", "MODEL_NAMES"]
 
 
+#: How a ``--spark-conf`` value looks (a message shows it).
+SPARK_CONF_FORM = "--spark-conf spark.executor.memory=4g"
+
+
+def spark_conf_options(values: Sequence[str]) -> dict[str, str]:
+    """``--spark-conf KEY=VALUE`` values (as ``spark-submit --conf`` takes them) as a dict,
+    a later key winning; split at the first ``=``, so a value may hold ``=``. A value
+    without ``=`` or with an empty key is a ConfigError naming it and showing the form."""
+    settings: dict[str, str] = {}
+    for value in values:
+        key, sep, setting = value.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(
+                f"--spark-conf {value!r}: give a Spark setting as KEY=VALUE, e.g. {SPARK_CONF_FORM}"
+            )
+        settings[key.strip()] = setting
+    return settings
+
+
 @dataclass(frozen=True)
 class OutputSpec:
     """Where a job writes: the released data, the HTML report, the JSON summary."""
@@ -274,16 +293,28 @@ class Job:
         """The input table read on this machine (read once; a copy of a DataFrame input)."""
         return self.open().table()
 
-    def with_engine(self, engine: str | None = None, master: str | None = None) -> Job:
-        """The same job on another engine (``--engine``) and Spark master
-        (``--spark-master``); ``None`` keeps the job file's."""
+    def with_engine(
+        self,
+        engine: str | None = None,
+        master: str | None = None,
+        conf: Sequence[str] | None = None,
+    ) -> Job:
+        """The same job on another engine (``--engine``), Spark master (``--spark-master``)
+        and Spark settings (``--spark-conf KEY=VALUE``, each merged into ``spark.conf``, the
+        command line winning over the job file); ``None`` keeps the job file's. A setting
+        that is not ``KEY=VALUE`` is a ConfigError (:func:`spark_conf_options`)."""
         changes: dict[str, Any] = {}
         if engine is not None:
             from sdckit.jobs.source import check_engine
 
             changes["engine"] = check_engine(engine)
+        spark = self.spec.spark.model_dump()
         if master is not None:
-            changes["spark"] = {**self.spec.spark.model_dump(), "master": master}
+            spark["master"] = master
+        if conf:
+            spark["conf"] = {**spark["conf"], **spark_conf_options(conf)}
+        if master is not None or conf:
+            changes["spark"] = spark
         if not changes:
             return self
         spec = self.spec.with_params(**changes)
