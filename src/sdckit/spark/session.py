@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sdckit.errors import ConfigError
+from sdckit.spark.workers import check_workers, use_worker_python
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -136,11 +137,17 @@ def spark_session(
     master: str = "local[2]",
     conf: Mapping[str, Any] | None = None,
     app_name: str = "sdckit",
+    python_workers: bool = True,
 ) -> SparkSession:
     """Start (or join) the Spark session: ``master`` and ``conf`` as the job gives them.
 
     A session already running in this process is reused (Spark allows one per JVM); its
-    master is then the one it was started with.
+    master is then the one it was started with. The executors' Python is
+    ``spark.pyspark.python`` of ``conf`` (else ``$PYSPARK_PYTHON``, else this interpreter on
+    a local master: :func:`sdckit.spark.workers.use_worker_python`). With
+    ``python_workers`` (a job that runs Python on the executors) it is checked to import
+    sdckit before the session is returned (:func:`sdckit.spark.workers.check_workers`, once
+    per session: a ConfigError with the fix otherwise).
     """
     require_pyspark()
     with warnings.catch_warnings():
@@ -155,6 +162,7 @@ def spark_session(
             builder = builder.config(name, value)
         log = None if _joins_a_running_jvm() else spark_log_path()
         try:
+            use_worker_python(settings, str(master))  # (read when a SparkContext is made)
             if log is not None:
                 _start_driver(settings, str(master), app_name, log)
             session = builder.getOrCreate()
@@ -164,4 +172,6 @@ def spark_session(
                 f"check the master URL and that Java 17 or newer is installed{_log_error(log)}"
             ) from exc
     session.sparkContext.setLogLevel("ERROR")
+    if python_workers:
+        check_workers(session)
     return session

@@ -39,10 +39,14 @@ class SparkSource(Source):
         self._frame: DataFrame | None = None
 
     def session(self) -> SparkSession:
-        """The Spark session of the job (``spark: {master, conf}``), started on first use."""
+        """The Spark session of the job (``spark: {master, conf}``), started on first use;
+        for a job with masking methods (the only Spark code that runs Python on the
+        executors: ``mapInPandas``, ``applyInPandas``) checked to have executors that import
+        sdckit."""
         from sdckit.spark.session import spark_session
 
-        return spark_session(self.job.spec.spark.master, self.job.spec.spark.conf)
+        spark = self.job.spec.spark
+        return spark_session(spark.master, spark.conf, python_workers=bool(self.job.spec.methods))
 
     def _where(self) -> str:
         """The input's path as Spark reads it: a URI (``hdfs://``, ``s3a://``) as given, a
