@@ -162,15 +162,40 @@ class Job:
 
     @property
     def output(self) -> OutputSpec:
-        """Output paths (resolved against the job file's folder)."""
+        """Output paths (resolved against the job file's folder; a ``file://`` URI is the
+        local path it names, see :meth:`_output_path`)."""
         spec = self.spec.output
         return OutputSpec(
-            path=self._path(spec.path),
-            report=self._path(spec.report),
-            json=self._path(spec.json),
+            path=self._output_path("path", spec.path),
+            report=self._output_path("report", spec.report),
+            json=self._output_path("json", spec.json),
             delimiter=spec.delimiter or self._input_delimiter(),
             neutralize_formulas=spec.neutralize_formulas,
-            cells=self._path(spec.cells),
+            cells=self._output_path("cells", spec.cells),
+        )
+
+    def _output_path(self, name: str, value: str | None) -> Path | None:
+        """``output.<name>`` as a path: a ``file://`` URI is the local path it names (never
+        resolved against the job file's folder); a URI of another scheme is a ConfigError
+        naming the key (on ``engine: local``: use ``engine: spark``; on Spark: only
+        ``file://`` outputs are written so far); a plain path as :meth:`_path` resolves it."""
+        from sdckit.core.uri import file_uri_path, uri_scheme
+
+        scheme = uri_scheme(value)
+        if scheme is None or value is None:
+            return self._path(value)
+        where = self.key(f"output.{name}")
+        if scheme == "file":
+            return file_uri_path(value, where)
+        if self.spec.engine == "local":
+            raise ConfigError(
+                f"{where} {value!r} is a {scheme}:// URI, which only the Spark engine "
+                "writes; use `engine: spark` (or --engine spark), or give a local path"
+            )
+        raise ConfigError(
+            f"{where} {value!r}: the Spark engine writes outputs to file:// URIs and local "
+            f"paths only so far, not to {scheme}://; write to a local or mounted path and "
+            "copy the outputs to the cluster's file system"
         )
 
     def with_output(self, **paths: str | Path | None) -> Job:
@@ -212,6 +237,8 @@ class Job:
         ``output.path`` is checked as a folder and a folder input counts too. See
         :func:`sdckit.core.io.check_output_paths`.
         """
+        from sdckit.core.uri import file_uri_path, uri_scheme
+
         out = self.output
         outputs: dict[str, str | Path | None] = {
             self.key("output.path"): out.path,
@@ -232,6 +259,8 @@ class Job:
             src = self.spec.input.path if self.spec.input is not None else None
             if isinstance(src, str) and "://" not in src:
                 given[self.key("input.path")] = self._path(src)  # a folder input counts too
+            elif uri_scheme(src) == "file":
+                given[self.key("input.path")] = file_uri_path(str(src), self.key("input.path"))
         check_output_paths(outputs, given, folders)
 
     def require_outputs(self, *given: str | Path | None) -> None:
