@@ -75,13 +75,15 @@ def read_table(
         path = Path(source)
         if not path.exists():
             raise DataError(f"input file {str(path)!r} does not exist; check the path")
-        parts = path.is_dir() and any(path.glob("*.parquet"))  # a Parquet dataset (Spark)
+        parts = path.is_dir() and is_parquet_folder(path)  # a Parquet dataset (Spark)
         if path.is_dir() and not parts:
             raise DataError(
                 f"input {str(path)!r} is a directory; give a CSV or Parquet file (or a folder "
                 "of Parquet part files)"
             )
-        if parts or path.suffix.lower() in (".parquet", ".pq"):
+        if parts:
+            df = _read_parquet_folder(path)
+        elif path.suffix.lower() in (".parquet", ".pq"):
             try:
                 df = pd.read_parquet(path)
             except Exception as exc:  # pyarrow raises many types
@@ -104,6 +106,30 @@ def read_table(
                 f"{_name(source)}; available columns: {', '.join(df.columns)}{hint}"
             )
     return df
+
+
+def is_parquet_folder(path: Path) -> bool:
+    """True for a folder holding Parquet part files (``*.parquet``), at its top or at any
+    depth of Hive partition folders (``sex=Female/part-0.parquet``); files and folders whose
+    names start with ``.`` or ``_`` (``_SUCCESS``, checksums, staging) are not parts."""
+    return any(
+        not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)
+        for p in path.rglob("*.parquet")
+    )
+
+
+def _read_parquet_folder(path: Path) -> pd.DataFrame:
+    """A folder of Parquet part files as one table: pyarrow's dataset with Hive partition
+    discovery, so a ``key=value/`` folder level gives the column ``key`` (typed as pyarrow
+    infers it: integers as int32, else text), after the files' own columns, in the order of
+    the folder levels -- as Spark's partition discovery gives them."""
+    import pyarrow.dataset as ds
+
+    try:
+        table = ds.dataset(path, format="parquet", partitioning="hive").to_table()
+    except Exception as exc:  # pyarrow raises many types
+        raise DataError(f"cannot read the Parquet folder {str(path)!r}: {exc}") from exc
+    return table.to_pandas()
 
 
 def _name(source) -> str:

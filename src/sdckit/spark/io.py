@@ -30,12 +30,15 @@ def _is_uri(source: str) -> bool:
 
 
 def is_parquet(path: str | Path) -> bool:
-    """True for a Parquet source or target (by suffix, or a folder of ``.parquet`` parts)."""
+    """True for a Parquet source or target (by suffix, or a folder of ``.parquet`` parts at
+    any depth of Hive partition folders, :func:`sdckit.core.io.is_parquet_folder`)."""
+    from sdckit.core.io import is_parquet_folder
+
     p = str(path).rstrip("/")
     if p.lower().endswith(PARQUET_SUFFIXES):
         return True
-    local = Path(p)
-    return local.is_dir() and any(local.glob("*.parquet"))
+    local = Path(p.removeprefix("file://"))
+    return local.is_dir() and is_parquet_folder(local)
 
 
 def to_pandas(sdf: DataFrame) -> pd.DataFrame:
@@ -78,13 +81,15 @@ def input_columns(
             import pyarrow.parquet as pq
         except ImportError:
             return None
-        first = next(iter(sorted(local.glob("*.parquet"))), None) if local.is_dir() else local
-        if first is None:
-            return None
         try:
-            names = list(pq.read_schema(first).names)
+            if local.is_dir():  # the parts' columns, then the Hive partition keys
+                import pyarrow.dataset as ds
+
+                names = list(ds.dataset(local, format="parquet", partitioning="hive").schema.names)
+            else:
+                names = list(pq.read_schema(local).names)
         except Exception as exc:  # pyarrow raises many types
-            raise DataError(f"cannot read Parquet file {str(first)!r}: {exc}") from exc
+            raise DataError(f"cannot read Parquet input {src!r}: {exc}") from exc
     else:
         sep = delimiter or csv_delimiter(local, encoding)
         first = next(iter(sorted(local.glob("*.csv"))), None) if local.is_dir() else local
