@@ -765,12 +765,16 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _is_release_folder(path: Path) -> bool:
     """True for an empty folder or one holding only a Spark release's files (``part-*``,
-    ``_SUCCESS``, checksums): what a folder output may replace."""
-    names = os.listdir(path)
-    return all(
-        n.startswith(("part-", "_SUCCESS", "._SUCCESS", ".part-", "_committed", "_started"))
-        for n in names
-    )
+    ``_SUCCESS``, checksums), at its top or in Hive partition folders (``sex=Female/``):
+    what a folder output may replace."""
+    for n in os.listdir(path):
+        if n.startswith(("part-", "_SUCCESS", "._SUCCESS", ".part-", "_committed", "_started")):
+            continue
+        sub = path / n
+        if "=" in n and sub.is_dir() and not sub.is_symlink() and _is_release_folder(sub):
+            continue
+        return False
+    return True
 
 
 def check_output_paths(

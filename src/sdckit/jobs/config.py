@@ -88,6 +88,8 @@ class OutputSpec:
     delimiter: str = ","
     cells: Path | None = None
     neutralize_formulas: bool = False
+    #: The columns the release folder is partitioned by (Hive layout; Spark engine only).
+    partition_by: tuple[str, ...] = ()
 
 
 @dataclass
@@ -172,7 +174,27 @@ class Job:
             delimiter=spec.delimiter or self._input_delimiter(),
             neutralize_formulas=spec.neutralize_formulas,
             cells=self._output_path("cells", spec.cells),
+            partition_by=self._partition_by(spec.partition_by),
         )
+
+    def _partition_by(self, columns: Sequence[str] | None) -> tuple[str, ...]:
+        """``output.partition_by``: the release's columns that name its Hive partition
+        folders (``sex=Female/part-...``); ConfigError naming the key on an engine whose
+        release is one file (``engine: local``) or for a column given twice."""
+        if not columns:
+            return ()
+        from sdckit.jobs.source import ENGINES
+
+        where = self.key("output.partition_by")
+        if not ENGINES.traits(self.spec.engine).release_is_folder:
+            raise ConfigError(
+                f"{where}: the {self.spec.engine} engine writes its release as one file, "
+                "which has no partitions; use `engine: spark` (or --engine spark), or remove "
+                f"{where}"
+            )
+        if len(set(columns)) != len(columns):
+            raise ConfigError(f"{where} names a column twice ({', '.join(columns)})")
+        return tuple(columns)
 
     def _output_path(self, name: str, value: str | None) -> Path | None:
         """``output.<name>`` as a path: a ``file://`` URI is the local path it names (never

@@ -178,6 +178,7 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
         json: str | None = None  # type: ignore[assignment]
         delimiter: str | None = None
         neutralize_formulas: StrictBool = False
+        partition_by: ColumnNames | None = None
 
 
 class PseudonymizeSection(JobPart):

@@ -271,6 +271,7 @@ def anonymize_spark(
     *,
     delimiter: str = ",",
     neutralize: bool = False,
+    partition_by: Sequence[str] = (),
     suppression_limit: float = 0.0,
     metric: str | Mapping[str, Any] | None = None,
     algorithm: str = "optimal",
@@ -279,7 +280,8 @@ def anonymize_spark(
     **algorithm_options: Any,
 ) -> AnonymizationResult:
     """:func:`sdckit.anonymize` of a Spark DataFrame, the release written to ``output`` (a
-    folder of Parquet parts when it ends in ``.parquet``, else CSV parts with a header).
+    folder of Parquet parts when it ends in ``.parquet``, else CSV parts with a header;
+    ``partition_by``: columns of the release written as Hive partition folders).
 
     The folder is staged and renamed into place after the written files passed the
     recount (inside :func:`sdckit.core.io.output_set` together with the job's other
@@ -333,7 +335,7 @@ def anonymize_spark(
     outcome: dict[str, Any] = {}
 
     def write_and_verify(folder: Path) -> None:
-        write_spark(released, folder, delimiter, target=output)
+        write_spark(released, folder, delimiter, target=output, partition_by=partition_by)
         written = read_spark(spark, folder, delimiter=delimiter)
         outcome["satisfied"], outcome["recount"] = verify_release(
             written, base, solution, models, sensitive, orders, budget

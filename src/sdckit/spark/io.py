@@ -177,12 +177,20 @@ def text_column(sdf: DataFrame, name: str) -> Column:
 
 
 def write_spark(
-    sdf: DataFrame, path: str | Path, delimiter: str = ",", target: str | Path | None = None
+    sdf: DataFrame,
+    path: str | Path,
+    delimiter: str = ",",
+    target: str | Path | None = None,
+    partition_by: Sequence[str] = (),
 ) -> None:
     """Write ``sdf`` as a folder of part files at ``path``: Parquet when ``target`` (the
-    final name, default ``path``) ends in ``.parquet``/``.pq``, else CSV with a header. The
-    caller stages ``path`` (see :func:`sdckit.core.io.atomic_write_dir`)."""
+    final name, default ``path``) ends in ``.parquet``/``.pq``, else CSV with a header;
+    ``partition_by``: columns written as Hive partition folders (``col=value/``, the column
+    left out of the part files, as Spark's ``partitionBy`` does). The caller stages ``path``
+    (see :func:`sdckit.core.io.atomic_write_dir`)."""
     writer = sdf.write.mode("overwrite")
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
     final = str(target if target is not None else path)
     if final.lower().rstrip("/").endswith(PARQUET_SUFFIXES):
         writer.parquet(str(path))

@@ -178,6 +178,7 @@ class SparkSource(Source):
         models = job.models_without_data()
         if columns is None:
             return
+        self._partition_by(columns, self._identifying())
         schema = job.schema_without_data(columns)
         if models is not None:
             check_request(
@@ -218,6 +219,7 @@ class SparkSource(Source):
             path,
             delimiter=out.delimiter,
             neutralize=out.neutralize_formulas,
+            partition_by=self._partition_by(self.frame_columns(), self._identifying()),
             suppression_limit=job.suppression_limit,
             metric=job.metric,
             algorithm=job.algorithm,
@@ -239,6 +241,31 @@ class SparkSource(Source):
             )
         return path
 
+    def _identifying(self, pseudonymized: bool = True) -> set[str]:
+        """The identifying attributes of the job (``pseudonymized=False``: those without
+        ``pseudonymize:``, which a mask release drops while it keeps the pseudonymized)."""
+        return {
+            name
+            for name, spec in self.job.spec.attributes.items()
+            if spec.role == "identifying" and (pseudonymized or spec.pseudonymize is None)
+        }
+
+    def _partition_by(self, columns: Sequence[str], dropped: set[str]) -> tuple[str, ...]:
+        """``output.partition_by``, each a column of the release: of ``columns`` (the
+        input's, or the released frame's) less those ``dropped`` (ConfigError naming the key
+        and the release's columns)."""
+        from sdckit.errors import ConfigError
+
+        wanted = self.job.output.partition_by
+        released = [c for c in columns if c not in dropped]
+        missing = [c for c in wanted if c not in released]
+        if missing:
+            raise ConfigError(
+                f"{self.job.key('output.partition_by')} names {', '.join(map(repr, missing))}, "
+                f"not a column of the release; its columns: {', '.join(released)}"
+            )
+        return wanted
+
     def check_mask(self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str) -> None:
         """Before Spark starts: the steps the Spark engine refuses
         (:func:`sdckit.spark.mask.check_spark_pipeline`: swapping, resampling, sampling,
@@ -249,6 +276,9 @@ class SparkSource(Source):
 
         check_spark_pipeline(pipeline, where)
         check_mask_columns(self.job, pipeline, methods, where)
+        columns = self.columns()
+        if columns is not None:
+            self._partition_by(columns, self._identifying(pseudonymized=False))
 
     def mask(
         self, pipeline: Any, methods: Sequence[tuple[str, dict]], where: str, share_limit: float
@@ -326,7 +356,11 @@ class SparkSource(Source):
         from sdckit.spark.frame import neutralize_formulas_spark, worker_errors
         from sdckit.spark.io import write_spark
 
+        parts = self._partition_by(list(frame.columns), set())
         if neutralize:
             frame = neutralize_formulas_spark(frame)
         with worker_errors():
-            return atomic_write_dir(path, lambda tmp: write_spark(frame, tmp, delimiter))
+            return atomic_write_dir(
+                path,
+                lambda tmp: write_spark(frame, tmp, delimiter, target=path, partition_by=parts),
+            )
