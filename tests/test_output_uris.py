@@ -75,15 +75,27 @@ def test_another_scheme_on_the_local_engine_names_the_key(tmp_path: Path, key: s
     res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "-q"])
     assert res.exit_code == 2, res.output
     text = " ".join(res.output.split())
-    assert f"output.{key}" in text and "engine: spark" in text
+    assert f"output.{key}" in text and "is a hdfs:// URI" in text
+    assert "write to a local or mounted path" in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "job.yaml"]
+
+
+def test_a_file_uri_input_on_the_local_engine_is_the_local_path(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    job = _job(tmp_path / "jobdir", "local", {"path": str(out / "released.csv")})
+    doc = yaml.safe_load(job.read_text())
+    doc["input"] = {"path": (job.parent / "in.csv").as_uri()}
+    job.write_text(yaml.safe_dump(doc))
+    res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "-q"])
+    assert res.exit_code == 0, res.output
+    assert (out / "released.csv").is_file()
 
 
 @pytest.mark.parametrize(
     ("output", "fragment"),
     [
         ({"path": "file://host/out/r.csv"}, "not a local file URI"),
-        ({"path": "s3a://bucket/releases/r1"}, "not to s3a://"),
+        ({"path": "s3a://bucket/releases/r1"}, "is a s3a:// URI"),
         ({"path": "in.csv", "json": "file:///nowhere/s.json"}, "input.path"),
     ],
 )

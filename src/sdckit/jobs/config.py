@@ -199,8 +199,8 @@ class Job:
     def _output_path(self, name: str, value: str | None) -> Path | None:
         """``output.<name>`` as a path: a ``file://`` URI is the local path it names (never
         resolved against the job file's folder); a URI of another scheme is a ConfigError
-        naming the key (on ``engine: local``: use ``engine: spark``; on Spark: only
-        ``file://`` outputs are written so far); a plain path as :meth:`_path` resolves it."""
+        naming the key, on every engine (no engine writes to one yet); a plain path as
+        :meth:`_path` resolves it."""
         from sdckit.core.uri import file_uri_path, uri_scheme
 
         scheme = uri_scheme(value)
@@ -209,15 +209,11 @@ class Job:
         where = self.key(f"output.{name}")
         if scheme == "file":
             return file_uri_path(value, where)
-        if self.spec.engine == "local":
-            raise ConfigError(
-                f"{where} {value!r} is a {scheme}:// URI, which only the Spark engine "
-                "writes; use `engine: spark` (or --engine spark), or give a local path"
-            )
         raise ConfigError(
-            f"{where} {value!r}: the Spark engine writes outputs to file:// URIs and local "
-            f"paths only so far, not to {scheme}://; write to a local or mounted path and "
-            "copy the outputs to the cluster's file system"
+            f"{where} {value!r} is a {scheme}:// URI: sdckit writes its outputs to local (or "
+            "mounted) paths and file:// URIs so far -- the Spark engine reads any URI Spark "
+            "reads, but does not write to one yet; write to a local or mounted path and copy "
+            "the outputs to the cluster's file system"
         )
 
     def with_output(self, **paths: str | Path | None) -> Job:
@@ -325,8 +321,14 @@ class Job:
         return found
 
     def _path(self, value: str | None) -> Path | None:
+        """A path the job file gives, resolved against its folder; a ``file://`` URI is the
+        local path it names."""
         if value is None:
             return None
+        from sdckit.core.uri import file_uri_path, uri_scheme
+
+        if uri_scheme(value) == "file":
+            return file_uri_path(value, "path")
         p = Path(value).expanduser()
         return p if p.is_absolute() else self.base_dir / p
 
