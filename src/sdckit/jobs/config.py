@@ -183,12 +183,11 @@ class Job:
         release is one file (``engine: local``) or for a column given twice."""
         if not columns:
             return ()
-        from sdckit.jobs.source import ENGINES
-
         where = self.key("output.partition_by")
-        if not ENGINES.traits(self.spec.engine).release_is_folder:
+        source = self.open()  # starts no engine
+        if not source.release_is_folder:
             raise ConfigError(
-                f"{where}: the {self.spec.engine} engine writes its release as one file, "
+                f"{where}: the {source.name} engine writes its release as one file, "
                 "which has no partitions; use `engine: spark` (or --engine spark), or remove "
                 f"{where}"
             )
