@@ -38,3 +38,15 @@ def spark():
     except ConfigError as exc:
         pytest.skip(str(exc))
     yield session
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    """Starting Spark fails the test."""
+    pytest.importorskip("pyspark")
+    import sdckit.spark.session as session
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(session, "spark_session", refuse)

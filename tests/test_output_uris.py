@@ -46,18 +46,6 @@ def _uris(out: Path, release: str = "released.csv") -> dict:
     }
 
 
-@pytest.fixture
-def no_spark(monkeypatch):
-    """Starting Spark fails the test."""
-    pytest.importorskip("pyspark")
-    import sdckit.spark.session as session
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("Spark was started")
-
-    monkeypatch.setattr(session, "spark_session", refuse)
-
-
 def test_file_uris_on_the_local_engine_are_the_local_paths(tmp_path: Path) -> None:
     out = tmp_path / "elsewhere" / "out"
     job = _job(tmp_path / "jobdir", "local", _uris(out))

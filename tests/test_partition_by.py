@@ -36,18 +36,6 @@ def _job(folder: Path, engine: str, output: dict, **changes) -> Path:
     return folder / "job.yaml"
 
 
-@pytest.fixture
-def no_spark(monkeypatch):
-    """Starting Spark fails the test."""
-    pytest.importorskip("pyspark")
-    import sdckit.spark.session as session
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("Spark was started")
-
-    monkeypatch.setattr(session, "spark_session", refuse)
-
-
 def test_partition_by_is_refused_on_the_local_engine(tmp_path: Path) -> None:
     job = _job(tmp_path, "local", {"path": "r.csv", "partition_by": ["sex"]})
     res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "-q"])
