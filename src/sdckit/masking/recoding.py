@@ -670,28 +670,45 @@ def coding_parameters(
 
 
 @dataclass(frozen=True)
-class RecodingPlan:
+class _ColumnByColumn:
+    """A deterministic step of one plan per column (its ``parts``, each naming its
+    ``column``), released column by column: the last result holds the whole table."""
+
+    parts: list[Any]
+    random: ClassVar[bool] = False
+    #: the record name of a step that masks nothing (no part)
+    empty_name: ClassVar[str] = ""
+
+    @property
+    def columns(self) -> list[str]:
+        """The masked columns, in order."""
+        return [p.column for p in self.parts]
+
+    def release_part(self, data: pd.DataFrame, part: Any) -> MaskResult:
+        """One column masked by its plan."""
+        raise NotImplementedError
+
+    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
+        """Every column masked in turn (deterministic: ``rng`` is unused)."""
+        result = MaskResult(data, self.empty_name)
+        for part in self.parts:
+            result = self.release_part(result.data, part)
+        return result
+
+
+@dataclass(frozen=True)
+class RecodingPlan(_ColumnByColumn):
     """Global recoding of several columns, column by column: an :class:`IntervalPlan` or a
     :class:`GroupPlan` per column (deterministic)."""
 
     parts: list[IntervalPlan | GroupPlan]
-    random: ClassVar[bool] = False
+    empty_name: ClassVar[str] = "global_recode"
 
-    @property
-    def columns(self) -> list[str]:
-        """The recoded columns."""
-        return [p.column for p in self.parts]
-
-    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
-        """Every column recoded in turn; the last result holds the whole table."""
-        result = MaskResult(data, "global_recode")
-        for part in self.parts:
-            result = (
-                interval_release(result.data, part)
-                if isinstance(part, IntervalPlan)
-                else group_release(result.data, part)
-            )
-        return result
+    def release_part(self, data: pd.DataFrame, part: IntervalPlan | GroupPlan) -> MaskResult:
+        """Intervals or grouped categories of one column."""
+        if isinstance(part, IntervalPlan):
+            return interval_release(data, part)
+        return group_release(data, part)
 
     def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
         """Intervals are text; grouped categories hold the kind of their new values."""
@@ -733,23 +750,15 @@ def recoding_plan(
 
 
 @dataclass(frozen=True)
-class CodingPlans:
+class CodingPlans(_ColumnByColumn):
     """Top and bottom coding of several columns: a :class:`CodingPlan` per column."""
 
     parts: list[CodingPlan]
-    random: ClassVar[bool] = False
+    empty_name: ClassVar[str] = "top_bottom_code"
 
-    @property
-    def columns(self) -> list[str]:
-        """The coded columns."""
-        return [p.column for p in self.parts]
-
-    def release(self, data: pd.DataFrame, rng: np.random.Generator | None) -> MaskResult:
-        """Every column coded in turn; the last result holds the whole table."""
-        result = MaskResult(data, "top_bottom_code")
-        for part in self.parts:
-            result = coding_release(result.data, part)
-        return result
+    def release_part(self, data: pd.DataFrame, part: CodingPlan) -> MaskResult:
+        """One column coded."""
+        return coding_release(data, part)
 
     def out_kinds(self, kinds: dict[str, str]) -> dict[str, str]:
         """An integer column stays integer when every replacement value used is whole."""
