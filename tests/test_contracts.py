@@ -37,6 +37,7 @@ from sdckit.errors import ConfigError, ParameterError, SdcInputError
 from sdckit.masking.pipeline import METHODS
 from sdckit.models import MODELS, KAnonymity, LDiversity, TCloseness, check, model_traits
 from sdckit.tables.registry import TABLE_METHODS
+from table_support import PTABLE
 
 _RNG = np.random.default_rng(7)
 DATA = pd.DataFrame(
@@ -439,17 +440,6 @@ def test_bad_model_parameters_raise_the_parameter_error(make):
 
 
 # --- table methods -----------------------------------------------------------------------------
-PTABLE = """i;j;p;v;p_int_ub
-0;0;1;0;1
-1;0;0.5;-1;0.5
-1;2;0.5;1;1
-2;1;0.25;-1;0.25
-2;2;0.5;0;0.75
-2;3;0.25;1;1
-3;2;0.25;-1;0.25
-3;3;0.5;0;0.75
-3;4;0.25;1;1
-"""
 #: registered table method -> (options of a valid call, the same with one bad option);
 #: ``ptable`` is the path of :data:`PTABLE` and ``cell_keys`` the tables' cell keys, given
 #: where named

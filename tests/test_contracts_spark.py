@@ -27,6 +27,7 @@ from sdckit.core.schema import Schema
 from sdckit.models import MODELS
 from sdckit.tables.cell_key import record_keys
 from sdckit.tables.registry import TABLE_METHODS
+from table_support import PTABLE
 
 pytest.importorskip("pyspark")
 
@@ -123,17 +124,6 @@ def test_an_algorithm_on_spark_equals_the_local_engine(
     assert _same_rows(local.data, _released_rows(out))
 
 
-PTABLE = """i;j;p;v;p_int_ub
-0;0;1;0;1
-1;0;0.5;-1;0.5
-1;2;0.5;1;1
-2;1;0.25;-1;0.25
-2;2;0.5;0;0.75
-2;3;0.25;1;1
-3;2;0.25;-1;0.25
-3;3;0.5;0;0.75
-3;4;0.25;1;1
-"""
 #: the options of a table job for each method (``p.txt`` is :data:`PTABLE`)
 TABLE_OPTIONS: dict[str, dict] = {
     "rounding": {"base": 3},

@@ -22,6 +22,7 @@ from sdckit.jobs.config import load_job
 from sdckit.jobs.table import run_table_job
 from sdckit.tables.cell_key import record_keys
 from sdckit.tables.table import Table
+from table_support import PTABLE
 
 pytest.importorskip("pyspark")
 
@@ -252,19 +253,6 @@ def test_a_spark_job_reports_a_builder_hierarchys_error_as_locally(spark, tmp_pa
         messages.append(str(info.value).replace(f"/{name}/", "/"))
         assert not (tmp_path / name / "cells.csv").exists()
     assert "'E'" in messages[0] and messages[1] == messages[0]
-
-
-PTABLE = """i;j;p;v;p_int_ub
-0;0;1;0;1
-1;0;0.5;-1;0.5
-1;2;0.5;1;1
-2;1;0.25;-1;0.25
-2;2;0.5;0;0.75
-2;3;0.25;1;1
-3;2;0.25;-1;0.25
-3;3;0.5;0;0.75
-3;4;0.25;1;1
-"""
 
 
 def test_a_spark_cell_key_job_perturbs_as_the_local_job(spark, tmp_path) -> None:
