@@ -27,6 +27,7 @@ from sdckit.core.schema import Schema
 from sdckit.models import MODELS
 from sdckit.tables.cell_key import record_keys
 from sdckit.tables.registry import TABLE_METHODS
+from spark_support import no_time, released_rows, same_rows
 from table_support import PTABLE
 
 pytest.importorskip("pyspark")
@@ -51,26 +52,6 @@ SPARK_MODELS = {
     "l_diversity": {"attribute": "region", "l": 2},
     "t_closeness": {"attribute": "region", "t": 0.5},
 }
-
-
-def _released_rows(folder: Path) -> pd.DataFrame:
-    parts = sorted(folder.glob("part-*"))
-    assert parts, f"no part files in {folder}"
-    frames = [pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts]
-    return pd.concat(frames, ignore_index=True)
-
-
-def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    a = a.astype(str)
-    b = b.astype(str)[list(a.columns)]
-    key = list(a.columns)
-    return (
-        a.sort_values(key).reset_index(drop=True).equals(b.sort_values(key).reset_index(drop=True))
-    )
-
-
-def _no_time(summary: dict) -> dict:
-    return {k: v for k, v in summary.items() if k not in ("elapsed_seconds", "run_id")}
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +100,9 @@ def test_an_algorithm_on_spark_equals_the_local_engine(
     assert remote.metrics == local.metrics
     assert remote.models_satisfied == local.models_satisfied
     assert remote.nodes_checked == local.nodes_checked
-    assert _no_time(remote.risk_before) == _no_time(local.risk_before)
-    assert _no_time(remote.risk_after) == _no_time(local.risk_after)
-    assert _same_rows(local.data, _released_rows(out))
+    assert no_time(remote.risk_before) == no_time(local.risk_before)
+    assert no_time(remote.risk_after) == no_time(local.risk_after)
+    assert same_rows(local.data, released_rows(out))
 
 
 #: the options of a table job for each method (``p.txt`` is :data:`PTABLE`)

@@ -33,16 +33,13 @@ from sdckit.errors import (
 )
 from sdckit.models import KAnonymity, LDiversity, TCloseness
 from sdckit.risk.analyze import analyze
+from spark_support import no_time, released_rows, same_rows
 
 pytest.importorskip("pyspark")
 
 RUNNER = CliRunner()
 ADULT = load_adult()
 QI8 = [c for c in ADULT.data.columns if c != "occupation"]
-
-
-def _no_time(summary: dict) -> dict:
-    return {k: v for k, v in summary.items() if k not in ("elapsed_seconds", "run_id")}
 
 
 def _assert_same_frequency_set(a, b) -> None:
@@ -143,13 +140,13 @@ def test_analyze_equals_local_on_adult(spark, adult_sdf):
     qis = ["age", "sex", "race", "education", "marital-status", "native-country"]
     local = analyze(ADULT.data, qis, sensitive=["occupation"], sampling_fraction=0.01)
     remote = analyze_spark(adult_sdf, qis, sensitive=["occupation"], sampling_fraction=0.01)
-    assert _no_time(remote.summary) == _no_time(local.summary)
+    assert no_time(remote.summary) == no_time(local.summary)
     assert np.array_equal(remote.class_risk, local.class_risk)
     # a population table (journalist and marketer risk against it)
     sample = ADULT.data.iloc[:4000]
     local = analyze(sample, qis, population=ADULT.data, measures=[])
     remote = analyze_spark(spark.createDataFrame(sample), qis, population=adult_sdf, measures=[])
-    assert _no_time(remote.summary) == _no_time(local.summary)
+    assert no_time(remote.summary) == no_time(local.summary)
     assert remote.summary["journalist"] != remote.summary["prosecutor"]
 
 
@@ -163,7 +160,7 @@ def test_analyze_equals_local_on_sdcmicro_testdata_with_weights(spark, shared_da
     keys = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
     local = analyze(read_table(path), keys, weight="sampling_weight", missing=missing)
     remote = analyze_spark(read_spark(spark, path), keys, weight="sampling_weight", missing=missing)
-    assert _no_time(remote.summary) == _no_time(local.summary)
+    assert no_time(remote.summary) == no_time(local.summary)
     assert "individual_risk" in remote.summary
 
 
@@ -175,25 +172,6 @@ def test_household_risk_is_refused_on_spark(adult_sdf):
 
 
 # -- anonymize ----------------------------------------------------------------------------
-def _released_rows(folder: Path, delimiter: str = ",") -> pd.DataFrame:
-    parts = sorted(folder.glob("part-*"))
-    assert parts, f"no part files in {folder}"
-    if parts[0].suffix == ".csv":
-        frames = [pd.read_csv(p, sep=delimiter, dtype=str, keep_default_na=False) for p in parts]
-    else:
-        frames = [pd.read_parquet(p) for p in parts]
-    return pd.concat(frames, ignore_index=True)
-
-
-def _same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    a = a.astype(str)
-    b = b.astype(str)[list(a.columns)]
-    key = list(a.columns)
-    return (
-        a.sort_values(key).reset_index(drop=True).equals(b.sort_values(key).reset_index(drop=True))
-    )
-
-
 @pytest.mark.parametrize(
     "models, limit",
     [
@@ -216,10 +194,10 @@ def test_anonymize_equals_local_on_adult(adult_sdf, tmp_path, models, limit):
     assert remote.metrics == local.metrics
     assert remote.models_satisfied == local.models_satisfied
     assert remote.nodes_checked == local.nodes_checked
-    assert _no_time(remote.risk_before) == _no_time(local.risk_before)
-    assert _no_time(remote.risk_after) == _no_time(local.risk_after)
+    assert no_time(remote.risk_before) == no_time(local.risk_before)
+    assert no_time(remote.risk_after) == no_time(local.risk_after)
     assert remote.details["engine"] == "spark"
-    assert _same_rows(local.data, _released_rows(out))
+    assert same_rows(local.data, released_rows(out))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries
 
 
@@ -287,13 +265,13 @@ def test_job_file_with_engine_spark_end_to_end(spark, tmp_path):
     )
     assert res.exit_code == 0, res.output
     local = json.loads((local_dir / "l.json").read_text())
-    assert _same_rows(
+    assert same_rows(
         pd.read_csv(local_dir / "released.csv", sep=";", dtype=str, keep_default_na=False),
-        _released_rows(tmp_path / "released.csv", ";"),
+        released_rows(tmp_path / "released.csv", ";"),
     )
     for key in ("transformation", "suppressed_records", "metrics", "models_satisfied"):
         assert summary[key] == local[key], key
-    assert _no_time(summary["risk_after"]) == _no_time(local["risk_after"])
+    assert no_time(summary["risk_after"]) == no_time(local["risk_after"])
     # analyze from the same job file, both engines
     res = RUNNER.invoke(
         app, ["analyze", "--config", str(job), "--json", str(tmp_path / "risk.json"), "-q"]
@@ -308,7 +286,7 @@ def test_job_file_with_engine_spark_end_to_end(spark, tmp_path):
     risk = json.loads((tmp_path / "risk.json").read_text())
     risk_local = json.loads((tmp_path / "risk_local.json").read_text())
     assert risk.pop("engine") == "spark" and risk_local.pop("engine") == "local"
-    assert _no_time(risk) == _no_time(risk_local)
+    assert no_time(risk) == no_time(risk_local)
     assert risk["quasi_identifiers"] == [
         c for c in yaml.safe_load(job.read_text())["attributes"] if c != "occupation"
     ]

@@ -1,0 +1,34 @@
+"""Helpers of the tests that compare the Spark engine with the local one: a Spark release
+read back from its part files, rows compared as sets, summaries without their timings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def no_time(summary: dict) -> dict:
+    """A summary without what differs between runs (timing, run id)."""
+    return {k: v for k, v in summary.items() if k not in ("elapsed_seconds", "run_id")}
+
+
+def released_rows(folder: Path, delimiter: str = ",") -> pd.DataFrame:
+    """A Spark release folder's rows, read from its part files (CSV as text, or Parquet)."""
+    parts = sorted(folder.glob("part-*"))
+    assert parts, f"no part files in {folder}"
+    if parts[0].suffix == ".csv":
+        frames = [pd.read_csv(p, sep=delimiter, dtype=str, keep_default_na=False) for p in parts]
+    else:
+        frames = [pd.read_parquet(p) for p in parts]
+    return pd.concat(frames, ignore_index=True)
+
+
+def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Whether two tables hold the same rows as text, in any order."""
+    a = a.astype(str)
+    b = b.astype(str)[list(a.columns)]
+    key = list(a.columns)
+    return (
+        a.sort_values(key).reset_index(drop=True).equals(b.sort_values(key).reset_index(drop=True))
+    )
