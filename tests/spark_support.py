@@ -32,3 +32,17 @@ def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return (
         a.sort_values(key).reset_index(drop=True).equals(b.sort_values(key).reset_index(drop=True))
     )
+
+
+def assert_same_anonymization(local, remote, out: Path) -> None:
+    """A Spark anonymization (``remote``, its release at ``out``) equals the local one: the
+    transformation, suppression, metrics, models, nodes checked, risks and released rows."""
+    assert remote.details["engine"] == "spark"
+    assert remote.transformation == local.transformation
+    assert remote.suppressed_records == local.suppressed_records
+    assert remote.metrics == local.metrics
+    assert remote.models_satisfied == local.models_satisfied
+    assert remote.nodes_checked == local.nodes_checked
+    assert no_time(remote.risk_before) == no_time(local.risk_before)
+    assert no_time(remote.risk_after) == no_time(local.risk_after)
+    assert same_rows(local.data, released_rows(out))

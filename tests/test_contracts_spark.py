@@ -27,7 +27,7 @@ from sdckit.core.schema import Schema
 from sdckit.models import MODELS
 from sdckit.tables.cell_key import record_keys
 from sdckit.tables.registry import TABLE_METHODS
-from spark_support import no_time, released_rows, same_rows
+from spark_support import assert_same_anonymization
 from table_support import PTABLE
 
 pytest.importorskip("pyspark")
@@ -94,15 +94,7 @@ def test_an_algorithm_on_spark_equals_the_local_engine(
     out = tmp_path / "released.csv"
     sdf = read_spark(spark, data_csv).select("c", "g", "z", "region")
     remote = anonymize_spark(sdf, schema, models, out, suppression_limit=0.1, algorithm=algorithm)
-    assert remote.details["engine"] == "spark"
-    assert remote.transformation == local.transformation
-    assert remote.suppressed_records == local.suppressed_records
-    assert remote.metrics == local.metrics
-    assert remote.models_satisfied == local.models_satisfied
-    assert remote.nodes_checked == local.nodes_checked
-    assert no_time(remote.risk_before) == no_time(local.risk_before)
-    assert no_time(remote.risk_after) == no_time(local.risk_after)
-    assert same_rows(local.data, released_rows(out))
+    assert_same_anonymization(local, remote, out)
 
 
 #: the options of a table job for each method (``p.txt`` is :data:`PTABLE`)

@@ -33,7 +33,7 @@ from sdckit.errors import (
 )
 from sdckit.models import KAnonymity, LDiversity, TCloseness
 from sdckit.risk.analyze import analyze
-from spark_support import no_time, released_rows, same_rows
+from spark_support import assert_same_anonymization, no_time, released_rows, same_rows
 
 pytest.importorskip("pyspark")
 
@@ -189,15 +189,7 @@ def test_anonymize_equals_local_on_adult(adult_sdf, tmp_path, models, limit):
     local = anonymize(ADULT.data, schema, models, suppression_limit=limit)
     out = tmp_path / "released.parquet"
     remote = anonymize_spark(adult_sdf, schema, models, out, suppression_limit=limit)
-    assert remote.transformation == local.transformation
-    assert remote.suppressed_records == local.suppressed_records
-    assert remote.metrics == local.metrics
-    assert remote.models_satisfied == local.models_satisfied
-    assert remote.nodes_checked == local.nodes_checked
-    assert no_time(remote.risk_before) == no_time(local.risk_before)
-    assert no_time(remote.risk_after) == no_time(local.risk_after)
-    assert remote.details["engine"] == "spark"
-    assert same_rows(local.data, released_rows(out))
+    assert_same_anonymization(local, remote, out)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporaries
 
 
