@@ -9,8 +9,10 @@ import pandas as pd
 
 
 def no_time(summary: dict) -> dict:
-    """A summary without what differs between runs (timing, run id)."""
-    return {k: v for k, v in summary.items() if k not in ("elapsed_seconds", "run_id")}
+    """A summary without what differs between runs (timing, run id) and the Spark engine's
+    note of where the classes were counted (``frequency_set``)."""
+    skip = ("elapsed_seconds", "run_id", "frequency_set")
+    return {k: v for k, v in summary.items() if k not in skip}
 
 
 def released_rows(folder: Path, delimiter: str = ",") -> pd.DataFrame:

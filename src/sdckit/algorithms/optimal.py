@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # scipy is imported where it is used: a k-anonymity run never
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -181,6 +181,50 @@ class NodeResult:
         return self.cost
 
 
+class LeafCounts(Protocol):
+    """What the search reads of the base besides its metadata: record counts per leaf code
+    (:meth:`marginal`) and per pair of leaf codes (:meth:`joint`)."""
+
+    def marginal(self, i: int) -> np.ndarray:
+        """Records per leaf code of QI ``i``."""
+        ...
+
+    def joint(self, i: int, j: int) -> np.ndarray:
+        """Records per pair of leaf codes of QIs ``i`` and ``j``."""
+        ...
+
+
+class LeafTables:
+    """Record counts per leaf code of one quasi-identifier, or per pair of leaf codes of two,
+    of the base frequency set: what the metrics' bounds and the projection pruning read.
+
+    Counted here from the base classes; the Spark engine, whose classes stay on the
+    cluster, passes its own (aggregations on Spark) with the same methods."""
+
+    def __init__(self, base: FrequencySet) -> None:
+        self.base = base
+
+    def marginal(self, i: int) -> np.ndarray:
+        """Records per leaf code of QI ``i`` (float64: sums of whole counts, exact)."""
+        q = self.base.quasi_identifiers[i]
+        return np.bincount(
+            self.base.keys[:, i].astype(np.int64),
+            weights=self.base.counts.astype(np.float64),
+            minlength=q.cardinality(0),
+        )
+
+    def joint(self, i: int, j: int) -> np.ndarray:
+        """Records per pair of leaf codes of QIs ``i`` and ``j`` (rows: ``i``'s codes)."""
+        qis = self.base.quasi_identifiers
+        di, dj = qis[i].cardinality(0), qis[j].cardinality(0)
+        keys = self.base.keys
+        return np.bincount(
+            keys[:, i].astype(np.int64) * dj + keys[:, j].astype(np.int64),
+            weights=self.base.counts.astype(np.float64),
+            minlength=di * dj,
+        ).reshape(di, dj)
+
+
 @dataclass
 class LatticeSearch:
     """Best-first branch-and-bound search for the optimal full-domain generalization.
@@ -194,9 +238,18 @@ class LatticeSearch:
     budget: int
     metric: MetricSpec = field(default_factory=MetricSpec)
     progress: Callable[[int, int], Any] | None = None
+    tables: LeafCounts | None = None  # counted from ``base`` when not given
+    #: whether ``base`` holds the classes (the Spark engine passes one without them)
+    classes_here: bool = True
 
     def __post_init__(self) -> None:
-        self.metrics = LatticeMetrics(self.base, self.metric)
+        if self.tables is None:
+            self.tables = LeafTables(self.base)
+        marginals = None
+        if not self.classes_here:
+            marginals = [self.tables.marginal(i) for i in range(len(self.base.names))]
+        self.metrics = LatticeMetrics(self.base, self.metric, marginals)
+        self.n_records = int(round(self.metrics.n))
         self.heights = np.array([q.height for q in self.base.quasi_identifiers], dtype=np.int64)
         size = int(np.prod(self.heights))
         if size > MAX_LATTICE:
@@ -269,7 +322,8 @@ class LatticeSearch:
         floor = np.zeros(tuple(int(h) for h in self.heights), dtype=np.int64)
         m = floor.ndim
         qis = self.base.quasi_identifiers
-        keys = [self.base.keys[:, i].astype(np.int64) for i in range(m)]
+        tables = self.tables
+        assert tables is not None  # set in __post_init__
         # per attribute, the codes of all its levels numbered one after the other (``starts``:
         # where each level begins); a table over leaves becomes the table over those codes
         # level by level, each level summing the codes of the level below under each of its
@@ -305,10 +359,8 @@ class LatticeSearch:
             """Shape that broadcasts a table over attributes ``at`` against ``floor``."""
             return tuple(floor.shape[a] if a in at else 1 for a in range(m))
 
-        weights = self.base.counts.astype(np.float64)
-        for i, q in enumerate(qis):
-            per_leaf = np.bincount(keys[i], weights=weights, minlength=q.cardinality(0))
-            small = small_records(by_code(per_leaf, i), starts[i])
+        for i in range(len(qis)):
+            small = small_records(by_code(tables.marginal(i), i), starts[i])
             np.maximum(floor, small.reshape(axes(i)), out=floor)
         # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
         for i in range(len(qis)):
@@ -316,9 +368,7 @@ class LatticeSearch:
                 di, dj = qis[i].cardinality(0), qis[j].cardinality(0)
                 if di * dj > _PAIR_CELLS:
                     continue
-                joint = np.bincount(
-                    keys[i] * dj + keys[j], weights=weights, minlength=di * dj
-                ).reshape(di, dj)
+                joint = tables.joint(i, j)
                 # codes of j x codes of i (rows gathered: contiguous), transposed
                 sizes = by_code(np.ascontiguousarray(by_code(joint, i).T), j).T
                 small = small_records(sizes, starts[i], starts[j])
@@ -611,6 +661,7 @@ def optimal(
         raise DataError("the data has no records; nothing to anonymize")
     base, _ = prepare_base(data, schema, models)
     solution = solve(base, models, limit, spec, progress)
+    assert solution.frequency_set is not None and solution.violating is not None  # local
     released, share, supp = generalized_output(
         data, base, solution.levels, solution.violating, solution.frequency_set
     )
@@ -632,15 +683,19 @@ class OptimalSolution:
     ``details`` the JSON and report show (metrics, solution space, ties)."""
 
     levels: tuple[int, ...]
-    frequency_set: FrequencySet
-    violating: np.ndarray
+    frequency_set: FrequencySet | None
+    violating: np.ndarray | None
     transformation: dict[str, int]
     nodes_checked: int
     details: dict[str, Any]
+    #: records in the suppressed classes, when the classes are not here (Spark engine)
+    n_suppressed: int | None = None
 
     @property
     def suppressed_records(self) -> int:
         """Records in the suppressed classes."""
+        if self.frequency_set is None or self.violating is None:
+            return int(self.n_suppressed or 0)
         return int(self.frequency_set.counts[self.violating].sum())
 
 
@@ -660,29 +715,55 @@ def solve(
 
     budget = suppression_budget(limit, base.n_records)
     search = LatticeSearch(base, models, budget, spec, progress)
-    best = search.run()
-    names = [q.name for q in base.quasi_identifiers]
-    if best is None:
-        close = search.closest_failure
-        if close is None:  # every node was pruned up front: report the top of the lattice
-            close = search.evaluate(search.size - 1)[0]
-        hint = ""
-        if close is not None:
-            trans = ", ".join(f"{n} {lv}" for n, lv in zip(names, close.levels, strict=True))
-            hint = (
-                f" The closest transformation ({trans}) would have to suppress "
-                f"{close.suppressed_records:,} of {base.n_records:,} records "
-                f"({close.suppressed_records / base.n_records:.2%}), the limit allows {budget:,}."
-            )
-        raise NoSolutionError(
-            f"no transformation satisfies {', '.join(m.name for m in models)} with at most "
-            f"{limit:.2%} of the records suppressed ({len(search.checked):,} of "
-            f"{search.size:,} transformations checked).{hint} Raise suppression_limit, relax "
-            "the models or use hierarchies with more levels."
-        )
+    best = run_search(search, models, limit)
     fs = base.rollup(best.levels)
     _, _, violating = _reevaluate(search, fs)
-    values = search.metrics.values(fs, violating)
+    details = solution_details(search, best, search.metrics.values(fs, violating))
+    return OptimalSolution(
+        levels=tuple(int(x) for x in best.levels),
+        frequency_set=fs,
+        violating=violating,
+        transformation=dict(zip(search.base.names, (int(x) for x in best.levels), strict=True)),
+        nodes_checked=len(search.checked),
+        details=details,
+    )
+
+
+def run_search(search: LatticeSearch, models: Sequence[PrivacyModel], limit: float) -> NodeResult:
+    """Run ``search`` and return the optimal node; :class:`NoSolutionError` naming the
+    node that came closest when no node satisfies ``models`` within ``limit``."""
+    best = search.run()
+    if best is not None:
+        return best
+    base = search.base
+    names = list(base.names)
+    close = search.closest_failure
+    if close is None:  # every node was pruned up front: report the top of the lattice
+        close = search.evaluate(search.size - 1)[0]
+    hint = ""
+    if close is not None:
+        trans = ", ".join(f"{n} {lv}" for n, lv in zip(names, close.levels, strict=True))
+        hint = (
+            f" The closest transformation ({trans}) would have to suppress "
+            f"{close.suppressed_records:,} of {search.n_records:,} records "
+            f"({close.suppressed_records / search.n_records:.2%}), the limit allows "
+            f"{search.budget:,}."
+        )
+    raise NoSolutionError(
+        f"no transformation satisfies {', '.join(m.name for m in models)} with at most "
+        f"{limit:.2%} of the records suppressed ({len(search.checked):,} of "
+        f"{search.size:,} transformations checked).{hint} Raise suppression_limit, relax "
+        "the models or use hierarchies with more levels."
+    )
+
+
+def solution_details(
+    search: LatticeSearch, best: NodeResult, values: Mapping[str, float]
+) -> dict[str, Any]:
+    """What the JSON and report show of a finished search whose optimum ``best`` has the
+    metric ``values`` (:meth:`~sdckit.utility.generalization.LatticeMetrics.values`)."""
+    names = list(search.base.names)
+    spec = search.metric
     metrics = {
         "loss": values["loss"],
         "precision": 1.0 - values["precision"],
@@ -692,27 +773,19 @@ def solve(
         "height": values["height"],
         "iloss": values["iloss"],
     }
-    details = {
+    return {
         "lattice_size": search.size,
         "metric": spec.name,
         "metric_aggregate": spec.aggregate,
         "metric_value": best.cost,
         "pruned_nodes": int(np.count_nonzero(search.state == _PRUNED)),
         "dominated_nodes": int(np.count_nonzero(search.state == _DOMINATED)),
-        "suppression_budget": budget,
+        "suppression_budget": search.budget,
         "quasi_identifiers": names,
         "solution_space": search.solution_space(),
         "metrics": metrics,
         "ties": _ties(search, best, names),
     }
-    return OptimalSolution(
-        levels=tuple(int(x) for x in best.levels),
-        frequency_set=fs,
-        violating=violating,
-        transformation=dict(zip(names, (int(x) for x in best.levels), strict=True)),
-        nodes_checked=len(search.checked),
-        details=details,
-    )
 
 
 #: How the search picks among transformations of equal cost (stated in the JSON and report).

@@ -477,17 +477,20 @@ def build_frequency_set(
     elsewhere, e.g. the rows of a Spark group-by over the QI and sensitive codes): class
     sizes and histograms sum them, ``weights`` are then the items' summed weights, and the
     result maps no rows (``base_row_class`` is ``None``) while each QI's ``codes`` become its
-    per-class codes. Classes come out in the same canonical order either way.
+    per-class codes; the items' codes are then taken as codes at ``levels`` (items counted
+    at coarser levels, e.g. a roll-up kept on Spark). Classes come out in the same canonical
+    order either way.
     """
     qis = tuple(quasi_identifiers)
     levels = tuple(levels) if levels is not None else (0,) * len(qis)
-    cols = [q.codes_at(lv) for q, lv in zip(qis, levels, strict=True)]
+    if multiplicities is not None:
+        cols = [q.codes for q in qis]
+    else:
+        cols = [q.codes_at(lv) for q, lv in zip(qis, levels, strict=True)]
     cards = [q.cardinality(lv) for q, lv in zip(qis, levels, strict=True)]
     n = len(cols[0]) if cols else (len(weights) if weights is not None else 0)
     if multiplicities is not None:
         n = len(multiplicities)
-        if any(lv != 0 for lv in levels):
-            raise DataError("counted items are grouped at leaf level; roll the result up instead")
     if cols:
         group, n_groups, rep = group_keys(cols, cards)
         keys = np.stack([c[rep] for c in cols], axis=1).astype(np.int32)

@@ -117,7 +117,7 @@ def run_analyze(
                 summary,
                 result.class_risk,
                 source=str(request.input),
-                risk_weights=result.frequency_set.counts,
+                risk_weights=result.class_records,
             ).render_html()
             if html_out
             else None

@@ -10,7 +10,7 @@ and the distinction/separation of every QI combination (Motwani & Xu 2007).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -45,20 +45,38 @@ if TYPE_CHECKING:  # pragma: no cover
 class RiskAnalysis:
     """The result of :func:`analyze`: a JSON-ready ``summary`` plus the frequency set and the
     prosecutor risk ``1/f`` of every class (``f`` the wildcard frequency where missing values
-    match any value)."""
+    match any value).
+
+    When the classes stay on a cluster (the Spark engine's distributed path) there is no
+    frequency set here: ``class_risk`` then holds one risk per distinct class size and
+    ``class_records`` the records having it."""
 
     summary: dict[str, Any]
-    frequency_set: FrequencySet
+    frequency_set: FrequencySet | None
     class_risk: np.ndarray  # per class prosecutor risk 1/f_j
     extras: dict[str, Any] = field(default_factory=dict)
+    risk_records: np.ndarray | None = None  # records per class_risk entry, without classes
 
     def __getitem__(self, key: str) -> Any:
         return self.summary[key]
 
     @property
+    def class_records(self) -> np.ndarray:
+        """The records each ``class_risk`` entry stands for (the class sizes)."""
+        if self.risk_records is not None:
+            return self.risk_records
+        if self.frequency_set is None:  # pragma: no cover - one of the two is always set
+            raise DataError("this analysis holds neither classes nor their record counts")
+        return self.frequency_set.counts
+
+    @property
     def record_risk(self) -> np.ndarray:
         """Per-record prosecutor risk (needs the rows: not on a frequency set counted
         elsewhere, e.g. by the Spark engine; use ``class_risk`` with the class sizes)."""
+        if self.frequency_set is None:
+            raise DataError(
+                "per-record risk needs the records; this analysis kept its classes on Spark"
+            )
         return self.class_risk[self.frequency_set.row_class()]
 
     def to_dict(self) -> dict[str, Any]:
@@ -253,38 +271,31 @@ def analyze_frequency_set(
         freq = fk_class
     else:
         freq = counts
-    uniques = int(counts[freq == 1].sum())
     summary: dict[str, Any] = {
         "records": n,
         "quasi_identifiers": qi,
         "equivalence_classes": fs.n_classes,
-        "missing_values": {
-            "semantics": missing,
-            "records_with_missing_key": records_missing,
-            "tokens": sorted(MISSING_KEY_TOKENS),
-        },
-        "sample_uniques": uniques,
-        "sample_uniques_share": uniques / n,
-        "prosecutor": (
-            record_risk_summary(freq, counts) if wildcard else prosecutor_risk(counts)
-        ).to_dict(),
-        "journalist": (
-            record_risk_summary(freq, counts) if wildcard else journalist_risk(counts, pop_counts)
-        ).to_dict(),
-        "marketer": float((counts / freq).sum() / n)
-        if wildcard
-        else marketer_risk(counts, pop_counts),
-        "threshold": threshold,
-        "records_at_risk_share": records_at_risk_share(counts, threshold, freq),
-        "class_size_distribution": class_size_distribution(counts, freq),
+        "missing_values": missing_summary(missing, records_missing),
     }
+    if wildcard:
+        summary.update(
+            {
+                "sample_uniques": (uniques := int(counts[freq == 1].sum())),
+                "sample_uniques_share": uniques / n,
+                "prosecutor": record_risk_summary(freq, counts).to_dict(),
+                "journalist": record_risk_summary(freq, counts).to_dict(),
+                "marketer": float((counts / freq).sum() / n),
+                "threshold": threshold,
+                "records_at_risk_share": records_at_risk_share(counts, threshold, freq),
+                "class_size_distribution": class_size_distribution(counts, freq),
+            }
+        )
+    else:
+        summary.update(class_size_measures(counts, threshold, pop_counts))
     if population_records is not None:
         summary["population_records"] = population_records
     if sampling_fraction is not None:
-        from sdckit.risk.population import population_uniqueness
-
-        summary["sampling_fraction"] = sampling_fraction
-        summary["population_uniques_share"] = population_uniqueness(counts, sampling_fraction)
+        summary.update(sampling_measures(counts, sampling_fraction))
     if weighted:
         from sdckit.risk.individual import individual_risk_from_frequencies
 
@@ -305,7 +316,7 @@ def analyze_frequency_set(
                 ind.risk[fs.row_class()], household_codes
             ).to_dict()
     if sensitive:
-        summary["sensitive"] = {a: {**_diversity(fs, a), **_disclosure(fs, a)} for a in sensitive}
+        summary["sensitive"] = {a: sensitive_measures(fs, a) for a in sensitive}
     skipped: dict[str, str] = {}
     forced = measures is not None
     if "distinction" in chosen:
@@ -350,6 +361,58 @@ def analyze_frequency_set(
         summary["skipped"] = skipped
     summary["elapsed_seconds"] = time.perf_counter() - t0
     return RiskAnalysis(summary=summary, frequency_set=fs, class_risk=1.0 / freq)
+
+
+def missing_summary(missing: str, records_missing: int) -> dict[str, Any]:
+    """The summary's ``missing_values`` entry: the semantics, the records with a missing
+    key value and the tokens read as missing."""
+    return {
+        "semantics": missing,
+        "records_with_missing_key": records_missing,
+        "tokens": sorted(MISSING_KEY_TOKENS),
+    }
+
+
+def class_size_measures(
+    counts: np.ndarray,
+    threshold: float,
+    population_counts: np.ndarray | None = None,
+    classes: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """The measures of the summary that read the class sizes only (each class its own key
+    combination, no wildcard): sample uniques, prosecutor, journalist and marketer risk
+    (El Emam & Dankar 2008), the records at risk above ``threshold`` and the class-size
+    distribution. ``classes``: how many classes have each size in ``counts`` (a class-size
+    histogram, what the Spark engine brings to the driver instead of the classes)."""
+    counts = np.asarray(counts)
+    mult = np.ones(len(counts), dtype=np.int64) if classes is None else np.asarray(classes)
+    n = int((counts.astype(np.int64) * mult).sum())
+    uniques = int((counts * mult)[counts == 1].sum())
+    return {
+        "sample_uniques": uniques,
+        "sample_uniques_share": uniques / n,
+        "prosecutor": prosecutor_risk(counts, classes).to_dict(),
+        "journalist": journalist_risk(counts, population_counts, classes).to_dict(),
+        "marketer": marketer_risk(counts, population_counts, classes),
+        "threshold": threshold,
+        "records_at_risk_share": records_at_risk_share(counts, threshold, None, classes),
+        "class_size_distribution": class_size_distribution(counts, None, classes),
+    }
+
+
+def sampling_measures(
+    counts: np.ndarray, sampling_fraction: float, classes: np.ndarray | None = None
+) -> dict[str, Any]:
+    """The summary's population-uniqueness estimates from the class sizes (``classes``: as
+    :func:`class_size_measures`)."""
+    from sdckit.risk.population import population_uniqueness
+
+    return {
+        "sampling_fraction": sampling_fraction,
+        "population_uniques_share": population_uniqueness(
+            counts, sampling_fraction, classes=classes
+        ),
+    }
 
 
 #: What a missing key value matches: any value (sdcMicro) or only itself (a category, ARX).
@@ -478,7 +541,45 @@ def _diversity(fs: FrequencySet, attribute: str) -> dict[str, Any]:
     }
 
 
-def _disclosure(fs: FrequencySet, attribute: str) -> dict[str, float]:
+def sensitive_measures(
+    fs: FrequencySet, attribute: str, overall: FrequencySet | None = None
+) -> dict[str, Any]:
+    """The summary's entry for sensitive ``attribute`` (diversity and disclosure inside the
+    classes of ``fs``); ``overall``: a frequency set holding the whole data's distribution
+    of the attribute, when ``fs`` holds only some of the classes (a Spark shard)."""
+    return {**_diversity(fs, attribute), **_disclosure(fs, attribute, overall)}
+
+
+#: How the entries of :func:`sensitive_measures` of disjoint sets of classes combine.
+SENSITIVE_COMBINE: dict[str, Callable[[list[Any]], Any]] = {
+    "distinct_values": max,
+    "distinct_l": min,
+    "entropy_l": min,
+    "homogeneous_classes": sum,
+    "homogeneous_records": sum,
+    "max_confidence": max,
+    "min_range": min,
+    "max_relative_gain": max,
+    "max_log2_ratio": max,
+}
+
+
+def combine_sensitive_measures(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """:func:`sensitive_measures` of the union of disjoint sets of classes from those of
+    each set (non-empty sets only): smallest, largest or summed entry by entry."""
+    out: dict[str, Any] = {}
+    for key in parts[0]:
+        values = [p[key] for p in parts]
+        if any(v is None for v in values):
+            out[key] = None
+        else:
+            out[key] = SENSITIVE_COMBINE[key](values)
+    return out
+
+
+def _disclosure(
+    fs: FrequencySet, attribute: str, overall: FrequencySet | None = None
+) -> dict[str, float]:
     """How far the classes' distributions of ``attribute`` stray from the whole data's:
     ``max_relative_gain``, the largest ``(p_s - q_s) / q_s`` of a value in a class (the
     smallest beta of basic beta-likeness the classes satisfy, Cao & Karras 2012), and
@@ -491,9 +592,9 @@ def _disclosure(fs: FrequencySet, attribute: str) -> dict[str, float]:
     if fs.n_classes == 0:
         return {"max_relative_gain": 0.0, "max_log2_ratio": 0.0}
     beta = BetaLikeness(attribute=attribute, beta=1.0)
-    beta.prepare(fs)
+    beta.prepare(fs if overall is None else overall)
     delta = DeltaDisclosure(attribute=attribute, delta=1.0)
-    delta.prepare(fs)
+    delta.prepare(fs if overall is None else overall)
     return {
         "max_relative_gain": float(beta.gains(fs).max()),
         "max_log2_ratio": float(delta.log_ratios(fs).max()),

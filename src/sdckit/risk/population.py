@@ -154,8 +154,14 @@ def _as_class_sizes(class_sizes) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _histogram(class_sizes) -> _Histogram:
-    sizes, counts = class_size_distribution(class_sizes)
+def _histogram(class_sizes, classes=None) -> _Histogram:
+    if classes is None:
+        sizes, counts = class_size_distribution(class_sizes)
+    else:  # already a histogram: distinct sizes and their classes, merged if repeated
+        arr = _as_class_sizes(class_sizes)
+        sizes, inverse = np.unique(arr, return_inverse=True)
+        counts = np.bincount(inverse.ravel(), weights=np.asarray(classes, dtype=np.float64))
+        sizes, counts = sizes.astype(np.int64), counts.astype(np.int64)
     c1 = int(counts[0]) if sizes[0] == 1 else 0
     pos2 = np.searchsorted(sizes, 2)
     c2 = int(counts[pos2]) if pos2 < sizes.size and sizes[pos2] == 2 else 0
@@ -690,16 +696,22 @@ def dankar(
 
 
 def population_uniqueness(
-    class_sizes: np.ndarray, sampling_fraction: float, *, arx_compat: bool = False
+    class_sizes: np.ndarray,
+    sampling_fraction: float,
+    *,
+    arx_compat: bool = False,
+    classes: np.ndarray | None = None,
 ) -> dict[str, float | str]:
     """All four estimates of the population-unique share (ARX's "population uniques" view).
 
     Returns ``{"pitman", "zayatz", "snb", "dankar": share, "dankar_model": name}``; every
     share is *estimated population uniques / population size* (``N = n / f``), NaN where the
     model cannot be solved. See :func:`pitman`, :func:`zayatz`, :func:`snb`, :func:`dankar`.
+    ``classes``: how many classes have each size in ``class_sizes`` (a class-size
+    histogram, as the Spark engine counts it), by default one each.
     """
     f = _check_fraction(sampling_fraction)
-    h = _histogram(class_sizes)
+    h = _histogram(class_sizes, classes)
     p = _pitman_of(h, f)
     z = _zayatz_of(h, f)
     s = _snb_of(h, f, arx_compat)

@@ -57,22 +57,33 @@ def record_risk_summary(frequencies: np.ndarray, records: np.ndarray) -> RiskSum
     return _summary(f[keep], r[keep])
 
 
-def prosecutor_risk(counts: np.ndarray) -> RiskSummary:
-    """Prosecutor risk over records from class sizes ``counts`` (El Emam & Dankar 2008)."""
+def prosecutor_risk(counts: np.ndarray, classes: np.ndarray | None = None) -> RiskSummary:
+    """Prosecutor risk over records from class sizes ``counts`` (El Emam & Dankar 2008).
+
+    ``classes``: how many classes have each size in ``counts`` (a class-size histogram,
+    as the Spark engine counts it), by default one each."""
     counts = np.asarray(counts, dtype=np.float64)
-    counts = counts[counts > 0]
-    return _summary(counts, counts)
+    records = counts if classes is None else counts * np.asarray(classes, dtype=np.float64)
+    keep = counts > 0
+    return _summary(counts[keep], records[keep])
 
 
-def journalist_risk(counts: np.ndarray, population_counts: np.ndarray | None = None) -> RiskSummary:
+def journalist_risk(
+    counts: np.ndarray,
+    population_counts: np.ndarray | None = None,
+    classes: np.ndarray | None = None,
+) -> RiskSummary:
     """Journalist risk: ``1/F_j`` per record of class ``j`` (prosecutor risk without population).
 
     ``population_counts[j]`` is the population size of sample class ``j``; it must be
-    ``>= counts[j]`` (the sample is drawn from the population).
+    ``>= counts[j]`` (the sample is drawn from the population). ``classes``: as
+    :func:`prosecutor_risk` (without a population only).
     """
     counts = np.asarray(counts, dtype=np.float64)
     if population_counts is None:
-        return prosecutor_risk(counts)
+        return prosecutor_risk(counts, classes)
+    if classes is not None:
+        raise DataError("a population needs one population count per class, not a histogram")
     pop = np.asarray(population_counts, dtype=np.float64)
     keep = counts > 0
     if np.any(pop[keep] < counts[keep]):
@@ -83,9 +94,21 @@ def journalist_risk(counts: np.ndarray, population_counts: np.ndarray | None = N
     return _summary(pop[keep], counts[keep])
 
 
-def marketer_risk(counts: np.ndarray, population_counts: np.ndarray | None = None) -> float:
-    """Marketer risk ``(1/n) sum_j f_j/F_j`` (``J/n`` without a population table)."""
+def marketer_risk(
+    counts: np.ndarray,
+    population_counts: np.ndarray | None = None,
+    classes: np.ndarray | None = None,
+) -> float:
+    """Marketer risk ``(1/n) sum_j f_j/F_j`` (``J/n`` without a population table).
+
+    ``classes``: as :func:`prosecutor_risk` (without a population only)."""
     counts = np.asarray(counts, dtype=np.float64)
+    if classes is not None:
+        if population_counts is not None:
+            raise DataError("a population needs one population count per class, not a histogram")
+        mult = np.asarray(classes, dtype=np.float64)
+        n = (counts * mult).sum()
+        return float(mult[counts > 0].sum() / n) if n else 0.0
     n = counts.sum()
     if n == 0:
         return 0.0
@@ -97,15 +120,28 @@ def marketer_risk(counts: np.ndarray, population_counts: np.ndarray | None = Non
 
 
 def records_at_risk_share(
-    counts: np.ndarray, threshold: float = 0.2, frequencies: np.ndarray | None = None
+    counts: np.ndarray,
+    threshold: float = 0.2,
+    frequencies: np.ndarray | None = None,
+    classes: np.ndarray | None = None,
 ) -> float:
     """Share of records whose prosecutor risk ``1/f_j`` exceeds ``threshold``.
 
-    ``frequencies``: each row's ``f`` when it is not its record count (wildcard matching).
+    ``frequencies``: each row's ``f`` when it is not its record count (wildcard matching);
+    ``classes``: how many classes have each size in ``counts`` (a class-size histogram).
     """
     if not 0 < threshold <= 1:
         raise DataError(f"--threshold must be in (0, 1], got {threshold}")
     counts = np.asarray(counts, dtype=np.float64)
+    if classes is not None:
+        f = counts if frequencies is None else np.asarray(frequencies, dtype=np.float64)
+        counts = counts * np.asarray(classes, dtype=np.float64)
+        n = counts.sum()
+        return (
+            float(counts[(counts > 0) & (1.0 / np.maximum(f, 1) > threshold)].sum() / n)
+            if n
+            else 0.0
+        )
     f = counts if frequencies is None else np.asarray(frequencies, dtype=np.float64)
     n = counts.sum()
     if n == 0:
@@ -114,20 +150,28 @@ def records_at_risk_share(
 
 
 def class_size_distribution(
-    counts: np.ndarray, frequencies: np.ndarray | None = None
+    counts: np.ndarray,
+    frequencies: np.ndarray | None = None,
+    classes: np.ndarray | None = None,
 ) -> list[dict[str, float]]:
     """Classes and records per class size: ``[{"size", "classes", "records", "records_share"}]``.
 
     ``frequencies``: each row's ``f`` when it is not its record count (wildcard matching);
     ``size`` is then that ``f`` and ``classes`` the distinct key combinations having it.
+    ``classes``: how many classes have each size in ``counts`` (a class-size histogram).
     """
     counts = np.asarray(counts, dtype=np.int64)
     f = counts if frequencies is None else np.asarray(frequencies, dtype=np.int64)
+    mult = np.ones(len(counts), dtype=np.int64) if classes is None else np.asarray(classes)
     keep = counts > 0
-    counts, f = counts[keep], f[keep]
-    n = counts.sum()
-    sizes, inverse, classes = np.unique(f, return_inverse=True, return_counts=True)
-    records = np.bincount(inverse.ravel(), weights=counts, minlength=len(sizes)).astype(np.int64)
+    counts, f, mult = counts[keep], f[keep], mult[keep].astype(np.int64)
+    records_per = counts * mult
+    n = records_per.sum()
+    sizes, inverse = np.unique(f, return_inverse=True)
+    classes = np.bincount(inverse.ravel(), weights=mult, minlength=len(sizes)).astype(np.int64)
+    records = np.bincount(inverse.ravel(), weights=records_per, minlength=len(sizes)).astype(
+        np.int64
+    )
     return [
         {
             "size": int(s),

@@ -177,6 +177,7 @@ def release_frame(
         item_codes.append(coded.codes)
         at_level = np.asarray(q.labels(level), dtype=object)[q.step(0, level)]
         labels.append(at_level[coded.codes].astype(str))
+    assert solution.frequency_set is not None and solution.violating is not None  # driver path
     suppressed_base = solution.violating[solution.frequency_set.base_map]
     if len(item_codes[0]):
         cards = [q.cardinality(0) for q in base.quasi_identifiers]
@@ -295,7 +296,14 @@ def anonymize_spark(
     from sdckit.core.io import atomic_write_dir
     from sdckit.models.base import PrivacyModel
     from sdckit.risk.analyze import analyze_frequency_set
-    from sdckit.spark.frequency import count_texts, frequency_set_of_counts
+    from sdckit.spark.analyze import analyze_distributed
+    from sdckit.spark.anonymize_distributed import (
+        release_distributed,
+        search_distributed,
+        verify_distributed,
+    )
+    from sdckit.spark.classes import ClassTable
+    from sdckit.spark.frequency import count_classes, frequency_set_of_counts
     from sdckit.spark.io import read_spark, to_pandas, write_spark
     from sdckit.utility.generalization import parse_metric
 
@@ -316,17 +324,26 @@ def anonymize_spark(
         order = schema.attributes[a].order if a in schema.attributes else None
         if order is not None:
             orders[a] = order
-    counted = count_texts(data, [*qis, *sensitive])
-    base = frequency_set_of_counts(counted, qis, sensitive, hierarchies, orders)
-    if base.n_records == 0:
-        raise DataError("the data has no records; nothing to anonymize")
-    for m in models:
-        m.prepare(base)
-    solution = solve(base, models, limit, spec, progress)
-    t1 = time.perf_counter()
-    budget = suppression_budget(limit, base.n_records)
+    counted, chosen = count_classes(data, qis, sensitive, hierarchies, orders=orders)
     columns = [c for c in data.columns if c not in set(schema.identifying)]
-    released = release_frame(data, columns, base, solution, counted)
+    table = counted if isinstance(counted, ClassTable) else None
+    if table is not None:
+        if table.n_records == 0:
+            raise DataError("the data has no records; nothing to anonymize")
+        solution, suppressed = search_distributed(table, chosen, models, limit, spec, progress)
+        budget = suppression_budget(limit, table.n_records)
+        released = release_distributed(data, columns, table, solution.levels, suppressed)
+    else:
+        assert not isinstance(counted, ClassTable)
+        base = frequency_set_of_counts(counted, qis, sensitive, hierarchies, orders)
+        if base.n_records == 0:
+            raise DataError("the data has no records; nothing to anonymize")
+        for m in models:
+            m.prepare(base)
+        solution = solve(base, models, limit, spec, progress)
+        budget = suppression_budget(limit, base.n_records)
+        released = release_frame(data, columns, base, solution, counted)
+    t1 = time.perf_counter()
     if neutralize:  # CSV injection defence, as the local writer's neutralize=True
         from sdckit.spark.frame import neutralize_formulas_spark
 
@@ -337,23 +354,40 @@ def anonymize_spark(
     def write_and_verify(folder: Path) -> None:
         write_spark(released, folder, delimiter, target=output, partition_by=partition_by)
         written = read_spark(spark, folder, delimiter=delimiter)
-        outcome["satisfied"], outcome["recount"] = verify_release(
-            written, base, solution, models, sensitive, orders, budget
-        )
+        if table is not None:
+            outcome["satisfied"], outcome["risk_after"] = verify_distributed(
+                written, table, solution, models, sensitive, orders, budget, risk
+            )
+        else:
+            outcome["satisfied"], recount = verify_release(
+                written, base, solution, models, sensitive, orders, budget
+            )
+            if risk:
+                outcome["risk_after"] = analyze_frequency_set(
+                    recount, measures=[], missing="category"
+                ).summary
         outcome["preview"] = to_pandas(written.limit(PREVIEW_ROWS))
 
-    atomic_write_dir(output, write_and_verify)
-    t2 = time.perf_counter()
-    risk_before: dict[str, Any] = {}
-    risk_after: dict[str, Any] = {}
-    if risk:
-        risk_before = analyze_frequency_set(base, measures=[], missing="category").summary
-        risk_after = analyze_frequency_set(
-            outcome["recount"], measures=[], missing="category"
-        ).summary
+    try:
+        atomic_write_dir(output, write_and_verify)
+        t2 = time.perf_counter()
+        risk_before: dict[str, Any] = {}
+        risk_after: dict[str, Any] = outcome.get("risk_after", {})
+        if risk and table is not None:
+            risk_before = analyze_distributed(
+                table, chosen, measures=[], missing="category"
+            ).summary
+        elif risk:
+            risk_before = analyze_frequency_set(base, measures=[], missing="category").summary
+    finally:
+        if table is not None:
+            table.unpersist()
+    for summary in (risk_before, risk_after):
+        summary.pop("frequency_set", None)
     t3 = time.perf_counter()
     details = dict(solution.details)
     details["engine"] = "spark"
+    details["frequency_set"] = chosen
     details["output_folder"] = str(output)
     details["preview_rows"] = len(outcome["preview"])
     details["timings"] = {

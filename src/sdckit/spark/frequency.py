@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
     from sdckit.core.hierarchy import Hierarchy
+    from sdckit.spark.classes import ClassTable
 
 #: Most distinct combinations collected to the driver by default (about 100 bytes each with
 #: a few short texts, so some 5 GB at the limit).
@@ -78,18 +79,13 @@ class CountedTexts:
         return codes[np.searchsorted(distinct, self.texts[column])]
 
 
-def count_texts(
-    sdf: DataFrame,
-    columns: Sequence[str],
-    weights: str | None = None,
-    max_classes: int = MAX_CLASSES,
-) -> CountedTexts:
-    """Count the distinct combinations of the canonical texts of ``columns`` on Spark (one
-    group-by) and collect them. More than ``max_classes`` combinations is a DataError saying
-    how many and how to proceed, instead of running the driver out of memory."""
+def group_texts(sdf: DataFrame, columns: Sequence[str], weights: str | None = None) -> DataFrame:
+    """The Spark group-by of the canonical texts of ``columns`` (``c0..``), with the records
+    (``__n``) and summed ``weights`` (``__w``) of each combination; a column that is missing
+    or a bad weight is a DataError naming it."""
     from pyspark.sql import functions as F
 
-    from sdckit.spark.io import text_column, to_pandas
+    from sdckit.spark.io import text_column
 
     missing = [c for c in columns if c not in sdf.columns]
     if weights is not None and weights not in sdf.columns:
@@ -105,7 +101,73 @@ def count_texts(
     aggs = [F.count(F.lit(1)).alias("__n")]
     if weights is not None:
         aggs.append(F.sum(F.col(f"`{weights}`").cast("double")).alias("__w"))
-    grouped = sdf.groupBy(*keys).agg(*aggs)
+    return sdf.groupBy(*keys).agg(*aggs)
+
+
+def counted_of(items: pd.DataFrame, columns: Sequence[str], weighted: bool) -> CountedTexts:
+    """:class:`CountedTexts` of the collected group-by ``items`` (:func:`group_texts`)."""
+    texts = {c: items[f"c{i}"].to_numpy(dtype=object) for i, c in enumerate(columns)}
+    w = items["__w"].to_numpy(dtype=float) if weighted else None
+    return CountedTexts(tuple(columns), texts, items["__n"].to_numpy(dtype=np.int64), w)
+
+
+def count_classes(
+    sdf: DataFrame,
+    quasi_identifiers: Sequence[str],
+    sensitive: Sequence[str] = (),
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    weights: str | None = None,
+    orders: Mapping[str, Sequence[str]] | None = None,
+    driver_limit: int | None = None,
+) -> tuple[CountedTexts | ClassTable, dict[str, Any]]:
+    """Count the distinct combinations of ``quasi_identifiers`` and ``sensitive`` on Spark
+    and choose where the classes live: up to ``driver_limit`` combinations
+    (:func:`sdckit.spark.classes.driver_classes` by default) they are collected
+    (:class:`CountedTexts`, the fast path), beyond it they stay on Spark
+    (:class:`~sdckit.spark.classes.ClassTable`). Returns the counts and what was chosen,
+    ``{"path": "driver" | "distributed", "classes": n, "driver_classes": limit}`` (the
+    report states it)."""
+    from sdckit.spark.classes import class_table, driver_classes
+    from sdckit.spark.io import to_pandas
+
+    columns = [*quasi_identifiers, *[s for s in sensitive if s not in quasi_identifiers]]
+    grouped = group_texts(sdf, columns, weights).persist()
+    try:
+        n = int(grouped.count())
+        limit = driver_classes(sdf.sparkSession) if driver_limit is None else driver_limit
+        chosen = {
+            "path": "driver" if n <= limit else "distributed",
+            "classes": n,
+            "driver_classes": limit,
+        }
+        if n <= limit:
+            return counted_of(to_pandas(grouped), columns, weights is not None), chosen
+        table = class_table(
+            grouped,
+            n,
+            quasi_identifiers,
+            [s for s in sensitive if s not in quasi_identifiers],
+            dict(hierarchies or {}),
+            dict(orders or {}),
+            weights is not None,
+        )
+        return table, chosen
+    finally:
+        grouped.unpersist()
+
+
+def count_texts(
+    sdf: DataFrame,
+    columns: Sequence[str],
+    weights: str | None = None,
+    max_classes: int = MAX_CLASSES,
+) -> CountedTexts:
+    """Count the distinct combinations of the canonical texts of ``columns`` on Spark (one
+    group-by) and collect them. More than ``max_classes`` combinations is a DataError saying
+    how many and how to proceed, instead of running the driver out of memory."""
+    from sdckit.spark.io import to_pandas
+
+    grouped = group_texts(sdf, columns, weights)
     items = to_pandas(grouped.limit(max_classes + 1))
     if len(items) > max_classes:
         size = grouped.count()
@@ -116,9 +178,7 @@ def count_texts(
             "job's global_recoding), or raise the limit (max_classes, with spark: {conf: "
             "{spark.driver.memory: ...}}) if the driver has the memory"
         )
-    texts = {c: items[f"c{i}"].to_numpy(dtype=object) for i, c in enumerate(columns)}
-    w = items["__w"].to_numpy(dtype=float) if weights is not None else None
-    return CountedTexts(tuple(columns), texts, items["__n"].to_numpy(dtype=np.int64), w)
+    return counted_of(items, columns, weights is not None)
 
 
 def quasi_identifier_codes(
@@ -128,14 +188,10 @@ def quasi_identifier_codes(
     ``(QuasiIdentifier with per-combination codes, sorted distinct texts, their codes)``.
     With a hierarchy the codes are leaf indices (a text missing from the hierarchy is the
     local engine's error, naming it); without, ranks among the sorted distinct texts."""
+    from sdckit.spark.classes import qi_encoding
+
     distinct = np.unique(counted.texts[name])
-    if hierarchy is not None:
-        codes = hierarchy.leaf_index(pd.Series(distinct, dtype=object), column=name)
-        values = np.asarray(hierarchy.leaves, dtype=object)
-    else:
-        codes = np.arange(len(distinct))
-        values = distinct
-    codes = np.asarray(codes, dtype=np.int32)
+    codes, values = qi_encoding(name, distinct, hierarchy)
     per_item = counted.codes(name, distinct, codes)
     return QuasiIdentifier(name, per_item, values, hierarchy), distinct, codes
 

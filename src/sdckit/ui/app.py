@@ -392,8 +392,7 @@ def create_app(
             return ui.page("risk.html", request, project=project, step="risk", analysis=None)
         fraction = _number(sampling_fraction, "sampling fraction") if sampling_fraction else None
         result = _risk(ui, project, threshold, fraction)
-        fs = result.frequency_set
-        sizes = fs.counts
+        sizes = result.class_records
         distinct, per = _size_histogram(sizes)
         figures = {
             "sizes": class_size_figure(distinct, per),

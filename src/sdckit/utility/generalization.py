@@ -274,14 +274,26 @@ class LatticeMetrics:
     lower bound of a node is a table look-up.
     """
 
-    def __init__(self, base: FrequencySet, spec: MetricSpec | str = "loss") -> None:
+    def __init__(
+        self,
+        base: FrequencySet,
+        spec: MetricSpec | str = "loss",
+        marginals: Sequence[np.ndarray] | None = None,
+    ) -> None:
+        """``marginals``: per QI, the records per leaf code, when ``base`` does not hold the
+        classes itself (the Spark engine keeps them on the cluster and passes a frequency
+        set of the QIs without classes); then the entropy charge of suppressed records is
+        given per call (:meth:`partials`' ``base_keys``)."""
         self.spec = parse_metric(spec)
         qis = base.quasi_identifiers
         if any(lv != 0 for lv in base.levels):
             raise ConfigError("LatticeMetrics needs the ungeneralized frequency set (levels 0)")
         self.names = [q.name for q in qis]
         self.weights = self.spec.weight_vector(self.names)
-        self.n = float(base.n_records)
+        if marginals is None:
+            self.n = float(base.n_records)
+        else:
+            self.n = float(sum(int(np.asarray(f).sum()) for f in marginals[:1]))
         self.m = len(qis)
         self.heights = np.array([q.height for q in qis], dtype=np.int64)
         self.domain = np.array([q.cardinality(0) for q in qis], dtype=float)
@@ -291,7 +303,10 @@ class LatticeMetrics:
         share_sum = np.zeros((self.m, int(self.heights.max(initial=1))))
         entropy_sum = np.zeros_like(share_sum)
         for i, q in enumerate(qis):
-            freq = np.bincount(base.keys[:, i], weights=base.counts, minlength=q.cardinality(0))
+            if marginals is None:
+                freq = np.bincount(base.keys[:, i], weights=base.counts, minlength=q.cardinality(0))
+            else:
+                freq = np.asarray(marginals[i], dtype=float)
             shares, costs = [], []
             for level in range(q.height):
                 if q.hierarchy is not None:
@@ -353,15 +368,8 @@ class LatticeMetrics:
     # -- exact cost --------------------------------------------------------------------------
     def share_sums(self, fs: FrequencySet, suppressed: np.ndarray) -> np.ndarray:
         """Per attribute, the sum over records of the domain share (suppressed: 1)."""
-        keep = ~suppressed
-        counts = fs.counts.astype(float)
-        n_supp = counts[suppressed].sum()
-        kept = counts[keep]
-        codes = fs.keys[keep].T.astype(np.intp)  # per attribute, contiguous: fast look-ups
-        out = np.empty(self.m)
-        for i, level in enumerate(fs.levels):
-            out[i] = (kept * np.take(self.share[i][level], codes[i])).sum() + n_supp
-        return out
+        p = self.partials(fs, suppressed, ("iloss",))
+        return p["share_kept"] + p["n_supp"]
 
     def cost(self, fs: FrequencySet, suppressed: np.ndarray) -> float:
         """The value the search minimises for ``fs`` with the classes ``suppressed``."""
@@ -371,78 +379,151 @@ class LatticeMetrics:
         self, fs: FrequencySet, suppressed: np.ndarray, which: Sequence[str] = METRICS
     ) -> dict[str, float]:
         """Metric values (``precision`` as ``1 - Prec`` here: lower is better)."""
+        return self.values_from(self.partials(fs, suppressed, which), fs.levels, which)
+
+    def partials(
+        self,
+        fs: FrequencySet,
+        suppressed: np.ndarray,
+        which: Sequence[str] = METRICS,
+        base_keys: np.ndarray | None = None,
+        base_counts: np.ndarray | None = None,
+    ) -> dict[str, Any]:
+        """The sums over classes the metrics ``which`` are made of, for ``fs`` with the
+        classes ``suppressed``: each entry is a sum over classes (arrays: one sum per
+        attribute or code), so the partials of disjoint sets of classes add up to the
+        partials of their union -- which is how the Spark engine evaluates a node whose
+        classes are spread over executors (:meth:`add_partials`, then
+        :meth:`values_from`). ``base_keys``/``base_counts``: the base classes ``fs`` was
+        rolled up from (``fs.base_map`` maps them), for the entropy charge of suppressed
+        records; by default the base this object was built from."""
         suppressed = np.asarray(suppressed, dtype=bool)
         counts = fs.counts.astype(float)
-        n_supp = float(counts[suppressed].sum())
+        keep = ~suppressed
+        kept = counts[keep]
+        out: dict[str, Any] = {"n_supp": float(counts[suppressed].sum())}
+        names = set(which)
+        if names & {"aecs", "discernibility"}:
+            out["kept_records"] = float(kept.sum())
+            out["kept_classes"] = float(len(kept))
+            out["kept_squares"] = float((kept * kept).sum())
+        if names & {"loss", "iloss"}:
+            codes = fs.keys[keep].T.astype(np.intp)  # per attribute, contiguous: fast look-ups
+            out["share_kept"] = np.array(
+                [(kept * np.take(self.share[i][level], codes[i])).sum()
+                 for i, level in enumerate(fs.levels)]
+            ) if self.m else np.zeros(0)  # fmt: skip
+            if "loss" in names and (self.spec.g_factor != 1.0 or self.spec.s_factor != 1.0):
+                supp = counts[suppressed]
+                codes_s = fs.keys[suppressed].T.astype(np.intp)
+                out["share_supp"] = np.array(
+                    [(supp * np.take(self.share[i][level], codes_s[i])).sum()
+                     for i, level in enumerate(fs.levels)]
+                ) if self.m else np.zeros(0)  # fmt: skip
+        if "entropy" in names and suppressed.any():
+            convention = self.spec.convention("entropy")
+            if convention == "group":
+                out["entropy_group"] = [
+                    np.bincount(
+                        fs.keys[suppressed, i],
+                        weights=counts[suppressed],
+                        minlength=fs.quasi_identifiers[i].cardinality(fs.levels[i]),
+                    )
+                    for i in range(self.m)
+                ]
+            elif convention != "not_charged":
+                out["entropy_extra"] = self._entropy_extra(fs, suppressed, base_keys, base_counts)
+        return out
+
+    @staticmethod
+    def add_partials(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The partials of the union of disjoint sets of classes (entrywise sums)."""
+        out: dict[str, Any] = {}
+        for part in parts:
+            for key, value in part.items():
+                if key not in out:
+                    out[key] = [np.array(v) for v in value] if isinstance(value, list) else value
+                elif isinstance(value, list):
+                    out[key] = [a + b for a, b in zip(out[key], value, strict=True)]
+                else:
+                    out[key] = out[key] + value
+        return out
+
+    def values_from(
+        self, partials: Mapping[str, Any], levels: Sequence[int], which: Sequence[str] = METRICS
+    ) -> dict[str, float]:
+        """The metric values ``which`` of a node at ``levels`` from its :meth:`partials`."""
+        n_supp = float(partials["n_supp"])
         out: dict[str, float] = {}
         for name in which:
             if name == "loss":
-                g = self.spec.g_factor
-                sums = self._loss_sums(fs, suppressed)
+                g, s = self.spec.g_factor, self.spec.s_factor
+                if g == 1.0 and s == 1.0:
+                    sums = partials["share_kept"] + n_supp
+                else:  # ARX: gF * share for kept records, share + sF (1 - share) suppressed
+                    supp = partials["share_supp"]
+                    sums = g * partials["share_kept"] + (supp + s * (n_supp - supp))
                 losses = _normalized_loss(sums, self.n, self.domain, g)
                 out[name] = float(aggregate_losses(losses, self.weights, self.spec.aggregate))
             elif name == "iloss":
-                sums = self.share_sums(fs, suppressed) - self.n / self.domain
+                sums = partials["share_kept"] + n_supp - self.n / self.domain
                 out[name] = float((np.maximum(sums, 0.0) * self.weights).sum())
             elif name == "precision":
                 top = np.maximum(self.heights - 1, 1)
-                lv = np.asarray(fs.levels, dtype=float)
+                lv = np.asarray(levels, dtype=float)
                 per = np.where(self.heights > 1, ((self.n - n_supp) * lv + n_supp * top) / top, 0)
                 out[name] = float((per * self.weights).sum() / (self.weights.sum() * self.n))
             elif name == "discernibility":
-                kept = counts[~suppressed]
-                out[name] = float((kept * kept).sum() + n_supp * self.n)
+                out[name] = float(partials["kept_squares"] + n_supp * self.n)
             elif name == "aecs":
-                kept = counts[~suppressed]
-                out[name] = aecs(kept, n_supp, self.spec.convention("aecs"))
+                out[name] = aecs_of_sums(
+                    partials["kept_records"],
+                    int(partials["kept_classes"]),
+                    n_supp,
+                    self.spec.convention("aecs"),
+                )
             elif name == "height":
-                out[name] = float(sum(fs.levels))
+                out[name] = float(sum(levels))
             elif name == "entropy":
-                out[name] = self._entropy_value(fs, suppressed)
+                total = float(self._entropy_sum[np.arange(self.m), np.asarray(levels)].sum())
+                if "entropy_group" in partials:
+                    total += _group_entropy_of_counts(partials["entropy_group"])
+                elif "entropy_extra" in partials:
+                    total += float(partials["entropy_extra"])
+                out[name] = total
             else:  # pragma: no cover - parse_metric rejects others
                 raise ConfigError(f"unknown metric {name!r}")
         return out
 
-    def _loss_sums(self, fs: FrequencySet, suppressed: np.ndarray) -> np.ndarray:
-        """Per attribute, ARX's weighted share sum: ``gF * share`` for kept records and
-        ``share + sF * (1 - share)`` for suppressed ones (``1`` when ``sF = 1``)."""
-        g, s = self.spec.g_factor, self.spec.s_factor
-        if g == 1.0 and s == 1.0:
-            return self.share_sums(fs, suppressed)
-        keep = ~suppressed
-        counts = fs.counts.astype(float)
-        out = np.empty(self.m)
-        for i, level in enumerate(fs.levels):
-            share = counts * self.share[i][level][fs.keys[:, i]]
-            supp = share[suppressed] + s * (counts[suppressed] - share[suppressed])
-            out[i] = g * share[keep].sum() + supp.sum()
-        return out
-
-    def _entropy_value(self, fs: FrequencySet, suppressed: np.ndarray) -> float:
+    def _entropy_extra(
+        self,
+        fs: FrequencySet,
+        suppressed: np.ndarray,
+        base_keys: np.ndarray | None,
+        base_counts: np.ndarray | None,
+    ) -> float:
+        """The entropy charge of the suppressed records beyond their generalized values':
+        per record, ``-log2 f/n`` of its original value instead of ``-log2 f/F``."""
         levels = np.asarray(fs.levels)
-        total = float(self._entropy_sum[np.arange(self.m), levels].sum())
-        convention = self.spec.convention("entropy")
-        if not suppressed.any() or convention == "not_charged":
-            return total
-        if convention == "group":
-            return total + _group_entropy(fs.keys[suppressed], fs.counts[suppressed])
-        if fs.base_map is None and len(fs.counts) == len(self._base_counts) and not levels.any():
+        keys_all = self._base_keys if base_keys is None else base_keys
+        counts_all = self._base_counts if base_counts is None else np.asarray(base_counts, float)
+        if fs.base_map is None and len(fs.counts) == len(counts_all) and not levels.any():
             base_supp = suppressed  # the base frequency set itself
-        elif fs.base_map is None or len(fs.base_map) != len(self._base_counts):
+        elif fs.base_map is None or len(fs.base_map) != len(counts_all):
             raise ConfigError(
                 "non-uniform entropy with suppression needs a roll-up of the base frequency "
                 "set (its base_map tells the original values of the suppressed records)"
             )
         else:
             base_supp = suppressed[fs.base_map]
-        keys = self._base_keys[base_supp]
-        counts = self._base_counts[base_supp]
+        keys = keys_all[base_supp]
+        counts = counts_all[base_supp]
         extra = 0.0
         for i in range(self.m):
             leaf = keys[:, i]
             delta = self.entropy_root[i][leaf] - self.entropy_cost[i][int(levels[i])][leaf]
             extra += float((counts * delta).sum())
-        return total + extra
+        return extra
 
 
 def aecs(kept_counts: np.ndarray, n_suppressed: float, convention: str = "released") -> float:
@@ -450,10 +531,17 @@ def aecs(kept_counts: np.ndarray, n_suppressed: float, convention: str = "releas
     ``kept_counts``: ``released`` -- released records / released classes; ``as_class`` (ARX
     ``MetricSDAECS``) -- all records / (released classes + 1 when records are suppressed)."""
     kept = np.asarray(kept_counts, dtype=float)
+    return aecs_of_sums(float(kept.sum()), len(kept), n_suppressed, convention)
+
+
+def aecs_of_sums(
+    kept_records: float, kept_classes: int, n_suppressed: float, convention: str = "released"
+) -> float:
+    """:func:`aecs` from the released records and classes (what a sum over classes gives)."""
     if convention == "as_class":
-        classes = len(kept) + (1 if n_suppressed > 0 else 0)
-        return float((kept.sum() + n_suppressed) / classes) if classes else 0.0
-    return float(kept.sum() / len(kept)) if len(kept) else 0.0
+        classes = kept_classes + (1 if n_suppressed > 0 else 0)
+        return float((kept_records + n_suppressed) / classes) if classes else 0.0
+    return float(kept_records / kept_classes) if kept_classes else 0.0
 
 
 def _group_entropy(keys: np.ndarray, counts: np.ndarray) -> float:
@@ -461,12 +549,20 @@ def _group_entropy(keys: np.ndarray, counts: np.ndarray) -> float:
     ``-sum_g c_g log2(c_g / S)`` over the generalized values ``g`` (the rows of ``keys``) of
     the ``S`` suppressed records."""
     counts = np.asarray(counts, dtype=float)
-    total_s = counts.sum()
-    if total_s <= 0:
-        return 0.0
+    return _group_entropy_of_counts(
+        [np.bincount(keys[:, i], weights=counts) for i in range(keys.shape[1])]
+    )
+
+
+def _group_entropy_of_counts(per_attribute: Sequence[np.ndarray]) -> float:
+    """:func:`_group_entropy` from the suppressed records per generalized value of each
+    attribute (``per_attribute[i][g]``)."""
     out = 0.0
-    for i in range(keys.shape[1]):
-        c = np.bincount(keys[:, i], weights=counts)
+    for counts in per_attribute:
+        c = np.asarray(counts, dtype=float)
+        total_s = c.sum()
+        if total_s <= 0:
+            return 0.0
         c = c[c > 0]
         out += float(-(c * np.log2(c / total_s)).sum())
     return out
