@@ -160,13 +160,13 @@ def test_config_errors_name_the_key_and_allowed_values(frame, methods, fragment)
 
 def test_validation_happens_before_anything_is_applied(frame, monkeypatch):
     calls = []
-    run = Rounding.apply
+    run = Rounding.plan  # the pipeline runs a step both engines run through its plan
 
-    def spy(self, data, rng=None):
+    def spy(self, stats, seed=None):
         calls.append(self.parameters())
-        return run(self, data, rng)
+        return run(self, stats, seed)
 
-    monkeypatch.setattr(Rounding, "apply", spy)
+    monkeypatch.setattr(Rounding, "plan", spy)
     with pytest.raises(ConfigError):
         apply_methods(
             frame,

@@ -245,20 +245,34 @@ def test_objects_are_frozen() -> None:
     assert TopBottomCoding(["a"], top=3).with_params(replace="mean").replace == "mean"
 
 
-def test_apply_equals_the_pipeline_step_with_its_derived_seed(frame: pd.DataFrame) -> None:
+def test_a_pipeline_step_draws_per_block_with_its_derived_seed(frame: pd.DataFrame) -> None:
+    """A random step of a pipeline is its plan released block by block, block ``b`` drawing
+    from ``block_rng(step seed, b)`` (the Spark engine's rule); the step's own ``apply``
+    draws from one generator."""
+    from sdckit.masking.blocks import block_rng
+    from sdckit.masking.stats import PandasStats
+
     noise = Noise(columns=["a"])
     seed = step_seeds(11, 2)[1]  # step 1 of a pipeline run with seed 11
-    direct = noise.apply(frame, seed)
+    plan = noise.plan(PandasStats(frame), seed)
     masked, records = Pipeline([Rounding(["i"], 5), noise]).apply(frame, seed=11)
-    pd.testing.assert_series_equal(masked["a"], direct[-1].data["a"])
-    assert records[-1] == {**direct[-1].record(), "step": 1}
-    alone, _ = Pipeline([noise]).apply(frame, seed=11)
-    pd.testing.assert_series_equal(
-        alone["a"], noise.apply(frame, step_seeds(11, 1)[0])[0].data["a"]
-    )
-    # an integer seed and a generator seeded with it draw the same numbers
+    one_block = plan.release(frame, block_rng(seed, 0))
+    pd.testing.assert_series_equal(masked["a"], one_block.data["a"])
+    assert records[-1] == {**one_block.record(), "step": 1}
+    blocks, _ = Pipeline([Rounding(["i"], 5), noise]).apply(frame, seed=11, block_rows=20)
+    parts = [plan.release(frame.iloc[lo:lo + 20], block_rng(seed, b)) for b, lo in
+             enumerate(range(0, len(frame), 20))]  # fmt: skip
+    want = pd.concat([p.data["a"] for p in parts])
+    pd.testing.assert_series_equal(blocks["a"], want)
+    assert not blocks["a"].equals(masked["a"])
+    # the step's own apply: one generator; an integer seed and a generator seeded with it
+    # draw the same numbers
+    direct = noise.apply(frame, seed)
     gen = noise.apply(frame, np.random.default_rng(seed))
     pd.testing.assert_frame_equal(gen[-1].data, direct[-1].data)
+    pd.testing.assert_frame_equal(
+        direct[-1].data, plan.release(frame, np.random.default_rng(seed)).data
+    )
 
 
 def test_pipeline_refuses_unchanged_perturbation_unless_allowed() -> None:

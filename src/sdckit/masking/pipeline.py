@@ -69,7 +69,9 @@ pipeline refuses it unless the step says ``allow_unchanged: true``.
 
 Seeds: with a job seed ``s`` step ``i`` gets the seed of the ``i``-th child of
 ``numpy.random.SeedSequence(s)``, so a method's randomness does not depend on which methods
-come before it. The pipeline does not publish the seeds in its records (knowing them would let
+come before it. A random step that both engines run draws per block of records
+(:mod:`sdckit.masking.blocks`), so a seed gives the same release on ``engine: local`` and
+``engine: spark``. The pipeline does not publish the seeds in its records (knowing them would let
 an intruder undo the noise).
 
 Examples
@@ -102,6 +104,7 @@ from sdckit.masking import (  # noqa: F401
     suppression,
     swapping,
 )
+from sdckit.masking.blocks import check_block_rows
 from sdckit.masking.spec import METHODS, MaskingMethod
 
 if TYPE_CHECKING:
@@ -109,7 +112,15 @@ if TYPE_CHECKING:
 
     from sdckit.masking.base import MaskResult
 
-__all__ = ["METHODS", "Pipeline", "method_names", "step_seeds", "unchanged_error"]
+__all__ = [
+    "METHODS",
+    "Pipeline",
+    "check_unchanged",
+    "method_names",
+    "planned",
+    "step_seeds",
+    "unchanged_error",
+]
 
 
 def method_names() -> list[str]:
@@ -244,16 +255,27 @@ class Pipeline(Spec):
         return {"steps": self.to_entries()}
 
     def apply(
-        self, data: pd.DataFrame, seed: int | None = None, *, where: str = "methods"
+        self,
+        data: pd.DataFrame,
+        seed: int | None = None,
+        *,
+        where: str = "methods",
+        block_rows: int | None = None,
     ) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
         """Mask ``data`` with every step in order; returns the masked table and the records.
 
         Before any step runs, every step checks its parameters against ``data`` (a
         microaggregation ``k`` larger than the number of records is refused). Step ``i`` gets
         its own seed, the ``i``-th of :func:`step_seeds` (``seed``): the same seed gives the
-        same output, and a step's randomness does not depend on the steps before it. An error
-        raised by a step keeps its type and is prefixed with ``<where>[i].<name>:``; a step of
-        a :attr:`~MaskingMethod.must_change` method that changed none of its columns is a
+        same output, and a step's randomness does not depend on the steps before it. A step
+        that both engines run (:func:`planned`) is planned from the whole table and released
+        as the Spark engine releases it, a random one by blocks of ``block_rows`` records
+        (default :data:`~sdckit.masking.blocks.BLOCK_ROWS`) with a generator per block
+        (:mod:`sdckit.masking.blocks`): the same seed gives the same bytes as ``engine:
+        spark``. Its draws therefore differ from those of the step's
+        own :meth:`~MaskingMethod.apply`, which draws from one generator. An error raised by a
+        step keeps its type and is prefixed with ``<where>[i].<name>:``; a step of a
+        :attr:`~MaskingMethod.must_change` method that changed none of its columns is a
         DataError unless it says ``allow_unchanged``. The input is not modified.
 
         Each record is :meth:`~sdckit.masking.base.MaskResult.record` plus ``step`` (the index
@@ -261,15 +283,22 @@ class Pipeline(Spec):
         """
         import pandas as pd
 
+        from sdckit.masking import blocks as _blocks
+
         if not isinstance(data, pd.DataFrame):
             raise DataError(f"pipeline: data must be a pandas DataFrame, got {type(data).__name__}")
         keys = [f"{where}[{i}].{step.spec_name}" for i, step in enumerate(self.steps)]
         for step, key in zip(self.steps, keys, strict=True):
             step.check_data(data, key)
         seeds = step_seeds(seed, len(self.steps))
+        rows = check_block_rows(_blocks.BLOCK_ROWS if block_rows is None else block_rows)
         records: list[dict[str, Any]] = []
         current = data
         for i, (step, key, s) in enumerate(zip(self.steps, keys, seeds, strict=True)):
+            if planned(step):
+                current, recs = _planned_step(step, current, s, key, rows)
+                records += [{**r, "step": i} for r in recs]
+                continue
             try:
                 with np.errstate(all="ignore"):
                     results = step.apply(current, s)
@@ -281,3 +310,42 @@ class Pipeline(Spec):
                 records.append({**r.record(), "step": i})
             current = results[-1].data
         return (current.copy() if current is data else current), records
+
+
+def planned(step: MaskingMethod) -> bool:
+    """Whether both engines run ``step`` as a plan released record by record (its class lists
+    ``"spark"`` in ``engines`` and has no Spark step of its own): the pipeline then releases
+    it as the Spark engine does (:func:`~sdckit.masking.blocks.release_plan`)."""
+    cls = type(step)
+    return "spark" in cls.engines and cls.spark_hook is None
+
+
+def _planned_step(
+    step: MaskingMethod, data: pd.DataFrame, seed: int, key: str, block_rows: int
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """One step the Spark engine's way: its plan from the whole table, its release (a random
+    one block by block), the unchanged-release rule, the records from the released table."""
+    from sdckit.masking.blocks import release_plan
+    from sdckit.masking.stats import PandasStats
+
+    try:
+        with np.errstate(all="ignore"):
+            plan = step.plan(PandasStats(data), seed)
+            released, changed = release_plan(plan, data, seed, block_rows)
+    except SdcInputError as exc:
+        raise type(exc)(f"{key}: {exc}") from exc
+    check_unchanged(step, key, len(data), plan.columns, changed)
+    try:
+        return released, plan.records(PandasStats(released), changed)
+    except SdcInputError as exc:
+        raise type(exc)(f"{key}: {exc}") from exc
+
+
+def check_unchanged(
+    step: MaskingMethod, key: str, n: int, columns: Sequence[str], changed: Sequence[int]
+) -> None:
+    """The unchanged-release rule on per-column change counts (both engines): a step of a
+    :attr:`~MaskingMethod.must_change` method that changed none of the ``n`` values of its
+    ``columns`` is a DataError unless it says ``allow_unchanged``."""
+    if step.must_change and not step.allow_unchanged and n and not any(changed):
+        raise unchanged_error(key, n, columns)

@@ -15,15 +15,17 @@ method that runs on Spark (``"spark"`` in its class's ``engines``) is
    block of records in ``mapInPandas`` (deterministic methods: on every Arrow batch), then
    the plan's ``records`` publish what was done from aggregates of the released table.
 
-Randomness and reproducibility: records are numbered in input order
-(:func:`~sdckit.spark.frame.with_row_index`, the row number of the local reader for one file)
-and cut into blocks of :data:`BLOCK_ROWS` consecutive records. Block ``b`` of step ``i`` draws
-from ``numpy.random.Generator(SeedSequence(s_i, spawn_key=(b,)))`` (``s_i`` the step seed of
+Randomness and reproducibility: the block rule of :mod:`sdckit.masking.blocks`, the local
+engine's. Records are numbered in input order (:func:`~sdckit.spark.frame.with_row_index`,
+the row number of the local reader for one file) and cut into blocks of
+:data:`~sdckit.masking.blocks.BLOCK_ROWS` consecutive records. Block ``b`` of step ``i`` draws
+from :func:`~sdckit.masking.blocks.block_rng` ``(s_i, b)`` (``s_i`` the step seed of
 :func:`~sdckit.masking.pipeline.step_seeds`), with the records of the block in row order; the
 whole block is on one partition (the data are repartitioned by block before a random step).
-So the same seed gives the same output on any cluster, number of executors or partitioning.
-A random draw made once per step (PRAM's random diagonal) uses ``default_rng(s_i)`` on the
-driver.
+So the same seed gives the same output on any cluster, number of executors or partitioning,
+and the local engine's output (:meth:`~sdckit.masking.pipeline.Pipeline.apply` cuts its table
+into the same blocks). A random draw made once per step (PRAM's random diagonal) uses
+``default_rng(s_i)`` on the driver.
 
 A method whose release is not record by record names a Spark step of its own
 (``spark_hook``): microaggregation runs within strata, each stratum on one executor
@@ -45,7 +47,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sdckit.errors import ConfigError, ParameterError, SdcInputError
+from sdckit.errors import ConfigError, SdcInputError
+from sdckit.masking import blocks
+from sdckit.masking.blocks import block_rng, changed, check_block_rows
 from sdckit.spark.frame import (
     ROW,
     _joined,
@@ -66,8 +70,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from sdckit.masking.spec import MaskingMethod
     from sdckit.masking.stats import Plan
 
-#: Records per block of randomness (see the module docstring); part of what a seed means.
-BLOCK_ROWS = 65_536
 _FLAG = "__sdc_changed_"
 
 
@@ -210,7 +212,7 @@ def _map_step(
         for c in out_kinds:  # the other columns go back as they came
             out[c] = converted[c]
         for f, c in zip(flags, cols, strict=True):
-            out[f] = _changed(local[c], result[c])
+            out[f] = changed(local[c], result[c])
         return out
 
     def worker(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -229,12 +231,12 @@ def _map_step(
             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(pdf)], strict=True):
                 b = int(block[lo])
                 if pending and b != current:
-                    yield process(_joined(pending), _block_rng(step_seed, current))
+                    yield process(_joined(pending), block_rng(step_seed, current))
                     pending = []
                 current = b
                 pending.append(pdf.iloc[lo:hi])
         if pending:
-            yield process(_joined(pending), _block_rng(step_seed, current))
+            yield process(_joined(pending), block_rng(step_seed, current))
 
     with _quiet():
         mapped = source.mapInPandas(worker, schema)
@@ -247,43 +249,14 @@ def _map_step(
     return [int(sums[f] or 0) for f in flags] if sums is not None else [0] * len(flags)
 
 
-def _block_rng(step_seed: int | None, block: int) -> np.random.Generator:
-    """The generator of block ``block`` of a step: ``SeedSequence(step_seed, spawn_key=
-    (block,))``, the ``block``-th child of the step's seed sequence."""
-    return np.random.default_rng(np.random.SeedSequence(step_seed, spawn_key=(int(block),)))
-
-
-def _changed(before: pd.Series, after: pd.Series) -> np.ndarray:
-    """Per record: did the value change (missing equals missing; numbers compared as
-    numbers, other values by canonical text)?"""
-    from sdckit.core.encoding import as_text, is_numeric
-
-    a_na, b_na = before.isna().to_numpy(), after.isna().to_numpy()
-    if is_numeric(before) and is_numeric(after):
-        x = before.to_numpy(dtype=np.float64, na_value=np.nan)
-        y = after.to_numpy(dtype=np.float64, na_value=np.nan)
-        same = (x == y) | (a_na & b_na)
-    else:
-        same = (as_text(before) == as_text(after)) & (a_na == b_na)
-    return ~np.asarray(same, dtype=bool)
-
-
-def _unchanged(
-    step: MaskingMethod, key: str, n: int, cols: Sequence[str], changed: list[int]
-) -> None:
-    """The local pipeline's rule: a perturbative step that changed nothing is refused."""
-    from sdckit.masking.pipeline import unchanged_error
-
-    if step.must_change and not step.allow_unchanged and n and not any(changed):
-        raise unchanged_error(key, n, cols)
-
-
 # -- the methods -------------------------------------------------------------------------------
 
 
 def _planned(run: _Run, step: MaskingMethod, seed: int | None, key: str) -> list[dict[str, Any]]:
     """One step: its plan from the statistics of the current table, its release on every
     block (or batch), the unchanged-release rule, the records from the released table."""
+    from sdckit.masking.pipeline import check_unchanged
+
     plan: Plan = step.plan(run.stats(), seed)
     cols = list(plan.columns)
     out_kinds = plan.out_kinds(run.kinds())
@@ -291,15 +264,15 @@ def _planned(run: _Run, step: MaskingMethod, seed: int | None, key: str) -> list
     def fn(pdf: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
         return plan.release(pdf, rng).data
 
-    changed = _map_step(run, fn, cols, out_kinds, seed, random=plan.random)
-    _unchanged(step, key, run.n, cols, changed)
+    counts = _map_step(run, fn, cols, out_kinds, seed, random=plan.random)
+    check_unchanged(step, key, run.n, cols, counts)
     recoded = getattr(plan, "recoded_categories", None)
     for c, names in (recoded() if recoded is not None else {}).items():
         if names is None:
             run.categories.pop(c, None)
         else:
             run.categories[c] = list(names)
-    return plan.records(run.stats(), changed)
+    return plan.records(run.stats(), counts)
 
 
 def _hook(step: MaskingMethod) -> Callable[..., list[dict[str, Any]]]:
@@ -317,7 +290,7 @@ def apply_pipeline_spark(
     seed: int | None = None,
     *,
     where: str = "methods",
-    block_rows: int = BLOCK_ROWS,
+    block_rows: int | None = None,
 ) -> SparkMaskResult:
     """Mask a Spark DataFrame with every step of ``pipeline`` in order (the Spark engine's
     :meth:`~sdckit.masking.pipeline.Pipeline.apply`).
@@ -337,8 +310,7 @@ def apply_pipeline_spark(
     check_spark_pipeline(pipeline, where)
     if ROW not in sdf.columns:
         sdf = with_row_index(sdf)
-    if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
-        raise ParameterError(f"block_rows must be a positive integer, got {block_rows!r}")
+    block_rows = check_block_rows(blocks.BLOCK_ROWS if block_rows is None else block_rows)
     n, finite = count_and_finite(sdf)
     keys = [f"{where}[{i}].{step.spec_name}" for i, step in enumerate(pipeline.steps)]
     for step, key in zip(pipeline.steps, keys, strict=True):
@@ -354,6 +326,8 @@ def apply_pipeline_spark(
                 with worker_errors(), np.errstate(all="ignore"):
                     recs = _hook(step)(run, step, s, key)
             except SdcInputError as exc:
+                if str(exc).startswith(f"{key} "):  # names the step already (unchanged_error)
+                    raise
                 raise type(exc)(f"{key}: {exc}") from exc
             for r in recs:
                 records.append({**r, "step": i})

@@ -291,6 +291,7 @@ class SparkSource(Source):
         (:mod:`sdckit.spark.mask_summary`). The release stays cached until
         :attr:`~sdckit.jobs.mask.MaskRun.close`."""
         from sdckit.jobs.mask import MaskRun, _check_identifiers_unused, _touched_columns
+        from sdckit.masking import blocks
         from sdckit.spark import frame as sf
         from sdckit.spark import mask as sm
         from sdckit.spark.mask_summary import (
@@ -336,10 +337,11 @@ class SparkSource(Source):
             original_records=originals,
             engine_fields={
                 "randomness": {
-                    "block_rows": sm.BLOCK_ROWS,
+                    "block_rows": blocks.BLOCK_ROWS,
                     "rule": "block b of step i draws from SeedSequence(step seed i, "
-                    f"spawn_key=(b,)); blocks of {sm.BLOCK_ROWS:,} records in input order, so "
-                    "the same seed gives the same output on any partitioning",
+                    f"spawn_key=(b,)); blocks of {blocks.BLOCK_ROWS:,} records in input order, "
+                    "so the same seed gives the same output on any partitioning and on "
+                    "engine: local",
                 },
             },
             close=close,
