@@ -8,9 +8,11 @@ through :class:`ColumnStats`, so the same plan comes from a pandas DataFrame
 (:class:`PandasStats`, the local engine) or from Spark aggregates
 (:class:`sdckit.spark.stats.SparkStats`) where only aggregates reach the driver.
 
-Numbers are those the local methods compute: sample moments with ``ddof=1`` (NumPy's
-``nanstd``/``nanmean``/``cov`` on the column matrix), quantiles by NumPy's default definition
-(linear interpolation between order statistics, Hyndman & Fan 1996, definition 7).
+Numbers do not depend on the order of the records: sample moments with ``ddof=1`` (means,
+standard deviations, covariances, tail means) are the correctly rounded values of exact sums
+(:mod:`sdckit.masking.moments`), so both engines get the same bits; quantiles are NumPy's
+default definition (linear interpolation between order statistics, Hyndman & Fan 1996,
+definition 7).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import as_text, is_numeric
+from sdckit.masking import moments
 from sdckit.masking.base import MaskResult, check_columns, numeric_matrix
 
 __all__ = ["ColumnStats", "PandasStats", "Plan", "kind_of"]
@@ -226,35 +229,44 @@ class PandasStats:
         return float(vals.min()), float(vals.max())
 
     def std(self, columns: Sequence[str]) -> np.ndarray:
-        """``numpy.nanstd(x, axis=0, ddof=1)`` of the column matrix (0 where undefined)."""
+        """The sample standard deviation (``ddof=1``) of every column's numbers, from exact
+        sums (:mod:`sdckit.masking.moments`; 0 where undefined)."""
         x = self._matrix(columns)
-        sd = np.nanstd(x, axis=0, ddof=1) if len(x) > 1 else np.zeros(len(columns))
-        return np.nan_to_num(sd)
+        counts = (~np.isnan(x)).sum(axis=0).tolist()
+        mean = moments.means_from(moments.column_sums(x), counts)
+        return np.nan_to_num(moments.stds_from(moments.square_sums(x, mean), counts))
 
     def mean(self, columns: Sequence[str]) -> np.ndarray:
-        """``numpy.nanmean(x, axis=0)`` of the column matrix."""
-        return np.asarray(np.nanmean(self._matrix(columns), axis=0), dtype=np.float64)
+        """The mean of every column's numbers, from exact sums (:mod:`sdckit.masking.moments`;
+        NaN for none)."""
+        x = self._matrix(columns)
+        return moments.means_from(moments.column_sums(x), (~np.isnan(x)).sum(axis=0).tolist())
 
     def covariance(self, columns: Sequence[str]) -> tuple[int, np.ndarray]:
-        """``numpy.cov`` (``ddof=1``) of the complete rows of the column matrix."""
+        """The sample covariance matrix (``ddof=1``) of the complete rows of the column
+        matrix, from exact sums (:mod:`sdckit.masking.moments`)."""
         x = self._matrix(columns)
-        complete = ~np.isnan(x).any(axis=1)
-        m = int(complete.sum())
+        x = x[~np.isnan(x).any(axis=1)]
+        m = len(x)
         if m < 2:
             return m, np.empty((0, 0))
-        return m, np.atleast_2d(np.cov(x[complete], rowvar=False, ddof=1))
+        mean = moments.means_from(moments.column_sums(x), [m] * x.shape[1])
+        return m, moments.covariance_from(moments.product_sums(x, mean), m, x.shape[1])
 
     def quantiles(self, column: str, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """``numpy.quantile`` of the column's numbers."""
         return np.atleast_1d(np.quantile(self._values(column), np.asarray(q, dtype=float)))
 
     def tail(self, column: str, threshold: float, side: str) -> tuple[int, float | None]:
-        """Count and mean (NumPy's) of the numbers beyond the threshold."""
+        """Count and mean (from the exact sum, :mod:`sdckit.masking.moments`) of the numbers
+        beyond the threshold."""
         x = self._matrix([column])[:, 0]
         ok = ~np.isnan(x)
         hit = ok & ((x > threshold) if side == "top" else (x < threshold))
         count = int(hit.sum())
-        return count, (float(x[hit].mean()) if count else None)
+        if not count:
+            return 0, None
+        return count, float(moments.means_from(moments.column_sums(x[hit, None]), [count])[0])
 
     def first_outside(
         self, column: str, low: float, high: float, low_open: bool = False

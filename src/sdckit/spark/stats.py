@@ -2,24 +2,25 @@
 :class:`~sdckit.masking.stats.ColumnStats`.
 
 A masking plan reads the data only through these methods, and only aggregates reach the
-driver: counts, sums, moments (``stddev_samp``, ``covar_samp``, ``avg``: equal to NumPy's
-values up to the order of floating-point summation), the smallest and largest value, exact
-quantiles (the order statistics of a global sort interpolated as ``numpy.quantile`` does:
-:func:`~sdckit.spark.frame.exact_quantiles`, Hyndman & Fan 1996 definition 7), the first row
-breaking a rule, and value counts of a column the method treats as categorical (one row per
-category). Text columns are read as numbers where a method needs numbers (the values
-``pandas.to_numeric`` parses).
+driver: counts, sums, moments (means, standard deviations, covariances and tail means from
+exact sums, :meth:`SparkStats.exact_sums`: the local engine's bits), the smallest and largest
+value, exact quantiles (the order statistics of a global sort interpolated as
+``numpy.quantile`` does: :func:`~sdckit.spark.frame.exact_quantiles`, Hyndman & Fan 1996
+definition 7), the first row breaking a rule, and value counts of a column the method
+treats as categorical (one row per category). Text columns are read as numbers where a
+method needs numbers (the values ``pandas.to_numeric`` parses).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from sdckit.errors import DataError
+from sdckit.masking import moments
 from sdckit.spark.frame import ROW, _col, _kind, _parses, _stripped, exact_quantiles
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -209,66 +210,72 @@ class SparkStats:
         _, lo, hi = self._summary(column)
         return lo, hi
 
-    def std(self, columns: Sequence[str]) -> np.ndarray:
-        """``stddev_samp`` per column (0 where a column has fewer than two numbers)."""
-        from pyspark.sql import functions as F
+    def exact_sums(
+        self,
+        columns: Sequence[str],
+        terms: Callable[[np.ndarray], list[int | float]],
+        where: Column | None = None,
+    ) -> list[int | float]:
+        """The sums over the records (those where ``where`` holds) of ``terms``, a function
+        of :mod:`sdckit.masking.moments` giving per column exact integer sums of a batch's
+        matrix of the ``columns`` (:meth:`numeric`; NaN for missing): applied to every Arrow
+        batch in ``mapInPandas``, the integers of the partitions added on the driver, so
+        the result does not depend on the partitioning and is the local engine's."""
+        from sdckit.spark.frame import _quiet
 
-        x = [self.numeric(c) for c in columns]
-        facts = self.sdf.agg(
-            *[F.stddev_samp(v).alias(f"s{j}") for j, v in enumerate(x)],
-            *[F.count(v).alias(f"n{j}") for j, v in enumerate(x)],
-        ).first()
-        assert facts is not None
-        return np.array(
-            [
-                float(facts[f"s{j}"])
-                if int(facts[f"n{j}"]) > 1 and facts[f"s{j}"] is not None
-                else 0.0
-                for j in range(len(x))
-            ]
-        )
+        sdf = self.sdf if where is None else self.sdf.where(where)
+        names = [f"x{j}" for j in range(len(columns))]
+        x = sdf.select(*[self.numeric(c).alias(n) for c, n in zip(columns, names, strict=True)])
+
+        def worker(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+            total: list[int | float] | None = None
+            for pdf in batches:
+                part = terms(pdf[names].to_numpy(dtype=np.float64, na_value=np.nan))
+                total = part if total is None else [a + b for a, b in zip(total, part, strict=True)]
+            if total is not None:  # exact integers as text; an infinite or NaN sum as float:
+                yield pd.DataFrame({"t": [";".join(_text(v) for v in total)]})
+
+        with _quiet():
+            rows = x.mapInPandas(worker, "t string").collect()
+        sums: list[int | float] | None = None
+        for row in rows:
+            part = [_number(v) for v in str(row[0]).split(";")]
+            sums = part if sums is None else [a + b for a, b in zip(sums, part, strict=True)]
+        return sums if sums is not None else terms(np.empty((0, len(columns))))
+
+    def std(self, columns: Sequence[str]) -> np.ndarray:
+        """The sample standard deviation (``ddof=1``) per column from exact sums
+        (:mod:`sdckit.masking.moments`: the local engine's bits; 0 where a column has fewer
+        than two numbers): two passes, the sums and counts, then the squared deviations."""
+        p = len(columns)
+        first = self.exact_sums(columns, _sums_and_counts)
+        counts = [int(c) for c in first[p:]]
+        mean = moments.means_from(first[:p], counts)
+        squares = self.exact_sums(columns, lambda x: moments.square_sums(x, mean))
+        return np.nan_to_num(moments.stds_from(squares, counts))
 
     def mean(self, columns: Sequence[str]) -> np.ndarray:
-        """``avg`` per column (NaN for a column without numbers)."""
-        from pyspark.sql import functions as F
-
-        facts = self.sdf.agg(
-            *[F.avg(self.numeric(c)).alias(f"m{j}") for j, c in enumerate(columns)]
-        ).first()
-        assert facts is not None
-        return np.array(
-            [
-                np.nan if facts[f"m{j}"] is None else float(facts[f"m{j}"])
-                for j in range(len(columns))
-            ]
-        )
+        """The mean per column from its exact sum (NaN for a column without numbers)."""
+        p = len(columns)
+        first = self.exact_sums(columns, _sums_and_counts)
+        return moments.means_from(first[:p], [int(c) for c in first[p:]])
 
     def covariance(self, columns: Sequence[str]) -> tuple[int, np.ndarray]:
-        """``covar_samp`` of every pair over the records with numbers in all columns."""
+        """The sample covariance matrix (``ddof=1``) over the records with numbers in all
+        columns, from exact sums (:mod:`sdckit.masking.moments`)."""
         from pyspark.sql import functions as F
 
-        x = [self.numeric(c) for c in columns]
         complete = F.lit(True)
-        for v in x:
-            complete = complete & v.isNotNull()
-        p = len(x)
-        pairs = [(a, b) for a in range(p) for b in range(a, p)]
-        facts = (
-            self.sdf.where(complete)
-            .agg(
-                F.count(F.lit(1)).alias("n"),
-                *[F.covar_samp(x[a], x[b]).alias(f"c{a}_{b}") for a, b in pairs],
-            )
-            .first()
-        )
-        assert facts is not None
-        m = int(facts["n"])
+        for c in columns:
+            complete = complete & self.numeric(c).isNotNull()
+        p = len(columns)
+        first = self.exact_sums(columns, _sums_and_counts, complete)
+        m = int(first[p]) if p else 0
         if m < 2:
             return m, np.empty((0, 0))
-        cov = np.empty((p, p))
-        for a, b in pairs:
-            cov[a, b] = cov[b, a] = float(facts[f"c{a}_{b}"])
-        return m, cov
+        mean = moments.means_from(first[:p], [m] * p)
+        products = self.exact_sums(columns, lambda x: moments.product_sums(x, mean), complete)
+        return m, moments.covariance_from(products, m, p)
 
     def quantiles(self, column: str, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """Exact quantiles (:func:`~sdckit.spark.frame.exact_quantiles`)."""
@@ -280,10 +287,10 @@ class SparkStats:
 
         x = self.numeric(column)
         hit = (x > threshold) if side == "top" else (x < threshold)
-        facts = self.sdf.agg(F.sum(hit.cast("long")), F.avg(F.when(hit, x))).first()
-        assert facts is not None
-        count = int(facts[0] or 0)
-        return count, (float(facts[1]) if count else None)
+        total, count = self.exact_sums([column], _sums_and_counts, F.coalesce(hit, F.lit(False)))
+        if not count:
+            return 0, None
+        return int(count), float(moments.means_from([total], [int(count)])[0])
 
     def first_outside(
         self, column: str, low: float, high: float, low_open: bool = False
@@ -402,3 +409,18 @@ class SparkStats:
         """The combinations of the columns and their counts (one group-by)."""
         groups = pd.DataFrame(self.sdf.groupBy(*[_col(c) for c in columns]).count().toPandas())
         return groups[list(columns)], groups["count"].to_numpy(dtype=np.int64)
+
+
+def _sums_and_counts(x: np.ndarray) -> list[int | float]:
+    """Per column of a batch the exact sum of its numbers, then per column their count."""
+    return [*moments.column_sums(x), *(~np.isnan(x)).sum(axis=0).tolist()]
+
+
+def _text(value: int | float) -> str:
+    """An exact sum as text: an integer as its digits, a float (infinite, NaN) as ``f<repr>``."""
+    return str(value) if isinstance(value, int) else f"f{value!r}"
+
+
+def _number(text: str) -> int | float:
+    """:func:`_text` read back."""
+    return float(text[1:]) if text.startswith("f") else int(text)
