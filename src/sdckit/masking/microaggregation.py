@@ -748,9 +748,19 @@ def kanonymity_microaggregation(
 _FUZZY_MAX_CELLS = 50_000_000
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b.T`` for ``a`` (n, p) and ``b`` (c, p) with few columns ``p``, summed column by
+    column in a fixed order (element-wise arithmetic, not BLAS, whose result depends on the
+    CPU and its number of threads: the same bits on every engine and machine)."""
+    out = np.zeros((a.shape[0], b.shape[0]))
+    for j in range(a.shape[1]):
+        out += a[:, j : j + 1] * b[:, j][None, :]
+    return out
+
+
 def _sq_dists(z: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances (n, c) between rows of z and centres v (clipped at 0)."""
-    d2 = (z * z).sum(1)[:, None] - 2.0 * (z @ v.T) + (v * v).sum(1)[None, :]
+    d2 = (z * z).sum(1)[:, None] - 2.0 * _cross(z, v) + (v * v).sum(1)[None, :]
     return np.maximum(d2, 0.0)
 
 
@@ -823,7 +833,10 @@ def fuzzy_microaggregation(
     for it in range(1, int(max_iter) + 1):  # noqa: B007
         u = _memberships(_sq_dists(z, v), m)
         um = u**m
-        v_new = (um.T @ z) / um.sum(axis=0)[:, None]
+        # um.T @ z column by column: sums over the records in record order (BLAS would sum
+        # them in an order that depends on its threads)
+        weighted = np.stack([(um * z[:, j : j + 1]).sum(axis=0) for j in range(z.shape[1])], 1)
+        v_new = weighted / um.sum(axis=0)[:, None]
         move = float(np.abs(v_new - v).max())
         v = v_new
         if move < tol:

@@ -61,11 +61,22 @@ def _check_alpha(alpha: float) -> float:
     return a
 
 
-def _mvn_noise(rng: np.random.Generator, n: int, cov: np.ndarray) -> np.ndarray:
-    """``n`` draws of N(0, cov) by a symmetric square root (works for singular ``cov``)."""
+def _square_root(cov: np.ndarray) -> np.ndarray:
+    """A symmetric square root ``root`` of ``cov`` (``cov = root @ root.T``; works for a
+    singular ``cov``), from its eigendecomposition."""
     vals, vecs = np.linalg.eigh(cov)
-    root = vecs * np.sqrt(np.clip(vals, 0.0, None))  # cov = root @ root.T
-    return rng.standard_normal((n, cov.shape[0])) @ root.T
+    return np.asarray(vecs * np.sqrt(np.clip(vals, 0.0, None)), dtype=np.float64)
+
+
+def _mvn_noise(rng: np.random.Generator, n: int, root: np.ndarray) -> np.ndarray:
+    """``n`` draws of N(0, root @ root.T): standard normal rows times ``root.T``, summed column
+    by column in a fixed order (element-wise arithmetic, not BLAS, whose result depends on
+    the CPU and its number of threads: the same bits on every engine and machine)."""
+    g = rng.standard_normal((n, root.shape[0]))
+    out = np.zeros((n, root.shape[0]))
+    for k in range(root.shape[0]):
+        out += g[:, k : k + 1] * root[:, k][None, :]
+    return out
 
 
 def _write_back(data: pd.DataFrame, columns: Sequence[str], values: np.ndarray) -> pd.DataFrame:
@@ -115,14 +126,15 @@ def noise(
 @dataclass(frozen=True)
 class NoisePlan:
     """What additive noise fixes from the whole data (:func:`noise_plan`): the noise standard
-    deviations (``uncorrelated``), or the noise covariance ``alpha * S`` and, for ``kim``,
-    the column means."""
+    deviations (``uncorrelated``), or the noise covariance ``alpha * S`` with its symmetric
+    square root and, for ``kim``, the column means."""
 
     columns: list[str]
     alpha: float
     method: str
     noise_sd: np.ndarray | None = None
     noise_cov: np.ndarray | None = None
+    noise_root: np.ndarray | None = None
     mean: np.ndarray | None = None
     random: ClassVar[bool] = True
 
@@ -165,7 +177,9 @@ def noise_plan(
             "the covariance matrix cannot be estimated -- mask fewer columns or impute first"
         )
     mean = stats.mean(cols) if method == "kim" else None
-    return NoisePlan(cols, a, method, noise_cov=a * cov, mean=mean)
+    noise_cov = a * cov
+    root = _square_root(noise_cov)  # once, on the driver: LAPACK's bits may vary by machine
+    return NoisePlan(cols, a, method, noise_cov=noise_cov, noise_root=root, mean=mean)
 
 
 def noise_release(data: pd.DataFrame, plan: NoisePlan, rng: np.random.Generator) -> MaskResult:
@@ -183,9 +197,9 @@ def noise_release(data: pd.DataFrame, plan: NoisePlan, rng: np.random.Generator)
         details: dict[str, Any] = {"noise_sd": dict(zip(cols, noise_sd.tolist(), strict=True))}
         return MaskResult(_write_back(data, cols, masked), "additive_noise", params, details)
 
-    assert plan.noise_cov is not None
+    assert plan.noise_cov is not None and plan.noise_root is not None
     noise_cov = plan.noise_cov
-    z = x + _mvn_noise(rng, n, noise_cov)
+    z = x + _mvn_noise(rng, n, plan.noise_root)
     details = {"noise_covariance": noise_cov.tolist()}
     if plan.method == "correlated":
         return MaskResult(_write_back(data, cols, z), "additive_noise", params, details)
