@@ -32,7 +32,7 @@ __all__ = [
 
 #: The options every job command takes (``--config``, ``--json``, ``--quiet``).
 ConfigOption = Annotated[Path, typer.Option("--config", "-c", help="Job file (YAML or TOML).")]
-JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the JSON summary here.")]
+JsonOption = Annotated[str | None, typer.Option("--json", help="Write the JSON summary here.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")]
 #: Where a job runs (overrides the job file's ``engine:`` and ``spark: {master}``).
 EngineOption = Annotated[

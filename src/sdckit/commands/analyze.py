@@ -17,6 +17,7 @@ from sdckit.commands._common import (
     run_guarded,
     split_list,
 )
+from sdckit.core.uri import Target, output_target
 
 
 def _print_risk(summary: dict) -> None:
@@ -96,8 +97,8 @@ def analyze_command(
     weight: str | None,
     household: str | None,
     threshold: float,
-    json_out: Path | None,
-    html_out: Path | None,
+    json_out: Target | None,
+    html_out: Target | None,
     population: Path | None,
     encoding: str,
     quiet: bool,
@@ -119,6 +120,8 @@ def analyze_command(
     """
     from sdckit.jobs.analyze import analyze_request, run_analyze
 
+    json_out = output_target(json_out, "--json")
+    html_out = output_target(html_out, "--html")
     request = analyze_request(
         input,
         qi,
@@ -175,9 +178,9 @@ def analyze_cli(
     ] = None,
     threshold: Annotated[float, typer.Option(help="Risk threshold for 'records at risk'.")] = 0.2,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the summary as JSON.")
+        str | None, typer.Option("--json", help="Write the summary as JSON.")
     ] = None,
-    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
+    html_out: Annotated[str | None, typer.Option("--html", help="Write an HTML report.")] = None,
     population: Annotated[
         Path | None, typer.Option(help="Population table (journalist risk).")
     ] = None,

@@ -21,6 +21,7 @@ from sdckit.commands._common import (
     out,
     run_guarded,
 )
+from sdckit.core.uri import Target, output_target
 
 
 @contextmanager
@@ -86,7 +87,7 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def anonymize_command(
     config: Path,
-    json_out: Path | None,
+    json_out: Target | None,
     quiet: bool,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -96,6 +97,7 @@ def anonymize_command(
     from sdckit.jobs.anonymize import run_anonymize_job
     from sdckit.jobs.config import load_job
 
+    json_out = output_target(json_out, "--json")
     job = load_job(config).with_engine(engine, spark_master, spark_conf)
     job.require_outputs(json_out)
     with progress_bar(not quiet, "searching") as progress:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from sdckit.commands._common import QuietOption, out, run_guarded
+from sdckit.core.uri import Target, output_target
 
 #: Columns shown after rank, label, score, IL and DR, per R-U scale: header -> row key.
 _EXTRA = {
@@ -53,9 +54,11 @@ def print_ranking(result: dict) -> None:
 
 
 def compare_command(
-    config: Path, json_out: Path | None, html_out: Path | None, quiet: bool
+    config: Path, json_out: Target | None, html_out: Target | None, quiet: bool
 ) -> dict:
     """Implementation of ``sdckit compare``: load the grid job, run it, print the ranking."""
+    json_out = output_target(json_out, "--json")
+    html_out = output_target(html_out, "--html")
     from sdckit.jobs.compare import run_compare_job
     from sdckit.jobs.config import load_job
 
@@ -74,10 +77,10 @@ def compare_cli(
         Path, typer.Option("--config", "-c", help="Grid file (YAML or TOML), see the README.")
     ],
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the ranked table as JSON here.")
+        str | None, typer.Option("--json", help="Write the ranked table as JSON here.")
     ] = None,
     html_out: Annotated[
-        Path | None, typer.Option("--html", help="Write the HTML report (R-U map) here.")
+        str | None, typer.Option("--html", help="Write the HTML report (R-U map) here.")
     ] = None,
     quiet: QuietOption = False,
 ) -> None:

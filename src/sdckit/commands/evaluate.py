@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from sdckit.commands._common import QuietOption, out, run_guarded, split_list
+from sdckit.core.uri import Target, output_target
 
 
 def _fmt(v: Any) -> str:
@@ -108,8 +109,8 @@ def evaluate_command(
     columns: list[str],
     qi: list[str],
     categorical: list[str],
-    json_out: Path | None,
-    html_out: Path | None,
+    json_out: Target | None,
+    html_out: Target | None,
     known_method: str | None,
     p_percent: float | None,
     k: int | None,
@@ -132,6 +133,8 @@ def evaluate_command(
     """
     from sdckit.jobs.evaluate import run_evaluate
 
+    json_out = output_target(json_out, "--json")
+    html_out = output_target(html_out, "--html")
     doc = run_evaluate(
         original,
         protected,
@@ -190,9 +193,9 @@ def evaluate_cli(
             "recoded to intervals): categorical measures instead of numeric ones."
         ),
     ] = "",
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON here.")] = None,
+    json_out: Annotated[str | None, typer.Option("--json", help="Write the JSON here.")] = None,
     html_out: Annotated[
-        Path | None, typer.Option("--html", help="Write the HTML report here.")
+        str | None, typer.Option("--html", help="Write the HTML report here.")
     ] = None,
     known_method: Annotated[
         str | None,

@@ -16,11 +16,12 @@ from sdckit.commands._common import (
     print_original_records,
     run_guarded,
 )
+from sdckit.core.uri import Target, output_target
 
 
 def mask_command(
     config: Path,
-    json_out: Path | None,
+    json_out: Target | None,
     quiet: bool,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -30,6 +31,7 @@ def mask_command(
     from sdckit.jobs.config import load_job
     from sdckit.jobs.mask import run_mask_job
 
+    json_out = output_target(json_out, "--json")
     job = load_job(config).with_engine(engine, spark_master, spark_conf)
     job.require_outputs(json_out)
     result = run_mask_job(job, json_path=json_out)
@@ -67,7 +69,7 @@ def mask_cli(
         Path, typer.Option("--config", "-c", help="Job file (YAML or TOML) with a methods: list.")
     ],
     json_out: Annotated[
-        Path | None,
+        str | None,
         typer.Option("--json", help="Write the JSON summary here (overrides output.json)."),
     ] = None,
     quiet: QuietOption = False,

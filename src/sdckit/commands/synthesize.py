@@ -14,10 +14,12 @@ from sdckit.commands._common import (
     print_original_records,
     run_guarded,
 )
+from sdckit.core.uri import Target, output_target
 
 
-def synthesize_command(config: Path, json_out: Path | None, quiet: bool) -> dict:
+def synthesize_command(config: Path, json_out: Target | None, quiet: bool) -> dict:
     """Implementation of ``sdckit synthesize``: run the job, print the figures and outputs."""
+    json_out = output_target(json_out, "--json")
     from sdckit.jobs.config import load_job
     from sdckit.jobs.synthesize import run_synthesize_job
 

@@ -17,6 +17,7 @@ from sdckit.commands._common import (
     out,
     run_guarded,
 )
+from sdckit.core.uri import Target, output_target
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -64,7 +65,7 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def table_command(
     config: Path,
-    json_out: Path | None,
+    json_out: Target | None,
     quiet: bool,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -74,6 +75,7 @@ def table_command(
     from sdckit.jobs.config import load_job
     from sdckit.jobs.table import run_table_job
 
+    json_out = output_target(json_out, "--json")
     job = load_job(config).with_engine(engine, spark_master, spark_conf)
     job.require_outputs(json_out)
     outcome = run_table_job(job, json_out=json_out)

@@ -18,16 +18,18 @@ import stat
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any, Protocol, overload
 
 import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import is_numeric
 from sdckit.core.folder_lock import folder_locks
+from sdckit.core.uri import Target, is_remote, output_target, uri_scheme
 from sdckit.errors import DataError
 
 #: Texts treated as missing when a column is converted to numbers.
@@ -351,6 +353,92 @@ def _output_mode(path: Path) -> int:
 _ACTIVE_SET: ContextVar[OutputSet | None] = ContextVar("sdckit_output_set", default=None)
 
 
+class RemoteFiles(Protocol):
+    """A file system reached by URI (``hdfs://``, ``s3a://``, ``gs://``), as an engine gives it
+    (the Spark engine: Hadoop's ``FileSystem`` of its session). Outputs at such URIs are
+    staged beside their targets (:func:`staging_uri`) and renamed into place at the output
+    set's commit; see :func:`register_remote_files`."""
+
+    def check(self, uri: str, where: str) -> None:
+        """ConfigError naming ``where`` (the key or flag) when no file system writes ``uri``."""
+
+    def upload(self, local: Path, uri: str) -> None:
+        """Copy the local file ``local`` to ``uri`` (replacing what is there)."""
+
+    def commit(self, staged: Sequence[tuple[str, str]]) -> None:
+        """Rename each staged ``(temporary, target)`` into place, replacing the target."""
+
+    def discard(self, uris: Sequence[str]) -> None:
+        """Delete ``uris`` (files or folders; missing ones are no error)."""
+
+
+#: The remote file system of the engine running the job (see :func:`register_remote_files`).
+_REMOTE_FILES: ContextVar[RemoteFiles | None] = ContextVar("sdckit_remote_files", default=None)
+
+
+@contextmanager
+def register_remote_files(handler: RemoteFiles) -> Iterator[RemoteFiles]:
+    """Within the block, outputs at a URI of another scheme than ``file``
+    (:func:`sdckit.core.uri.is_remote`) are written through ``handler``: each file is
+    written locally as any output is, copied beside its target (:func:`staging_uri`) and,
+    inside :func:`output_set`, renamed into place with the set's other outputs; a folder
+    (:func:`atomic_write_dir`) is written straight to its staging URI. Outside such a block a
+    remote output is a ConfigError. The engine registers its handler (the core never imports
+    an engine)."""
+    token = _REMOTE_FILES.set(handler)
+    try:
+        yield handler
+    finally:
+        _REMOTE_FILES.reset(token)
+
+
+def staging_uri(uri: str, run_id: str) -> str:
+    """Where the output at ``uri`` is staged: beside it, on the same file system,
+    ``<uri>.sdckit-tmp-<run_id>`` (a trailing ``/`` of a folder dropped)."""
+    return f"{uri.rstrip('/')}.sdckit-tmp-{run_id}"
+
+
+def _remote_files(uri: str) -> RemoteFiles:
+    """The registered remote file system, or ConfigError saying which engine writes ``uri``."""
+    from sdckit.errors import ConfigError
+
+    handler = _REMOTE_FILES.get()
+    if handler is None:
+        raise ConfigError(
+            f"{uri!r} is a {uri_scheme(uri)}:// URI, which only the Spark engine writes "
+            "(through Hadoop's file systems); use `engine: spark` (or --engine spark) or a "
+            "local path"
+        )
+    return handler
+
+
+def _write_remote(uri: str, writer: Callable[[Any], None], folder: bool) -> str:
+    """:func:`atomic_write` (``folder``: :func:`atomic_write_dir`) of a remote ``uri``: a
+    file is written locally by ``writer`` and uploaded to its staging URI, a folder is
+    written by ``writer`` straight to its staging URI; then it is staged in the active
+    output set, or renamed into place at once outside one. A failure deletes what was
+    staged."""
+    handler = _remote_files(uri)
+    active = _ACTIVE_SET.get()
+    tmp = staging_uri(uri, active.run_id if active is not None else uuid.uuid4().hex[:12])
+    try:
+        if folder:
+            writer(tmp)
+        else:
+            with tempfile.TemporaryDirectory(prefix="sdckit-upload-") as local:
+                name = Path(local) / uri.rstrip("/").rsplit("/", 1)[-1]
+                writer(name)
+                handler.upload(name, tmp)
+        if active is not None:
+            active.add_remote(handler, tmp, uri)
+        else:
+            handler.commit([(tmp, uri)])
+    except BaseException:
+        handler.discard([tmp])
+        raise
+    return uri
+
+
 def _is_special(path: Path) -> bool:
     """True when ``path`` exists (symlinks followed) and is not a regular file or directory:
     a device (``/dev/null``), a FIFO, a socket, or ``/dev/stdout`` (a terminal or a pipe)."""
@@ -519,26 +607,54 @@ class OutputSet:
     def __init__(self) -> None:
         self.run_id = uuid.uuid4().hex[:12]
         self._staged: list[tuple[Path, Path]] = []
+        self._remote: list[tuple[RemoteFiles, str, str]] = []
 
     def add(self, tmp: Path, dest: Path) -> None:
         """Stage ``tmp`` to replace ``dest`` at commit."""
         self._staged.append((tmp, dest))
 
+    def add_remote(self, handler: RemoteFiles, tmp: str, dest: str) -> None:
+        """Stage the remote ``tmp`` (already written through ``handler``, see
+        :func:`register_remote_files`) to replace the URI ``dest`` at commit."""
+        self._remote.append((handler, tmp, dest))
+
     def commit(self) -> None:
-        """Rename every staged file into place (once)."""
+        """Rename every staged file into place (once): the remote ones first (each file
+        system's rename, see :class:`RemoteFiles`), then the local ones."""
         staged, self._staged = self._staged, []
+        remote, self._remote = self._remote, []
         try:
+            for handler in _handlers(remote):
+                handler.commit([(tmp, dest) for h, tmp, dest in remote if h is handler])
             _commit(staged)
         except BaseException:
+            _discard_remote(remote)
             for tmp, _ in staged:
                 _remove_staged(tmp)
             raise
 
     def discard(self) -> None:
-        """Remove every staged temporary file."""
+        """Remove every staged temporary file (remote ones too)."""
         for tmp, _ in self._staged:
             _remove_staged(tmp)
         self._staged = []
+        remote, self._remote = self._remote, []
+        _discard_remote(remote)
+
+
+def _handlers(remote: Sequence[tuple[RemoteFiles, str, str]]) -> list[RemoteFiles]:
+    """The distinct handlers of staged remote outputs, in the order first staged."""
+    found: list[RemoteFiles] = []
+    for handler, _, _ in remote:
+        if not any(handler is h for h in found):
+            found.append(handler)
+    return found
+
+
+def _discard_remote(remote: Sequence[tuple[RemoteFiles, str, str]]) -> None:
+    """Delete the staged remote temporaries (those already renamed into place are gone)."""
+    for handler in _handlers(remote):
+        handler.discard([tmp for h, tmp, _ in remote if h is handler])
 
 
 @contextmanager
@@ -569,7 +685,11 @@ def current_run_id() -> str | None:
     return active.run_id if active is not None else None
 
 
-def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
+@overload
+def atomic_write(path: Path, writer: Callable[[Path], None]) -> Path: ...
+@overload
+def atomic_write(path: Target, writer: Callable[[Path], None]) -> Target: ...
+def atomic_write(path: Target, writer: Callable[[Path], None]) -> Target:
     """Write ``path`` atomically: ``writer(tmp)`` writes a temporary file, then it is renamed.
 
     The temporary file lives in the target directory (same file system, so the rename is
@@ -579,8 +699,12 @@ def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
     ``mkstemp``'s private ``0o600`` is not left on the output. A symlink is followed (its
     target is replaced, the link stays); a device, FIFO or terminal (``/dev/null``,
     ``/dev/stdout``) is opened and written, never renamed over. Inside :func:`output_set` the
-    file is only staged and renamed with the rest of the set.
+    file is only staged and renamed with the rest of the set. A URI of another scheme than
+    ``file`` is written through the registered remote file system
+    (:func:`register_remote_files`).
     """
+    if is_remote(path):
+        return _write_remote(str(path), writer, folder=False)
     path = Path(path)
     tmp, dest = _stage(path, writer)
     active = _ACTIVE_SET.get()
@@ -595,11 +719,14 @@ def atomic_write(path: str | Path, writer: Callable[[Path], None]) -> Path:
     return path
 
 
-def atomic_write_dir(path: str | Path, writer: Callable[[Path], None]) -> Path:
+def atomic_write_dir(path: Target, writer: Callable[[Any], None]) -> Target:
     """Write the folder ``path`` atomically (e.g. Spark's part files): ``writer(tmp)`` fills a
     temporary folder beside it (``.NAME.PID.XXXX.tmp``), which then replaces ``path`` as
     :func:`atomic_write` replaces a file (staged inside :func:`output_set`). A failed or
-    interrupted writer leaves nothing behind."""
+    interrupted writer leaves nothing behind. For a remote URI (:func:`register_remote_files`)
+    ``tmp`` is the URI :func:`staging_uri` beside it, on the same file system."""
+    if is_remote(path):
+        return _write_remote(str(path), writer, folder=True)
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(dest)
@@ -623,12 +750,16 @@ def atomic_write_dir(path: str | Path, writer: Callable[[Path], None]) -> Path:
     return dest
 
 
-def write_text(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
+@overload
+def write_text(path: Path, text: str, encoding: str = ...) -> Path: ...
+@overload
+def write_text(path: Target, text: str, encoding: str = ...) -> Target: ...
+def write_text(path: Target, text: str, encoding: str = "utf-8") -> Target:
     """Atomically write a text file."""
     return atomic_write(path, lambda p: _discard(p.write_text(text, encoding=encoding)))
 
 
-def write_bytes(path: str | Path, data: bytes) -> Path:
+def write_bytes(path: Target, data: bytes) -> Target:
     """Atomically write a binary file."""
     return atomic_write(path, lambda p: _discard(p.write_bytes(data)))
 
@@ -667,19 +798,20 @@ def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
 
 def write_table(
     df: pd.DataFrame,
-    path: str | Path,
+    path: Target,
     delimiter: str = ",",
     encoding: str = "utf-8",
     neutralize: bool = False,
-) -> Path:
+) -> Target:
     """Atomically write ``df`` as CSV (any suffix but ``.parquet``) or Parquet.
 
     ``neutralize=True`` writes :func:`neutralize_formulas` of ``df`` (CSV injection defence).
     """
-    path = Path(path)
+    if not is_remote(path):
+        path = Path(path)
     if neutralize:
         df = neutralize_formulas(df)
-    if path.suffix.lower() in (".parquet", ".pq"):
+    if str(path).lower().endswith((".parquet", ".pq")):
         return atomic_write(path, lambda p: df.to_parquet(p, index=False))
 
     def _csv(p: Path) -> None:
@@ -786,13 +918,14 @@ def check_output_paths(
 
     ``outputs`` and ``inputs`` map a flag or key (``"--json"``, ``"--original"``) to its path
     (``None`` = not given). Raises :class:`~sdckit.errors.ConfigError` naming the flag and the
-    path when an output is a file the job reads (compared by identity: symlinks and hard
-    links count), two outputs are the same file, an output is an existing directory or a
-    socket, a parent of an output is a file, or its folder cannot be written (probed by
-    creating and removing a temporary file). A device, FIFO or terminal (``/dev/null``,
-    ``/dev/stdout``) is a valid output: it is written, never replaced. Existing regular files
-    that are not inputs are replaced (the documented overwrite policy). Commands call this
-    before any work, so a bad output path costs nothing and writes nothing.
+    path when an output is a URI of another scheme than ``file`` (callers that write such URIs,
+    the Spark engine's jobs, leave them out), an output is a file the job reads (compared by
+    identity: symlinks and hard links count), two outputs are the same file, an output is an
+    existing directory or a socket, a parent of an output is a file, or its folder cannot be
+    written (probed by creating and removing a temporary file). A device, FIFO or terminal
+    (``/dev/null``, ``/dev/stdout``) is a valid output: it is written, never replaced. Existing
+    regular files that are not inputs are replaced (the documented overwrite policy). Commands
+    call this before any work, so a bad output path costs nothing and writes nothing.
 
     The outputs named in ``folders`` are folders of part files (the Spark engine's
     releases): an existing folder is replaced only when it is empty or holds nothing but a
@@ -805,7 +938,14 @@ def check_output_paths(
     for flag, raw in outputs.items():
         if raw is None:
             continue
-        path = Path(raw)
+        if is_remote(raw):
+            raise ConfigError(
+                f"{flag} {str(raw)!r} is a {uri_scheme(raw)}:// URI: this engine writes local "
+                "(or mounted) paths and file:// URIs; use `engine: spark` (or --engine spark), "
+                "which writes through Hadoop's file systems, or a local path"
+            )
+        path = output_target(str(raw), flag) if isinstance(raw, str) else raw
+        assert isinstance(path, Path)
         for in_flag, in_path in given_in.items():
             if _same_file(path, in_path):
                 raise ConfigError(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdckit.core.uri import Target
 from sdckit.errors import ConfigError, DataError
 from sdckit.jobs.config import Job, job_from_dict, load_job
 
@@ -30,8 +31,8 @@ class AnalyzeRequest:
     input: Path
     qi: list[str]
     sensitive: list[str] = field(default_factory=list)
-    json_out: Path | None = None
-    html_out: Path | None = None
+    json_out: Target | None = None
+    html_out: Target | None = None
 
 
 def analyze_request(
@@ -41,8 +42,8 @@ def analyze_request(
     *,
     delimiter: str | None = None,
     encoding: str = "utf-8",
-    json_out: Path | None = None,
-    html_out: Path | None = None,
+    json_out: Target | None = None,
+    html_out: Target | None = None,
     config: Path | None = None,
     engine: str | None = None,
     spark_master: str | None = None,
@@ -92,18 +93,22 @@ def run_analyze(
     """The risk of the request's data (``options``: :func:`sdckit.risk.analyze.analyze`'s,
     ``sensitive`` aside), its summary written to the JSON and rendered as the HTML report;
     returns the summary. No output may overwrite the input or the population table."""
-    from sdckit.core.io import check_output_paths, output_set, write_text
+    from sdckit.core.io import check_output_paths, write_text
+    from sdckit.core.uri import is_remote
     from sdckit.models.attacks import attack_coverage
     from sdckit.report.risk_report import risk_report
     from sdckit.report.writer import write_json
     from sdckit.risk.analyze import measured_models
 
     json_out, html_out = request.json_out, request.html_out
+    source = request.job.open()
+    outputs = {"--json": json_out, "--html": html_out}
+    remote = {k: str(v) for k, v in outputs.items() if is_remote(v)}
+    source.accept_remote_outputs(remote)  # refused, or checked when the engine starts
     check_output_paths(
-        {"--json": json_out, "--html": html_out},
+        {k: v for k, v in outputs.items() if k not in remote},
         {"input": request.input, "--population": population},
     )
-    source = request.job.open()
     result = source.risk(request.qi, request.sensitive, population, **options)
     summary = dict(result.summary)
     summary["input"] = str(request.input)
@@ -111,7 +116,7 @@ def run_analyze(
     summary["attack_coverage"] = attack_coverage(measured_models(summary))
     # Everything is computed and rendered before the first file is written, so a failure
     # leaves nothing behind (each write is itself atomic).
-    with output_set():  # one release: renamed into place together, or not at all
+    with source.outputs():  # one release: renamed into place together, or not at all
         html = (
             risk_report(
                 summary,

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from sdckit.core.io import output_set
+from sdckit.core.uri import Target
 from sdckit.errors import ConfigError, MissingHierarchyError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
@@ -24,13 +23,13 @@ class AnonymizeJobOutcome:
 
     result: Any  # sdckit.algorithms.anonymize.AnonymizationResult
     summary: dict[str, Any]
-    written: dict[str, Path] = field(default_factory=dict)
+    written: dict[str, Target] = field(default_factory=dict)
 
 
 def run_anonymize_job(
     job: Job,
     *,
-    json_out: Path | None = None,
+    json_out: Target | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> AnonymizeJobOutcome:
     """Anonymize the job's input as the job says and write its outputs (only on success).
@@ -48,7 +47,7 @@ def run_anonymize_job(
     source.check_anonymization()  # Spark: everything the header allows, before Spark starts
     out = job.output
     json_path = json_out or out.json
-    with output_set() as outputs:  # one release: renamed into place together, or not at all
+    with source.outputs() as outputs:  # one release: renamed into place together, or not at all
         try:
             result, written = source.anonymize(progress)
         except MissingHierarchyError as exc:  # say it as the job file would
@@ -64,9 +63,9 @@ def run_anonymize_job(
 def _write_report_and_json(
     result: Any,
     summary: dict[str, Any],
-    written: dict[str, Path],
-    report: Path | None,
-    json_path: Path | None,
+    written: dict[str, Target],
+    report: Target | None,
+    json_path: Target | None,
 ) -> None:
     """The report and the JSON of a job (inside its output set), the data files already in
     ``written``; ``summary["outputs"]`` lists what was written (both engines)."""

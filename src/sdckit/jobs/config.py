@@ -49,6 +49,7 @@ from sdckit.core.hierarchy import Hierarchy, read_hierarchy
 from sdckit.core.io import check_output_paths, read_table
 from sdckit.core.schema import Attribute, Schema
 from sdckit.core.spec import did_you_mean
+from sdckit.core.uri import Target
 from sdckit.errors import ConfigError, ParameterError, SdcInputError, short_repr
 from sdckit.jobs.spec import HIERARCHY_BUILDERS, MODEL_NAMES, JobSpec
 
@@ -82,11 +83,11 @@ def spark_conf_options(values: Sequence[str]) -> dict[str, str]:
 class OutputSpec:
     """Where a job writes: the released data, the HTML report, the JSON summary."""
 
-    path: Path | None = None
-    report: Path | None = None
-    json: Path | None = None
+    path: Target | None = None
+    report: Target | None = None
+    json: Target | None = None
     delimiter: str = ","
-    cells: Path | None = None
+    cells: Target | None = None
     neutralize_formulas: bool = False
     #: The columns the release folder is partitioned by (Hive layout; Spark engine only).
     partition_by: tuple[str, ...] = ()
@@ -195,12 +196,14 @@ class Job:
             raise ConfigError(f"{where} names a column twice ({', '.join(columns)})")
         return tuple(columns)
 
-    def _output_path(self, name: str, value: str | None) -> Path | None:
+    def _output_path(self, name: str, value: str | None) -> Target | None:
         """``output.<name>`` as a path: a ``file://`` URI is the local path it names (never
-        resolved against the job file's folder); a URI of another scheme is a ConfigError
-        naming the key, on every engine (no engine writes to one yet); a plain path as
-        :meth:`_path` resolves it."""
+        resolved against the job file's folder); a URI of another scheme stays its text
+        where the engine writes URIs (:attr:`~sdckit.jobs.source.EngineTraits.remote_outputs`:
+        the Spark engine, through Hadoop's file systems) and is a ConfigError naming the key
+        on another; a plain path as :meth:`_path` resolves it."""
         from sdckit.core.uri import file_uri_path, uri_scheme
+        from sdckit.jobs.source import ENGINES, check_engine
 
         scheme = uri_scheme(value)
         if scheme is None or value is None:
@@ -208,11 +211,12 @@ class Job:
         where = self.key(f"output.{name}")
         if scheme == "file":
             return file_uri_path(value, where)
+        if ENGINES.traits(check_engine(self.spec.engine)).remote_outputs:
+            return value
         raise ConfigError(
-            f"{where} {value!r} is a {scheme}:// URI: sdckit writes its outputs to local (or "
-            "mounted) paths and file:// URIs so far -- the Spark engine reads any URI Spark "
-            "reads, but does not write to one yet; write to a local or mounted path and copy "
-            "the outputs to the cluster's file system"
+            f"{where} {value!r} is a {scheme}:// URI: the {self.spec.engine} engine writes "
+            "local (or mounted) paths and file:// URIs; use `engine: spark` (or --engine "
+            "spark), which writes through Hadoop's file systems, or a local path"
         )
 
     def with_output(self, **paths: str | Path | None) -> Job:
@@ -242,7 +246,7 @@ class Job:
 
     def check_outputs(
         self,
-        overrides: Mapping[str, str | Path | None] | None = None,
+        overrides: Mapping[str, Target | None] | None = None,
         inputs: Mapping[str, str | Path | None] | None = None,
     ) -> None:
         """Refuse output paths that would overwrite an input or one another, before any work.
@@ -252,12 +256,14 @@ class Job:
         (named as they should appear in messages). Where the job's source writes the release
         as a folder of part files (:attr:`~sdckit.jobs.source.Source.release_is_folder`),
         ``output.path`` is checked as a folder and a folder input counts too. See
-        :func:`sdckit.core.io.check_output_paths`.
+        :func:`sdckit.core.io.check_output_paths`. Outputs at URIs of other schemes than
+        ``file`` go to the source (:meth:`~sdckit.jobs.source.Source.accept_remote_outputs`:
+        refused, or checked when the engine starts).
         """
-        from sdckit.core.uri import file_uri_path, uri_scheme
+        from sdckit.core.uri import file_uri_path, is_remote, output_target, uri_scheme
 
         out = self.output
-        outputs: dict[str, str | Path | None] = {
+        outputs: dict[str, Target | None] = {
             self.key("output.path"): out.path,
             self.key("output.report"): out.report,
             self.key("output.json"): out.json,
@@ -267,7 +273,10 @@ class Job:
         for flag, path in (overrides or {}).items():
             if path is not None:
                 outputs.pop(own.get(flag, ""), None)
-                outputs[flag] = path
+                outputs[flag] = output_target(path, flag)
+        remote = {k: str(v) for k, v in outputs.items() if is_remote(v)}
+        self.open().accept_remote_outputs(remote)
+        outputs = {k: v for k, v in outputs.items() if k not in remote}
         given: dict[str, str | Path | None] = dict(self.input_files())
         given.update({k: v for k, v in (inputs or {}).items() if v is not None})
         folders: tuple[str, ...] = ()

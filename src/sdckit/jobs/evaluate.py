@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from sdckit.core.hierarchy import Hierarchy
+    from sdckit.core.uri import Target
 
 __all__ = ["read_hierarchies", "run_evaluate"]
 
@@ -45,8 +46,8 @@ def run_evaluate(
     columns: Sequence[str] = (),
     qi: Sequence[str] = (),
     categorical: Sequence[str] = (),
-    json_out: Path | None = None,
-    html_out: Path | None = None,
+    json_out: Target | None = None,
+    html_out: Target | None = None,
     known_method: str | None = None,
     p_percent: float | None = None,
     k: int | None = None,

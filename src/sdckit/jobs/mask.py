@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sdckit.core.uri import Target
 from sdckit.errors import ConfigError
 
 
@@ -40,7 +41,7 @@ class MaskJobResult:
     records: list[dict]
     summary: dict[str, Any]
     report: Any
-    written: dict[str, Path] = field(default_factory=dict)
+    written: dict[str, Target] = field(default_factory=dict)
 
 
 @dataclass
@@ -235,7 +236,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
     {original_share_warning: ...}`` (default 0.1). Errors are :class:`SdcInputError`
     subclasses naming the key, column or value.
     """
-    from sdckit.core.io import output_set, write_text
+    from sdckit.core.io import write_text
     from sdckit.jobs.config import Job, job_from_dict, load_job
     from sdckit.masking.pipeline import Pipeline
     from sdckit.report.writer import write_json
@@ -287,8 +288,8 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
         from sdckit.report.mask_report import mask_report
 
         report = mask_report(summary)
-        written: dict[str, Path] = {}
-        with output_set() as outputs:  # one release: renamed into place together, or not at all
+        written: dict[str, Target] = {}
+        with source.outputs() as outputs:  # one release: renamed into place together, or not at all
             summary["run_id"] = outputs.run_id
             html = report.render_html()
             if spec.path is not None:

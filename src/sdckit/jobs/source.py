@@ -14,7 +14,8 @@ never tests the engine's name. :func:`open_source` is the one place that reads `
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,9 @@ from sdckit.core.registry import Registry
 from sdckit.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.core.io import OutputSet
     from sdckit.core.schema import Schema
+    from sdckit.core.uri import Target
     from sdckit.jobs.config import Job
     from sdckit.jobs.mask import MaskRun
 
@@ -40,10 +43,13 @@ class EngineTraits:
     implementations (the runners' Spark paths), not a pandas table on this machine.
     ``release_is_folder``: the released data is written as a folder of part files (and the
     input may be such a folder), which the output checks treat as one path.
+    ``remote_outputs``: outputs may be URIs of other schemes than ``file`` (written through
+    the file systems the engine registers, :func:`sdckit.core.io.register_remote_files`).
     """
 
     distributed: bool = False
     release_is_folder: bool = False
+    remote_outputs: bool = False
 
 
 class Source(ABC):
@@ -165,7 +171,7 @@ class Source(ABC):
     @abstractmethod
     def anonymize(
         self, progress: Callable[[int, int], None] | None = None
-    ) -> tuple[Any, dict[str, Path]]:
+    ) -> tuple[Any, dict[str, Target]]:
         """Anonymize the input as the job says (models, algorithm and its options,
         suppression limit, metric, seed) and write the verified release to ``output.path``
         inside the caller's :func:`~sdckit.core.io.output_set`: the
@@ -191,8 +197,26 @@ class Source(ABC):
         """What a job's JSON summary says of the engine (nothing for the default engine)."""
         return {}
 
+    def accept_remote_outputs(self, outputs: Mapping[str, str]) -> None:
+        """Take the outputs at URIs of other schemes than ``file`` (by the key or flag that
+        names them), before any work: ConfigError naming the first where the engine writes
+        no URI (:attr:`EngineTraits.remote_outputs`); an engine that writes them checks them
+        when it starts."""
+        from sdckit.core.io import check_output_paths
+
+        check_output_paths(dict(outputs), {})  # (refuses a URI, naming its key)
+
+    @contextmanager
+    def outputs(self) -> Iterator[OutputSet]:
+        """The job's :func:`sdckit.core.io.output_set` (with the engine's remote file systems
+        registered, where it has some): the runners write every output inside it."""
+        from sdckit.core.io import output_set
+
+        with output_set() as outputs:
+            yield outputs
+
     @abstractmethod
-    def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
+    def write(self, frame: Any, path: Target, delimiter: str, neutralize: bool = False) -> Target:
         """``frame`` (this engine's) written as the release at ``path``: a file, or a folder
         of part files where :attr:`release_is_folder` (Parquet by suffix, else CSV with
         ``delimiter``; ``neutralize``: spreadsheet formulas made text). Inside the caller's
@@ -266,7 +290,7 @@ class LocalSource(Source):
 
     def anonymize(
         self, progress: Callable[[int, int], None] | None = None
-    ) -> tuple[Any, dict[str, Path]]:
+    ) -> tuple[Any, dict[str, Target]]:
         """:func:`sdckit.algorithms.anonymize.anonymize` on the table read; the release (and
         an algorithm's extra tables, e.g. Anatomy's sensitive table, beside it as
         ``<stem>.<name><suffix>``) written with :func:`sdckit.core.io.write_table`."""
@@ -286,13 +310,14 @@ class LocalSource(Source):
             **job.algorithm_options,
         )
         out = job.output
-        written: dict[str, Path] = {}
+        written: dict[str, Target] = {}
         if out.path is not None:
             written["data"] = write_table(
                 result.data, out.path, out.delimiter, neutralize=out.neutralize_formulas
             )
+            release = Path(out.path)  # (a local path: this engine writes no URI)
             for name, table in getattr(result, "extra_tables", {}).items():
-                extra = out.path.with_name(f"{out.path.stem}.{name}{out.path.suffix}")
+                extra = release.with_name(f"{release.stem}.{name}{release.suffix}")
                 written[name] = write_table(
                     table, extra, out.delimiter, neutralize=out.neutralize_formulas
                 )
@@ -306,7 +331,7 @@ class LocalSource(Source):
 
         return mask_locally(self.job, pipeline, methods, where, share_limit)
 
-    def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
+    def write(self, frame: Any, path: Target, delimiter: str, neutralize: bool = False) -> Target:
         """:func:`sdckit.core.io.write_table` (CSV or Parquet by suffix, atomically)."""
         from sdckit.core.io import write_table
 
@@ -319,7 +344,7 @@ ENGINES.add("local", LocalSource, LocalSource.traits)
 ENGINES.add(
     "spark",
     "sdckit.spark.source:SparkSource",
-    EngineTraits(distributed=True, release_is_folder=True),
+    EngineTraits(distributed=True, release_is_folder=True, remote_outputs=True),
 )
 
 

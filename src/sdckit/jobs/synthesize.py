@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.core.io import output_set, write_table
+from sdckit.core.uri import Target
 from sdckit.errors import ConfigError, SdcInputError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
@@ -52,7 +53,7 @@ class SynthesizeJobOutcome:
 
     result: Any  # sdckit.synthesis.api.SynthesisResult
     summary: dict[str, Any]
-    written: dict[str, Path] = field(default_factory=dict)
+    written: dict[str, Target] = field(default_factory=dict)
 
 
 def copy_paths(path: Path, m: int) -> list[Path]:
@@ -62,7 +63,7 @@ def copy_paths(path: Path, m: int) -> list[Path]:
     return [path.with_name(f"{path.stem}_{i}{path.suffix}") for i in range(1, m + 1)]
 
 
-def run_synthesize_job(job: Job, *, json_out: Path | None = None) -> SynthesizeJobOutcome:
+def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> SynthesizeJobOutcome:
     """Synthesize as the job says and write the copies, the report and the JSON."""
     from sdckit.jobs.mask import _typed
     from sdckit.synthesis.api import METHODS, synthesize
@@ -115,11 +116,11 @@ def run_synthesize_job(job: Job, *, json_out: Path | None = None) -> SynthesizeJ
     summary["seed_given"] = spec.seed is not None
     out = job.output
     json_path = json_out or out.json
-    written: dict[str, Path] = {}
+    written: dict[str, Target] = {}
     with output_set() as outputs:
         summary["run_id"] = outputs.run_id
         if out.path is not None:
-            paths = copy_paths(out.path, len(result.copies))
+            paths = copy_paths(Path(out.path), len(result.copies))  # (local: no URI here)
             for i, (copy, path) in enumerate(zip(result.copies, paths, strict=True), 1):
                 written[f"data_{i}" if len(paths) > 1 else "data"] = write_table(
                     copy, path, out.delimiter

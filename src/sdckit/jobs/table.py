@@ -48,13 +48,13 @@ input is read on the driver with either engine. The JSON summary names the ``eng
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sdckit.core.io import output_set, read_table, write_table
+from sdckit.core.io import read_table, write_table
+from sdckit.core.uri import Target
 from sdckit.errors import ConfigError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
@@ -80,7 +80,7 @@ class TableJobOutcome:
 
     protection: Any  # sdckit.tables.protect.Protection
     summary: dict[str, Any]
-    written: dict[str, Path] = field(default_factory=dict)
+    written: dict[str, Target] = field(default_factory=dict)
 
 
 def build_rules(job: Job) -> list:
@@ -315,7 +315,7 @@ def _keys_of(job: Job, table: Any, key: str) -> np.ndarray:
     return np.asarray(job.open().cell_keys(table, key))
 
 
-def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
+def run_table_job(job: Job, *, json_out: Target | None = None) -> TableJobOutcome:
     """Protect the job's table as the job says and write its outputs (only on success)."""
     from sdckit.tables.protect import protect
     from sdckit.tables.registry import TABLE_METHODS
@@ -357,7 +357,7 @@ def run_table_job(job: Job, *, json_out: Path | None = None) -> TableJobOutcome:
 
 def _write(
     job: Job,
-    json_out: Path | None,
+    json_out: Target | None,
     protection: Any,
     rules: list,
     dimensions: Any,
@@ -376,8 +376,8 @@ def _write(
     summary["response"] = job.spec.response
     summary["rules"] = [r.to_entry() for r in rules]
     cells = protection.cells()
-    written: dict[str, Path] = {}
-    with output_set() as outputs:
+    written: dict[str, Target] = {}
+    with job.open().outputs() as outputs:
         summary["run_id"] = outputs.run_id
         cells_path = out.cells or out.path
         if cells_path is not None:
@@ -462,7 +462,7 @@ def build_linked_tables(job: Job, opts: dict[str, Any]):
     return LinkedTables(tables, list(spec.tables)), rules
 
 
-def _run_linked(job: Job, opts: dict[str, Any], json_out: Path | None) -> TableJobOutcome:
+def _run_linked(job: Job, opts: dict[str, Any], json_out: Target | None) -> TableJobOutcome:
     """Protect the job's linked tables (``tables:``) consistently and write one cells file
     (a ``table`` column, then every dimension: a dimension the table does not span holds its
     total's code), the report and the JSON summary (the combined figures plus ``tables``,

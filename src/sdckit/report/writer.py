@@ -17,7 +17,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,9 +26,10 @@ from jinja2.bccache import Bucket
 
 from sdckit.core.io import current_run_id, write_text
 from sdckit.core.spec import json_ready
+from sdckit.core.uri import Target
 
 
-def write_json(path: str | Path, document: Mapping[str, Any]) -> Path:
+def write_json(path: Target, document: Mapping[str, Any]) -> Target:
     """Atomically write ``document`` as indented JSON.
 
     Inside an output set (:func:`sdckit.core.io.output_set`) a mapping gets the set's
@@ -177,6 +177,6 @@ class Report:
             run_id=current_run_id(),
         )
 
-    def write_html(self, path: str | Path) -> Path:
+    def write_html(self, path: Target) -> Target:
         """Atomically write the HTML page to ``path``."""
         return write_text(path, self.render_html())

@@ -10,6 +10,7 @@ folder beside the target and renamed into place only after they were verified.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -23,6 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: The staging suffix of an output at a URI (:func:`sdckit.core.io.staging_uri`).
+_STAGED = re.compile(r"\.sdckit-tmp-[0-9a-f]+$")
 
 
 def _is_uri(source: str) -> bool:
@@ -31,10 +34,12 @@ def _is_uri(source: str) -> bool:
 
 def is_parquet(path: str | Path) -> bool:
     """True for a Parquet source or target (by suffix, or a folder of ``.parquet`` parts at
-    any depth of Hive partition folders, :func:`sdckit.core.io.is_parquet_folder`)."""
+    any depth of Hive partition folders, :func:`sdckit.core.io.is_parquet_folder`); a
+    staged release at a URI (``r.parquet.sdckit-tmp-<run_id>``,
+    :func:`sdckit.core.io.staging_uri`) by its target's suffix."""
     from sdckit.core.io import is_parquet_folder
 
-    p = str(path).rstrip("/")
+    p = _STAGED.sub("", str(path).rstrip("/"))
     if p.lower().endswith(PARQUET_SUFFIXES):
         return True
     local = Path(p.removeprefix("file://"))

@@ -9,7 +9,8 @@ and the delimiter is sniffed from the file, so that a job is checked before the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,9 @@ from sdckit.jobs.source import ENGINES, EngineTraits, Source
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from sdckit.core.io import OutputSet
     from sdckit.core.schema import Schema
+    from sdckit.core.uri import Target
     from sdckit.jobs.config import Job
     from sdckit.jobs.mask import MaskRun
 
@@ -37,16 +40,57 @@ class SparkSource(Source):
     def __init__(self, job: Job) -> None:
         super().__init__(job)
         self._frame: DataFrame | None = None
+        self._remote: dict[str, str] = {}
+        self._remote_checked = False
 
     def session(self) -> SparkSession:
         """The Spark session of the job (``spark: {master, conf}``), started on first use;
         for a job with masking methods (the only Spark code that runs Python on the
         executors: ``mapInPandas``, ``applyInPandas``) checked to have executors that import
-        sdckit."""
+        sdckit. Right after it starts, before anything is read, each output at a URI
+        (:meth:`accept_remote_outputs`) is checked to have a Hadoop file system."""
         from sdckit.spark.session import spark_session
 
         spark = self.job.spec.spark
-        return spark_session(spark.master, spark.conf, python_workers=bool(self.job.spec.methods))
+        session = spark_session(
+            spark.master, spark.conf, python_workers=bool(self.job.spec.methods)
+        )
+        if not self._remote_checked:
+            from sdckit.spark.remote import HadoopFiles
+
+            files = HadoopFiles(lambda: session)
+            for where, uri in self._remote.items():
+                files.check(uri, where)
+            self._remote_checked = True
+        return session
+
+    def accept_remote_outputs(self, outputs: Mapping[str, str]) -> None:
+        """Keep the outputs at URIs (by key or flag) for the check when the session starts
+        (:meth:`session`: ``FileSystem.get`` of each); two naming one URI are a ConfigError
+        at once."""
+        from sdckit.errors import ConfigError
+
+        seen = {uri.rstrip("/"): where for where, uri in self._remote.items()}
+        for where, uri in outputs.items():
+            other = seen.setdefault(uri.rstrip("/"), where)
+            if other != where:
+                raise ConfigError(
+                    f"{other} and {where} both name {uri!r}; give each output its own path"
+                )
+        self._remote.update(outputs)
+        self._remote_checked = False
+
+    @contextmanager
+    def outputs(self) -> Iterator[OutputSet]:
+        """The job's output set with the session's Hadoop file systems registered
+        (:class:`sdckit.spark.remote.HadoopFiles`): outputs at ``hdfs://``, ``s3a://``,
+        ``gs://`` ... URIs are staged beside their targets and renamed into place with the
+        set's other outputs."""
+        from sdckit.core.io import output_set, register_remote_files
+        from sdckit.spark.remote import HadoopFiles
+
+        with register_remote_files(HadoopFiles(self.session)), output_set() as outputs:
+            yield outputs
 
     def _where(self) -> str:
         """The input's path as Spark reads it: a URI (``hdfs://``, ``s3a://``) as given, a
@@ -203,7 +247,7 @@ class SparkSource(Source):
 
     def anonymize(
         self, progress: Callable[[int, int], None] | None = None
-    ) -> tuple[Any, dict[str, Path]]:
+    ) -> tuple[Any, dict[str, Target]]:
         """:func:`sdckit.spark.anonymize.anonymize_spark`: the search on the frequency set
         counted on Spark, the release written as a folder of part files at ``output.path``
         (Parquet when it ends in ``.parquet``, else CSV), verified by a recount."""
@@ -228,7 +272,7 @@ class SparkSource(Source):
         )
         return result, {"data": path}
 
-    def _release_path(self) -> Path:
+    def _release_path(self) -> Target:
         """``output.path``, which a Spark job must give: its release is a folder of part
         files (ConfigError naming the key otherwise)."""
         from sdckit.errors import ConfigError
@@ -351,7 +395,7 @@ class SparkSource(Source):
         """The engine and the Spark master the job ran on."""
         return {"engine": self.name, "spark_master": self.job.spec.spark.master}
 
-    def write(self, frame: Any, path: Path, delimiter: str, neutralize: bool = False) -> Path:
+    def write(self, frame: Any, path: Target, delimiter: str, neutralize: bool = False) -> Target:
         """``frame`` written as a folder of part files at ``path`` (Parquet by suffix, else CSV),
         staged beside it and renamed into place (:func:`sdckit.core.io.atomic_write_dir`)."""
         from sdckit.core.io import atomic_write_dir
