@@ -141,15 +141,20 @@ def test_a_run_failing_after_staging_deletes_what_it_staged(
 ) -> None:
     import sdckit.report.writer as writer
 
+    uri, remote = viewfs
+    seen: list[str] = []
+
     def broken(*args, **kwargs):
+        names = (Path(p).name.split(".sdckit-tmp-")[0] for p in _staged(remote))
+        seen.extend(sorted(n for n in names if not n.startswith(".")))  # (.crc: checksums)
         raise RuntimeError("the JSON failed")
 
     monkeypatch.setattr(writer, "json_ready", broken)
-    uri, remote = viewfs
     job = _job(tmp_path / "jobdir", _outputs(uri))
     res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "-q"])
-    assert res.exit_code != 0
-    assert list(remote.iterdir()) == []  # the release folder and the report were staged
+    assert res.exit_code != 0 and "the JSON failed" in res.output
+    assert seen == ["release.parquet", "report.html"]  # staged beside the targets
+    assert list(remote.iterdir()) == []  # and deleted
 
 
 def test_a_scheme_without_a_file_system_is_refused_before_the_input_is_read(
@@ -168,6 +173,29 @@ def test_a_scheme_without_a_file_system_is_refused_before_the_input_is_read(
     assert "output.path 'nosuch://x/y.csv'" in text
     assert 'No FileSystem for scheme "nosuch"' in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "job.yaml"]
+
+
+def test_a_remote_folder_of_other_files_is_not_replaced(viewfs, tmp_path: Path) -> None:
+    uri, remote = viewfs
+    (remote / "release.parquet").mkdir()
+    (remote / "release.parquet" / "notes.txt").write_text("mine")
+    job = _job(tmp_path / "jobdir", _outputs(uri))
+    res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "-q"])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert f"output.path '{uri}/release.parquet' is a folder with other files" in text
+    assert sorted(p.name for p in remote.rglob("*")) == ["notes.txt", "release.parquet"]
+
+
+def test_an_output_at_the_input_uri_is_refused_before_spark_starts(tmp_path: Path, no_spark):
+    job = _job(tmp_path, {"path": "viewfs://t/out/in.csv"})
+    doc = yaml.safe_load(job.read_text())
+    doc["input"] = "viewfs://t/out/in.csv"
+    job.write_text(yaml.safe_dump(doc))
+    res = RUNNER.invoke(app, ["anonymize", "--config", str(job), "-q"])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert "input.path and " in text and "output.path both name 'viewfs://t/out/in.csv'" in text
 
 
 @pytest.mark.parametrize("key", ["path", "json", "report"])
@@ -199,7 +227,14 @@ def test_file_uris_on_the_command_line_are_the_local_paths(tmp_path: Path, monke
          "--html", (out / "r.html").as_uri()],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in out.iterdir()) == ["a.json", "r.html", "r.json"]
+    res = RUNNER.invoke(
+        app,
+        ["evaluate", "--original", data, "--protected", data, "-q",
+         "--json", (out / "e.json").as_uri(), "--html", (out / "e.html").as_uri()],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    names = ["a.json", "e.html", "e.json", "r.html", "r.json"]
+    assert sorted(p.name for p in out.iterdir()) == names
     assert not (tmp_path / "file:").exists()
 
 

@@ -895,12 +895,16 @@ def _same_file(a: Path, b: Path) -> bool:
         return Path(os.path.realpath(a)) == Path(os.path.realpath(b))
 
 
+#: How the files of a Spark release folder start (part files, markers, their checksums).
+RELEASE_FILE_PREFIXES = ("part-", "_SUCCESS", "._SUCCESS", ".part-", "_committed", "_started")
+
+
 def _is_release_folder(path: Path) -> bool:
     """True for an empty folder or one holding only a Spark release's files (``part-*``,
-    ``_SUCCESS``, checksums), at its top or in Hive partition folders (``sex=Female/``):
-    what a folder output may replace."""
+    ``_SUCCESS``, checksums: :data:`RELEASE_FILE_PREFIXES`), at its top or in Hive partition
+    folders (``sex=Female/``): what a folder output may replace."""
     for n in os.listdir(path):
-        if n.startswith(("part-", "_SUCCESS", "._SUCCESS", ".part-", "_committed", "_started")):
+        if n.startswith(RELEASE_FILE_PREFIXES):
             continue
         sub = path / n
         if "=" in n and sub.is_dir() and not sub.is_symlink() and _is_release_folder(sub):
@@ -940,9 +944,9 @@ def check_output_paths(
             continue
         if is_remote(raw):
             raise ConfigError(
-                f"{flag} {str(raw)!r} is a {uri_scheme(raw)}:// URI: this engine writes local "
-                "(or mounted) paths and file:// URIs; use `engine: spark` (or --engine spark), "
-                "which writes through Hadoop's file systems, or a local path"
+                f"{flag} {str(raw)!r} is a {uri_scheme(raw)}:// URI: only a Spark job writes to "
+                "other URIs than file:// (through Hadoop's file systems); use `engine: spark` "
+                "(or --engine spark) where the command takes it, or a local path"
             )
         path = output_target(str(raw), flag) if isinstance(raw, str) else raw
         assert isinstance(path, Path)

@@ -44,18 +44,32 @@ class HadoopFiles:
 
     def check(self, uri: str, where: str) -> None:
         """ConfigError naming ``where`` and the scheme when the session's Hadoop has no file
-        system for ``uri`` (``No FileSystem for scheme``, a missing connector class)."""
+        system for ``uri`` (``No FileSystem for scheme``, a missing connector class), when
+        the file system cannot be reached, or when ``uri`` is a folder that holds other files
+        than a previous release's (:data:`sdckit.core.io.RELEASE_FILE_PREFIXES`): an output
+        replaces a file or a release, never another folder."""
+        scheme = uri_scheme(uri)
         try:
-            self._fs(uri)
+            path, fs = self._fs(uri)
         except Exception as exc:  # py4j's Py4JJavaError, or a malformed URI
-            said = " ".join(str(getattr(exc, "java_exception", exc)).split())[:300]
-            scheme = uri_scheme(uri)
             raise ConfigError(
                 f"{where} {uri!r}: the Spark session's Hadoop has no file system for the "
-                f"scheme {scheme}:// ({said}); add its connector to Spark (e.g. "
+                f"scheme {scheme}:// ({_said(exc)}); add its connector to Spark (e.g. "
                 f"spark.jars.packages) and set spark.hadoop.fs.{scheme}.impl, or write to a "
                 "scheme it has (hdfs://, file://)"
             ) from None
+        try:
+            foreign = fs.exists(path) and not _is_release_folder(fs, path)
+        except Exception as exc:  # an unreachable name node, missing credentials ...
+            raise ConfigError(
+                f"{where} {uri!r}: cannot reach it through the {scheme}:// file system "
+                f"({_said(exc)}); check the URI and the spark.hadoop.* settings"
+            ) from None
+        if foreign:
+            raise ConfigError(
+                f"{where} {uri!r} is a folder with other files than a release's part files; "
+                "an output replaces only a file or a previous release: choose a new path"
+            )
 
     def upload(self, local: Path, uri: str) -> None:
         """Copy the driver's file ``local`` to ``uri`` (``copyFromLocalFile``, replacing)."""
@@ -94,3 +108,26 @@ class HadoopFiles:
                 fs.delete(path, True)
             except Exception:  # noqa: BLE001,S110 - clean-up of a run that already failed
                 pass
+
+
+def _said(exc: BaseException) -> str:
+    """What a (Java) exception says, on one line, shortened for a message."""
+    return " ".join(str(getattr(exc, "java_exception", exc)).split())[:300]
+
+
+def _is_release_folder(fs: Any, path: Any) -> bool:
+    """True for a file, an empty folder, or a folder holding only a Spark release's files,
+    at its top or in Hive partition folders (``key=value/``), as
+    :func:`sdckit.core.io.check_output_paths` judges a local folder."""
+    from sdckit.core.io import RELEASE_FILE_PREFIXES
+
+    if not fs.getFileStatus(path).isDirectory():
+        return True
+    for status in fs.listStatus(path):
+        name = status.getPath().getName()
+        if name.startswith(RELEASE_FILE_PREFIXES):
+            continue
+        if "=" in name and status.isDirectory() and _is_release_folder(fs, status.getPath()):
+            continue
+        return False
+    return True

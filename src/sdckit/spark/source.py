@@ -66,16 +66,20 @@ class SparkSource(Source):
 
     def accept_remote_outputs(self, outputs: Mapping[str, str]) -> None:
         """Keep the outputs at URIs (by key or flag) for the check when the session starts
-        (:meth:`session`: ``FileSystem.get`` of each); two naming one URI are a ConfigError
-        at once."""
+        (:meth:`session`: ``FileSystem.get`` of each); two naming one URI, or one naming the
+        input, are a ConfigError at once."""
         from sdckit.errors import ConfigError
 
         seen = {uri.rstrip("/"): where for where, uri in self._remote.items()}
+        src = self.job.input["path"]
+        if isinstance(src, str):
+            seen.setdefault(src.rstrip("/"), self.job.key("input.path"))
         for where, uri in outputs.items():
             other = seen.setdefault(uri.rstrip("/"), where)
             if other != where:
                 raise ConfigError(
-                    f"{other} and {where} both name {uri!r}; give each output its own path"
+                    f"{other} and {where} both name {uri!r}; an input is never overwritten "
+                    "and each output needs its own path: choose another"
                 )
         self._remote.update(outputs)
         self._remote_checked = False
