@@ -267,3 +267,20 @@ def test_a_viewfs_uri_on_the_command_line_is_written_on_spark(viewfs, tmp_path: 
     assert res.exit_code == 0, res.output
     assert json.loads((remote / "r.json").read_text())["engine"] == "spark"
     assert (remote / "r.html").is_file() and _staged(remote) == []
+
+
+def test_an_analysis_of_a_uri_input_checks_its_output_uris_before_the_analysis(
+    viewfs, tmp_path: Path, monkeypatch
+) -> None:
+    import sdckit.spark.analyze as spark_analyze
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("the risk was analyzed")
+
+    monkeypatch.setattr(spark_analyze, "analyze_spark", no_analysis)
+    uri, remote = viewfs
+    _data(remote)  # the input at a URI: only Spark reads its columns (the roles start it)
+    job = _job(tmp_path, {}, input=f"{uri}/in.csv")
+    res = RUNNER.invoke(app, ["analyze", "--config", str(job), "-q", "--json", "nosuch://x/r.json"])
+    assert res.exit_code == 2, res.output
+    assert 'No FileSystem for scheme "nosuch"' in " ".join(res.output.split())

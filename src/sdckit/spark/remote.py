@@ -32,7 +32,14 @@ class HadoopFiles:
     schemes are written and how (credentials, endpoints: ``spark.hadoop.*`` settings)."""
 
     def __init__(self, session: Callable[[], SparkSession]) -> None:
-        self._session = session
+        self._start = session
+        self._spark: SparkSession | None = None
+
+    def _session(self) -> SparkSession:
+        """The session (started, or joined, on first use)."""
+        if self._spark is None:
+            self._spark = self._start()
+        return self._spark
 
     def _fs(self, uri: str) -> tuple[Any, Any]:
         """Hadoop's ``Path`` of ``uri`` and the ``FileSystem`` that holds it."""

@@ -66,8 +66,8 @@ class SparkSource(Source):
 
     def accept_remote_outputs(self, outputs: Mapping[str, str]) -> None:
         """Keep the outputs at URIs (by key or flag) for the check when the session starts
-        (:meth:`session`: ``FileSystem.get`` of each); two naming one URI, or one naming the
-        input, are a ConfigError at once."""
+        (:meth:`session`: ``FileSystem.get`` of each; at once where it runs already); two
+        naming one URI, or one naming the input, are a ConfigError at once."""
         from sdckit.errors import ConfigError
 
         seen = {uri.rstrip("/"): where for where, uri in self._remote.items()}
@@ -83,6 +83,8 @@ class SparkSource(Source):
                 )
         self._remote.update(outputs)
         self._remote_checked = False
+        if self._frame is not None:  # the session runs already (a URI input's columns)
+            self.session()
 
     @contextmanager
     def outputs(self) -> Iterator[OutputSet]:
