@@ -49,6 +49,55 @@ def _job(folder: Path, output: dict, engine: str = "spark", **keys) -> Path:
     return folder / "job.yaml"
 
 
+class _Folder:
+    """A remote file system for :func:`sdckit.core.io.register_remote_files` kept in a local
+    folder (``mem://x/NAME`` is ``folder/NAME``), recording what it was asked."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.calls = folder, []
+
+    def _at(self, uri: str) -> Path:
+        return self.folder / uri.removeprefix("mem://x/")
+
+    def check(self, uri: str, where: str) -> None:
+        self.calls.append(("check", uri))
+
+    def upload(self, local: Path, uri: str) -> None:
+        self.calls.append(("upload", uri))
+        self._at(uri).write_bytes(local.read_bytes())
+
+    def commit(self, staged) -> None:
+        self.calls.append(("commit", list(staged)))
+        for tmp, dest in staged:
+            self._at(tmp).replace(self._at(dest))
+
+    def discard(self, uris) -> None:
+        self.calls.append(("discard", list(uris)))
+        for uri in uris:
+            self._at(uri).unlink(missing_ok=True)
+
+
+def test_an_output_set_stages_remote_files_beside_their_targets(tmp_path: Path) -> None:
+    from sdckit.core.io import output_set, register_remote_files, write_text
+    from sdckit.errors import ConfigError
+
+    fs = _Folder(tmp_path)
+    with register_remote_files(fs):
+        with output_set() as outputs:
+            write_text("mem://x/a.json", "{}")
+            write_text(tmp_path / "local.txt", "here")
+            tmp = f"mem://x/a.json.sdckit-tmp-{outputs.run_id}"
+            assert (tmp_path / f"a.json.sdckit-tmp-{outputs.run_id}").is_file()
+        assert fs.calls == [("upload", tmp), ("commit", [(tmp, "mem://x/a.json")])]
+        with pytest.raises(RuntimeError), output_set():
+            write_text("mem://x/a.json", "new")
+            raise RuntimeError("the job failed")
+        assert fs.calls[-1][0] == "discard" and (tmp_path / "a.json").read_text() == "{}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "local.txt"]
+    with pytest.raises(ConfigError, match="only the Spark engine writes"):
+        write_text("mem://x/b.json", "{}")
+
+
 @pytest.fixture
 def viewfs(spark, tmp_path: Path) -> tuple[str, Path]:
     """``(viewfs://<table>/out, the local folder it links to)``: a mount table of its own
