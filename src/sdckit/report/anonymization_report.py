@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.dp.randomness import INSECURE_KIND, NOT_PRIVATE
-from sdckit.report.risk_report import class_size_figure
+from sdckit.report.risk_report import class_size_figure, frequency_set_fact
 from sdckit.report.writer import Report, Section
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +56,7 @@ def anonymization_report(result: AnonymizationResult) -> Report:
         "suppressed records": f"{result.suppressed_records:,} "
         f"({result.suppressed_records / max(n, 1):.2%}; limit {result.suppression_limit:.2%})",
         "verified from the output rows": "yes" if result.verified else "NO",
+        **frequency_set_fact(result.details.get("frequency_set")),
         "transformations / partitions checked": result.nodes_checked,
         "elapsed seconds": round(result.elapsed_seconds, 3),
     }

@@ -61,6 +61,20 @@ def _missing_fact(summary: dict[str, Any]) -> dict[str, str]:
     return {"records with a missing key value": f"{n:,}: {how}"}
 
 
+def frequency_set_fact(chosen: dict[str, Any] | None) -> dict[str, str]:
+    """The fact saying where the Spark engine counted the classes (``chosen``: the summary's
+    ``frequency_set``; nothing for the local engine)."""
+    if not chosen:
+        return {}
+    n, limit = chosen["classes"], chosen["driver_classes"]
+    where = (
+        f"kept on Spark ({n:,} distinct combinations, more than the driver takes: {limit:,})"
+        if chosen["path"] == "distributed"
+        else f"collected to the driver ({n:,} distinct combinations, at most {limit:,})"
+    )
+    return {"classes counted on Spark": where}
+
+
 def _pct(x: float) -> str:
     return f"{x:.2%}"
 
@@ -98,6 +112,7 @@ def risk_sections(
                 "records": summary["records"],
                 "quasi-identifiers": ", ".join(summary.get("quasi_identifiers", [])),
                 "equivalence classes": summary["equivalence_classes"],
+                **frequency_set_fact(summary.get("frequency_set")),
                 **_missing_fact(summary),
                 "sample uniques (records alone in their class)": (
                     f"{summary['sample_uniques']:,} ({_pct(summary['sample_uniques_share'])})"

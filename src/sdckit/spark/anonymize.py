@@ -1,5 +1,9 @@
 """``sdckit anonymize`` on Spark: search on the driver, transform and verify distributed.
 
+This module is the fast path, taken when the distinct combinations fit the driver
+(:func:`sdckit.spark.frequency.count_classes`); beyond that the classes stay on Spark and
+:mod:`sdckit.spark.anonymize_distributed` searches, applies and verifies there.
+
 1. The base frequency set (leaf codes of every QI, sensitive histograms) is counted on Spark
    (:mod:`sdckit.spark.frequency`); the models are prepared on it and the local engine's
    optimal search (:func:`sdckit.algorithms.optimal.solve`) runs on the driver -- the same

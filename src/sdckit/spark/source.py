@@ -42,6 +42,7 @@ class SparkSource(Source):
         self._frame: DataFrame | None = None
         self._remote: dict[str, str] = {}
         self._remote_checked = False
+        self._frequency_set: dict[str, Any] | None = None  # where the last search's classes were
 
     def session(self) -> SparkSession:
         """The Spark session of the job (``spark: {master, conf}``), started on first use;
@@ -276,6 +277,7 @@ class SparkSource(Source):
             progress=progress,
             **job.algorithm_options,
         )
+        self._frequency_set = result.details.get("frequency_set")
         return result, {"data": path}
 
     def _release_path(self) -> Target:
@@ -398,8 +400,12 @@ class SparkSource(Source):
         )
 
     def summary_fields(self) -> dict[str, Any]:
-        """The engine and the Spark master the job ran on."""
-        return {"engine": self.name, "spark_master": self.job.spec.spark.master}
+        """The engine and the Spark master the job ran on, and where an anonymization's
+        classes were counted (``frequency_set``: collected to the driver or kept on Spark)."""
+        out: dict[str, Any] = {"engine": self.name, "spark_master": self.job.spec.spark.master}
+        if self._frequency_set is not None:
+            out["frequency_set"] = self._frequency_set
+        return out
 
     def write(self, frame: Any, path: Target, delimiter: str, neutralize: bool = False) -> Target:
         """``frame`` written as a folder of part files at ``path`` (Parquet by suffix, else CSV),
