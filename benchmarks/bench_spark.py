@@ -83,11 +83,22 @@ def _rss_mb(pid: int) -> tuple[str, float]:
     return "", 0.0
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, float, str | None]:
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float, float, float, str | None]:
     """Run ``cmd`` with this checkout's ``src`` first on PYTHONPATH; return (wall seconds,
-    peak Python MB, peak JVM MB of its process tree, None or the last lines of its error
-    output when it failed)."""
+    peak Python MB, peak JVM MB, CPU seconds of its process tree -- sampled, so up to 0.2 s
+    per process short --, None or the last lines of its error output when it failed)."""
     peak = {"python": 0.0, "java": 0.0}
+    cpu: dict[int, float] = {}
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p)}  # fmt: skip
     t0 = time.perf_counter()
@@ -108,6 +119,7 @@ def run_measured(cmd: list[str]) -> tuple[float, float, float, str | None]:
                     kind = None
                 if kind is not None:
                     peak[kind] = max(peak[kind], mb)
+                    cpu[p] = max(cpu.get(p, 0.0), _cpu_s(p))
             done.wait(0.2)
 
     thread = threading.Thread(target=sample, daemon=True)
@@ -120,7 +132,7 @@ def run_measured(cmd: list[str]) -> tuple[float, float, float, str | None]:
     if proc.returncode != 0:
         lines = [ln for ln in err.strip().splitlines() if ln.strip()]
         failed = f"exit {proc.returncode}: {' | '.join(lines[-2:])[-300:]}"
-    return wall, peak["python"], peak["java"], failed
+    return wall, peak["python"], peak["java"], sum(cpu.values()), failed
 
 
 def _spark(memory: str = "4g") -> Any:
@@ -283,6 +295,7 @@ def main() -> None:
                     default=["analyze", "anonymize"])  # fmt: skip
     ap.add_argument("--engines", nargs="+", choices=["spark", "local"], default=["spark", "local"])
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--generate-only", action="store_true", help="write the data and stop")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/sdckit-spark-bench"))
     ap.add_argument("--local-max", type=int, default=10_000_000,
                     help="largest row count the local engine is also timed on")  # fmt: skip
@@ -296,7 +309,7 @@ def main() -> None:
     sdckit = [str(Path(sys.executable).parent / "sdckit")]
     header = (
         f"{'rows':>12} {'engine':>7} {'cores':>5} {'command':>10} {'wall s':>8} "
-        f"{'python MB':>10} {'JVM MB':>8} {'freq. set':>18} {'= local':>7}  result"
+        f"{'CPU s':>7} {'python MB':>10} {'JVM MB':>8} {'freq. set':>18} {'= local':>7}  result"
     )
     for rows in rows_list:
         if near:
@@ -306,6 +319,8 @@ def main() -> None:
                   f"({stats['unique_share']:.2%})", flush=True)  # fmt: skip
         else:
             data = generate_adult(rows, args.workdir)
+        if args.generate_only:
+            continue
         print(header)
         print("-" * len(header), flush=True)
         plans = [("spark", c) for c in cores_list if "spark" in args.engines]
@@ -332,7 +347,8 @@ def main() -> None:
                 wall = statistics.median(r[0] for r in runs)
                 py = max(r[1] for r in runs)
                 jvm = max(r[2] for r in runs)
-                failed = next((r[3] for r in runs if r[3]), None)
+                cpu = statistics.median(r[3] for r in runs)
+                failed = next((r[4] for r in runs if r[4]), None)
                 path, same, result = "-", "-", failed or ""
                 if failed is None:
                     summary = json.loads(out_json.read_text())
@@ -347,7 +363,7 @@ def main() -> None:
                             result += f"; differs at {', '.join(diff[:5])}"
                 print(
                     f"{rows:>12,} {engine:>7} {cores or '-':>5} {command:>10} {wall:>8.1f} "
-                    f"{py:>10.0f} {jvm:>8.0f} {path:>18} {same:>7}  {result}",
+                    f"{cpu:>7.1f} {py:>10.0f} {jvm:>8.0f} {path:>18} {same:>7}  {result}",
                     flush=True,
                 )
 
