@@ -5,17 +5,18 @@ Run ``python benchmarks/bench_spark_node.py --rows 1000000 10000000`` after
 ``bench_spark.py --data nearunique`` has written the data (the same ``--workdir``). For each
 row count: the base class table -- one row per distinct combination of the 8 quasi-identifiers:
 each QI's code at every level of its hierarchy (:mod:`_nearunique`) and the count -- built
-with one group-by, cached, its size as Parquet (bytes per class); then each of ``--nodes``
+with one group-by, cached, its size as Parquet (bytes per class); then each of :data:`NODES`
 evaluated as a k-anonymity check does it: select the node's level columns, group by them
 summing the counts (one shuffle of the class table), count the classes and the records in
-classes under k. Prints the median seconds per node and the shuffle bytes Spark reports per
-node, the figures the projection to a cluster scales.
+classes under k. Prints the median wall and JVM CPU seconds per node (CPU seconds hold on a
+shared machine), the figures a projection to a cluster scales.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -24,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _nearunique as nearunique  # noqa: E402
+from bench_spark import _cpu_s, _rss_mb, _tree  # noqa: E402
 
 #: Nodes timed (levels in :data:`_nearunique.QIS` order): the bottom, two in between, the
 #: optimum of the 10^5-row data (age in 20-year bands, ZIP code suppressed, the rest one level
@@ -55,8 +57,9 @@ def level_columns(sdf: Any) -> tuple[Any, list[list[str]]]:
                 code = (F.col("zip").cast("int") / (10**level)).cast("int")
                 code = F.lit(0) if level == 5 else code
             else:
-                pos = F.array_position(F.array(*[F.lit(v) for v in leaves]),
-                                       F.col(qi).cast("string"))  # fmt: skip
+                pos = F.array_position(
+                    F.array(*[F.lit(v) for v in leaves]), F.col(qi).cast("string")
+                )
                 code = F.element_at(F.array(*[F.lit(c) for c in codes]), pos.cast("int"))
             name = f"{qi}_{level}"
             cols.append(code.alias(name))
@@ -65,14 +68,10 @@ def level_columns(sdf: Any) -> tuple[Any, list[list[str]]]:
     return sdf.select(*cols, "count"), names
 
 
-def shuffle_bytes(spark: Any) -> int:
-    """Shuffle bytes written by all stages so far (Spark's status store)."""
-    total = 0
-    store = spark.sparkContext._jsc.sc().statusStore()
-    stages = store.stageList(None)
-    for i in range(stages.size()):
-        total += int(stages.apply(i).shuffleWriteBytes())
-    return total
+def jvm_cpu_s() -> float:
+    """CPU seconds used so far by this process's JVMs (the Spark driver and executors of a
+    local master), from /proc: what a node costs, whatever else runs on the machine."""
+    return sum(_cpu_s(p) for p in _tree(os.getpid()) if _rss_mb(p)[0] == "java")
 
 
 def main() -> None:
@@ -101,20 +100,23 @@ def main() -> None:
         classes = spark.read.parquet(str(data)).groupBy(*nearunique.QIS).count()
         table, names = level_columns(classes)
         table = table.persist(StorageLevel.MEMORY_AND_DISK)
+        c0 = jvm_cpu_s()
         n_classes = table.count()
-        build = time.perf_counter() - t0
+        build, build_cpu = time.perf_counter() - t0, jvm_cpu_s() - c0
         pq = args.workdir / f"classes_{rows}.parquet"
         base = [n[0] for n in names]
         table.select(*base, "count").write.mode("overwrite").parquet(str(pq))
         size = sum(f.stat().st_size for f in pq.glob("*.parquet"))
-        print(f"{rows:,} rows: {n_classes:,} classes, class table built in {build:.1f} s, "
-              f"{size / n_classes:.1f} bytes/class as Parquet (8 codes + count)")  # fmt: skip
-        print(f"{'node':>26} {'s/node':>8} {'shuffle MB':>10} {'classes':>10} {'< k':>10}")
+        print(
+            f"{rows:,} rows: {n_classes:,} classes, class table built in {build:.1f} s "
+            f"({build_cpu:.1f} CPU s), {size / n_classes:.1f} B/class as Parquet (8 codes + count)"
+        )
+        print(f"{'node':>26} {'s/node':>8} {'CPU s':>7} {'classes':>10} {'< k':>10}")
         for node in NODES:
             cols = [names[i][lv] for i, lv in enumerate(node)]
-            times = []
+            times, cpus = [], []
             for _ in range(args.repeat):
-                before = shuffle_bytes(spark)
+                c0 = jvm_cpu_s()
                 t0 = time.perf_counter()
                 g = table.groupBy(*cols).agg(F.sum("count").alias("n"))
                 res = g.agg(
@@ -122,13 +124,25 @@ def main() -> None:
                     F.sum(F.when(F.col("n") < args.k, F.col("n")).otherwise(0)).alias("small"),
                 ).collect()[0]
                 times.append(time.perf_counter() - t0)
-                moved = shuffle_bytes(spark) - before
-            sec = statistics.median(times)
-            print(f"{str(node):>26} {sec:>8.2f} {moved / 2**20:>10.1f} {res['classes']:>10,} "
-                  f"{res['small'] or 0:>10,}", flush=True)  # fmt: skip
-            out.append({"rows": rows, "classes": n_classes, "bytes_per_class": size / n_classes,
-                        "node": node, "seconds": sec, "shuffle_bytes": moved,
-                        "node_classes": res["classes"], "under_k": res["small"]})  # fmt: skip
+                cpus.append(jvm_cpu_s() - c0)
+            sec, cpu = statistics.median(times), statistics.median(cpus)
+            print(
+                f"{str(node):>26} {sec:>8.2f} {cpu:>7.1f} "
+                f"{res['classes']:>10,} {res['small'] or 0:>10,}",
+                flush=True,
+            )
+            out.append(
+                {
+                    "rows": rows,
+                    "classes": n_classes,
+                    "bytes_per_class": size / n_classes,
+                    "node": node,
+                    "seconds": sec,
+                    "cpu_seconds": cpu,
+                    "node_classes": res["classes"],
+                    "under_k": res["small"],
+                }
+            )
         table.unpersist()
     spark.stop()
     if args.json:
