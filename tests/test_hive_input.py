@@ -81,6 +81,7 @@ def test_analyze_on_a_hive_folder_is_the_same_on_both_engines(spark, tmp_path: P
         figures[engine] = json.loads(out.read_text())
     assert figures["spark"].pop("engine") == "spark"
     assert figures["local"].pop("engine") == "local"
+    assert figures["spark"].pop("frequency_set")["path"] == "driver"
     for summary in figures.values():
         for key in [k for k in summary if k in ("elapsed_seconds", "run_id")]:
             summary.pop(key)

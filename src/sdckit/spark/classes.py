@@ -53,6 +53,8 @@ DRIVER_CLASSES = 1_000_000
 #: The Spark setting that changes it (``--spark-conf spark.sdckit.driverClasses=0`` keeps
 #: every class table on Spark).
 DRIVER_CLASSES_CONF = "spark.sdckit.driverClasses"
+#: Cuts of a class table cached besides the first (see ``ClassTable._sharded``).
+MORE_CUTS = 4
 #: Classes per shard the partition count aims at (at least twice the default parallelism).
 CLASSES_PER_SHARD = 250_000
 
@@ -113,6 +115,8 @@ class ClassTable:
     #: level below the root of every hierarchy
     cut: tuple[int, ...] | None = None
     _cut_frame: Any = field(default=None, repr=False)
+    _shared: Any = field(default=None, repr=False)  # the encodings, broadcast once
+    _more_cuts: dict[tuple[int, ...], Any] = field(default_factory=dict, repr=False)
     _marginal: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
     _joint: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
 
@@ -253,7 +257,7 @@ class ClassTable:
         cached, and reused by every such node without a shuffle; coarser nodes are cut for
         themselves."""
         top = tuple(
-            max(old, min(q.height - 2, q.height - 1) if q.height > 1 else old)
+            max(old, q.height - 2)
             for q, old in zip(self.quasi_identifiers, self.levels, strict=True)
         )
         cut = self.cut if self.cut is not None else top
@@ -262,7 +266,15 @@ class ClassTable:
             if self._cut_frame is None:
                 self._cut_frame = self._keyed(cut).persist()
             return self._cut_frame
-        return self._keyed(levels)
+        # a node above the cut in some QIs: cut at the cut raised to it there, cached too
+        # (the search visits many nodes with the same QIs at their top), the oldest of
+        # :data:`MORE_CUTS` such cuts released first
+        raised = tuple(max(lv, c) for lv, c in zip(levels, cut, strict=True))
+        if raised not in self._more_cuts:
+            if len(self._more_cuts) >= MORE_CUTS:
+                self._more_cuts.pop(next(iter(self._more_cuts))).unpersist()
+            self._more_cuts[raised] = self._keyed(raised).persist()
+        return self._more_cuts[raised]
 
     def _keyed(self, levels: Sequence[int]) -> DataFrame:
         """The table with ``__k``: a hash of each row's codes at ``levels`` (equal codes,
@@ -287,20 +299,32 @@ class ClassTable:
         schema = T.StructType(fields)  # a new schema: StructType.add would change the frame's
         return self.frame.mapInPandas(keyed, schema).repartition(self.partitions(), "__k")
 
-    def fragment(self, pdf: pd.DataFrame) -> FrequencySet:
-        """The base frequency set of the classes in ``pdf`` (rows of :attr:`frame`)."""
-        qis = [
-            QuasiIdentifier(q.name, pdf[f"q{i}"].to_numpy(np.int32), q.values, q.hierarchy)
-            for i, q in enumerate(self.quasi_identifiers)
-        ]
+    def fragment(self, pdf: pd.DataFrame, levels: Sequence[int] | None = None) -> FrequencySet:
+        """The frequency set of the classes in ``pdf`` (rows of :attr:`frame`) at this
+        table's levels, or grouped at once at coarser ``levels``."""
+        at = self.levels if levels is None else tuple(int(x) for x in levels)
+        qis = []
+        for i, q in enumerate(self.quasi_identifiers):
+            codes = pdf[f"q{i}"].to_numpy(np.int32)
+            if at[i] != self.levels[i]:
+                codes = q.step(self.levels[i], at[i])[codes]
+            qis.append(QuasiIdentifier(q.name, codes, q.values, q.hierarchy))
         sens = {
             name: EncodedColumn(name, pdf[f"s{j}"].to_numpy(np.int32), enc.values)
             for j, (name, enc) in enumerate(self.sensitive.items())
         }
         weights = pdf["__w"].to_numpy(float) if self.weighted else None
         return build_frequency_set(
-            qis, self.levels, sens, weights, multiplicities=pdf["__n"].to_numpy(np.int64)
+            qis, at, sens, weights, multiplicities=pdf["__n"].to_numpy(np.int64)
         )
+
+    def _encodings(self) -> Any:
+        """This table's encodings (:meth:`_bare`) broadcast to the executors once: a Python
+        worker keeps a broadcast value for the tasks after the first, so a hierarchy of tens
+        of thousands of leaves is not shipped with every task."""
+        if self._shared is None:
+            self._shared = self.frame.sparkSession.sparkContext.broadcast(self._bare())
+        return self._shared
 
     def _bare(self) -> ClassTable:
         """This table's encodings without the DataFrame: what the executors need."""
@@ -362,20 +386,30 @@ class ClassTable:
         return self._bare().fragment(to_pandas(self.frame))
 
     def shards(
-        self, levels: Sequence[int], work: Callable[[FrequencySet, FrequencySet], Any]
+        self,
+        levels: Sequence[int],
+        work: Callable[[FrequencySet, FrequencySet], Any],
+        base: bool = False,
     ) -> list[Any]:
-        """``work(base_fragment, classes_at_levels)`` on every shard (module docstring); the
+        """``work(fragment, classes_at_levels)`` on every shard (module docstring); the
         answers of the non-empty shards, brought to the driver (pickled, so keep them small:
-        numbers or domain-sized arrays)."""
+        numbers or domain-sized arrays). With ``base`` the fragment is the shard's classes
+        at this table's levels and the classes at ``levels`` are rolled up from it (their
+        ``base_map`` maps it); else both are the classes at ``levels``, grouped at once."""
         levels = tuple(int(x) for x in levels)
-        bare = self._bare()  # the executors need the encodings only
+        shared = self._encodings()  # the executors need the encodings only
 
         def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
             parts = [b for b in batches if len(b)]
             if not parts:
                 return
-            frag = bare.fragment(pd.concat(parts, ignore_index=True))
-            fs = frag.rollup(levels) if levels != frag.levels else frag
+            bare = shared.value
+            pdf = pd.concat(parts, ignore_index=True)
+            if base:
+                frag = bare.fragment(pdf)
+                fs = frag.rollup(levels) if levels != frag.levels else frag
+            else:
+                frag = fs = bare.fragment(pdf, levels)
             yield pd.DataFrame({"p": [pickle.dumps(work(frag, fs))]})
 
         rows = self._sharded(levels).mapInPandas(run, "p binary").collect()
@@ -390,15 +424,14 @@ class ClassTable:
         """Like :meth:`shards`, but each shard's answer is rows (a pandas frame with
         ``schema``) that stay on Spark as a DataFrame."""
         levels = tuple(int(x) for x in levels)
-        bare = self._bare()
+        shared = self._encodings()
 
         def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
             parts = [b for b in batches if len(b)]
             if not parts:
                 return
-            frag = bare.fragment(pd.concat(parts, ignore_index=True))
-            fs = frag.rollup(levels) if levels != frag.levels else frag
-            yield work(frag, fs)
+            fs = shared.value.fragment(pd.concat(parts, ignore_index=True), levels)
+            yield work(fs, fs)
 
         return self._sharded(levels).mapInPandas(run, schema)
 
@@ -425,10 +458,16 @@ class ClassTable:
         )
 
     def unpersist(self) -> None:
-        """Release the cached table (and its cached shards)."""
+        """Release the cached table (and its cached shards and broadcast encodings)."""
+        if self._shared is not None:
+            self._shared.unpersist()
+            self._shared = None
         if self._cut_frame is not None:
             self._cut_frame.unpersist()
             self._cut_frame = None
+        for frame in self._more_cuts.values():
+            frame.unpersist()
+        self._more_cuts = {}
         self.frame.unpersist()
 
 

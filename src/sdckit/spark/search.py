@@ -48,6 +48,7 @@ class DistributedLatticeSearch(LatticeSearch):
     table: ClassTable | None = None
     driver_limit: int = 0
     _spark_tables: dict[int, ClassTable] = field(default_factory=dict, repr=False)
+    _shared: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         assert self.table is not None
@@ -114,8 +115,11 @@ class DistributedLatticeSearch(LatticeSearch):
 
     def _evaluate_on_spark(self, index: int, source: ClassTable) -> NodeResult:
         levels = tuple(int(x) for x in self.nodes[index])
+        if self._shared is None:  # the models and metric tables, broadcast once
+            spark = source.frame.sparkSession
+            self._shared = spark.sparkContext.broadcast((list(self.local_models), self.metrics))
         cum, fin, partials = node_figures(
-            source, levels, self.local_models, self.metrics, (self.metric.name,)
+            source, levels, self.local_models, self.metrics, (self.metric.name,), self._shared
         )
         ok, n_supp, floor = True, int(cum[-1]) if len(cum) else 0, 0.0
         for j, total in enumerate(cum):
@@ -141,7 +145,10 @@ class DistributedLatticeSearch(LatticeSearch):
         return self._spark_source(index), None
 
     def close(self) -> None:
-        """Release the roll-ups cached on Spark (not the base table)."""
+        """Release the roll-ups cached on Spark (not the base table) and the broadcast."""
+        if self._shared is not None:
+            self._shared.unpersist()
+            self._shared = None
         for i, t in list(self._spark_tables.items()):
             if i != 0:
                 t.unpersist()
@@ -154,13 +161,16 @@ def node_figures(
     models: list[Any],
     metrics: Any,
     which: tuple[str, ...],
+    shared: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The figures of the node at ``levels``, summed over the shards of ``source``: per
     model (in order) the records suppressed once it and the ones before it have flagged
     their violating classes, each model's bound on the violations of finer nodes, and the
-    metric partial sums of ``which`` with every flagged class suppressed."""
+    metric partial sums of ``which`` with every flagged class suppressed. ``shared``: the
+    pair ``(models, metrics)`` broadcast once for a whole search (else shipped per task)."""
 
     def work(frag: FrequencySet, fs: FrequencySet) -> dict[str, Any]:
+        models, metrics = shared.value if shared is not None else (models_here, metrics_here)
         violating = np.zeros(fs.n_classes, dtype=bool)
         cum, fin = [], []
         for md in models:
@@ -173,7 +183,9 @@ def node_figures(
         p = metrics.partials(fs, violating, which, base_keys, base_counts)
         return {"cum": cum, "fin": fin, "p": p}
 
-    parts = source.shards(levels, work)
+    models_here, metrics_here = (None, None) if shared is not None else (models, metrics)
+    entropy_root = "entropy" in which and metrics.spec.convention("entropy") == "root"
+    parts = source.shards(levels, work, base=entropy_root and source.levels == (0,) * len(levels))
     cum = np.sum([p["cum"] for p in parts], axis=0) if parts else np.zeros(len(models))
     fin = np.sum([p["fin"] for p in parts], axis=0) if parts else np.zeros(len(models))
     partials = metrics.add_partials([p["p"] for p in parts])
