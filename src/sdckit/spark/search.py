@@ -170,7 +170,8 @@ def node_figures(
     pair ``(models, metrics)`` broadcast once for a whole search (else shipped per task)."""
 
     def work(frag: FrequencySet, fs: FrequencySet) -> dict[str, Any]:
-        models, metrics = shared.value if shared is not None else (models_here, metrics_here)
+        pair: tuple[Any, Any] = shared.value if shared is not None else here
+        models, metrics = pair
         violating = np.zeros(fs.n_classes, dtype=bool)
         cum, fin = [], []
         for md in models:
@@ -183,7 +184,7 @@ def node_figures(
         p = metrics.partials(fs, violating, which, base_keys, base_counts)
         return {"cum": cum, "fin": fin, "p": p}
 
-    models_here, metrics_here = (None, None) if shared is not None else (models, metrics)
+    here = (None, None) if shared is not None else (models, metrics)  # shipped per task
     entropy_root = "entropy" in which and metrics.spec.convention("entropy") == "root"
     parts = source.shards(levels, work, base=entropy_root and source.levels == (0,) * len(levels))
     cum = np.sum([p["cum"] for p in parts], axis=0) if parts else np.zeros(len(models))
