@@ -213,6 +213,38 @@ def release_frame(
     )
 
 
+def star_classes(recount: FrequencySet) -> np.ndarray:
+    """Per class of a recount of released labels: whether every QI is ``*`` (suppressed)."""
+    if recount.n_classes == 0 or not recount.quasi_identifiers:
+        return np.zeros(recount.n_classes, dtype=bool)
+    labels = np.stack(
+        [np.asarray(q.values, dtype=object)[recount.keys[:, i]].astype(str)
+         for i, q in enumerate(recount.quasi_identifiers)],
+        axis=1,
+    )  # fmt: skip
+    return (labels == SUPPRESSED).all(axis=1)
+
+
+def star_is_a_class(quasi_identifiers: Sequence[Any], levels: Sequence[int]) -> bool:
+    """Whether ``*`` in every QI is a real class at ``levels`` (every QI's level has a ``*``
+    label), not the mark of suppression."""
+    return all(
+        SUPPRESSED in set(map(str, q.labels(level)))
+        for q, level in zip(quasi_identifiers, levels, strict=True)
+    )
+
+
+def check_suppressed(suppressed: int, solution: OptimalSolution, budget: int) -> None:
+    """VerificationError unless the written release suppresses the records the search did,
+    within the budget."""
+    if suppressed != solution.suppressed_records or suppressed > budget:
+        raise VerificationError(
+            f"the written release suppresses {suppressed:,} records; the search suppressed "
+            f"{solution.suppressed_records:,} and the limit allows {budget:,}. This is a "
+            "bug in sdckit; nothing was written."
+        )
+
+
 def verify_release(
     written: DataFrame,
     base: FrequencySet,
@@ -234,25 +266,10 @@ def verify_release(
             f"the written release has {recount.n_records:,} records, the input "
             f"{base.n_records:,}; nothing was written. This is a bug in sdckit."
         )
-    labels = np.stack(
-        [np.asarray(q.values, dtype=object)[recount.keys[:, i]]
-         for i, q in enumerate(recount.quasi_identifiers)],
-        axis=1,
-    ) if recount.n_classes else np.zeros((0, len(names)), dtype=object)  # fmt: skip
-    star = (labels == SUPPRESSED).all(axis=1)
-    # a level whose labels are all "*" in every QI makes "*...*" a real class, not suppression
-    star_is_class = all(
-        SUPPRESSED in set(map(str, q.labels(level)))
-        for q, level in zip(base.quasi_identifiers, solution.levels, strict=True)
-    )
-    suppressed = int(recount.counts[star].sum())
+    star = star_classes(recount)
+    star_is_class = star_is_a_class(base.quasi_identifiers, solution.levels)
     if not star_is_class:
-        if suppressed != solution.suppressed_records or suppressed > budget:
-            raise VerificationError(
-                f"the written release suppresses {suppressed:,} records; the search suppressed "
-                f"{solution.suppressed_records:,} and the limit allows {budget:,}. This is a "
-                "bug in sdckit; nothing was written."
-            )
+        check_suppressed(int(recount.counts[star].sum()), solution, budget)
     for m in models:
         m.prepare(recount)
     kept = recount if star_is_class else recount.select(~star)

@@ -33,6 +33,7 @@ import pandas as pd
 
 from sdckit.core.release import SUPPRESSED
 from sdckit.errors import VerificationError
+from sdckit.spark.anonymize import star_classes
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -206,6 +207,7 @@ def verify_distributed(
 
     from sdckit.risk.analyze import analyze_frequency_set
     from sdckit.spark.analyze import analyze_distributed
+    from sdckit.spark.anonymize import check_suppressed, star_is_a_class
     from sdckit.spark.classes import ClassTable
     from sdckit.spark.frequency import count_classes, frequency_set_of_counts
 
@@ -213,18 +215,9 @@ def verify_distributed(
     star_rows = written.filter(
         functools.reduce(operator.and_, [F.col(f"`{n}`") == SUPPRESSED for n in names])
     )
-    suppressed = int(star_rows.count())
-    # a level whose labels are all "*" in every QI makes "*...*" a real class, not suppression
-    star_is_class = all(
-        SUPPRESSED in set(map(str, q.labels(level)))
-        for q, level in zip(table.quasi_identifiers, solution.levels, strict=True)
-    )
-    if not star_is_class and (suppressed != solution.suppressed_records or suppressed > budget):
-        raise VerificationError(
-            f"the written release suppresses {suppressed:,} records; the search suppressed "
-            f"{solution.suppressed_records:,} and the limit allows {budget:,}. This is a "
-            "bug in sdckit; nothing was written."
-        )
+    star_is_class = star_is_a_class(table.quasi_identifiers, solution.levels)
+    if not star_is_class:
+        check_suppressed(int(star_rows.count()), solution, budget)
     recount, chosen = count_classes(written, names, sensitive, orders=orders)
     if isinstance(recount, ClassTable):
         try:
@@ -259,25 +252,13 @@ def verify_distributed(
     return [m.name for m in models], risk_after
 
 
-def _star(fs: FrequencySet) -> np.ndarray:
-    """Per class of a recount: whether every QI is ``*`` (a suppressed record)."""
-    if fs.n_classes == 0 or not fs.quasi_identifiers:
-        return np.zeros(fs.n_classes, dtype=bool)
-    labels = np.stack(
-        [np.asarray(q.values, dtype=object)[fs.keys[:, i]].astype(str)
-         for i, q in enumerate(fs.quasi_identifiers)],
-        axis=1,
-    )  # fmt: skip
-    return (labels == SUPPRESSED).all(axis=1)
-
-
 def _violations_here(
     fs: FrequencySet, models: Sequence[PrivacyModel], star_is_class: bool
 ) -> list[int]:
     """Violating classes per model on a recount held on the driver."""
     for m in models:
         m.prepare(fs)
-    kept = fs if star_is_class else fs.select(~_star(fs))
+    kept = fs if star_is_class else fs.select(~star_classes(fs))
     return [int(np.count_nonzero(m.evaluate(kept).violating)) for m in models]
 
 
@@ -290,7 +271,7 @@ def _violations_on_spark(
         m.prepare(overall)
 
     def work(_frag: FrequencySet, fs: FrequencySet) -> list[int]:
-        kept = fs if star_is_class else fs.select(~_star(fs))
+        kept = fs if star_is_class else fs.select(~star_classes(fs))
         return [int(np.count_nonzero(m.evaluate(kept).violating)) for m in models]
 
     parts = recount.shards(recount.levels, work)
