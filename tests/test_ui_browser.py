@@ -23,6 +23,7 @@ from ui_support import (
     CHROMIUM_ARGS,
     REBOUND_HOST,
     UIServer,
+    htmx_settled,
     require_browser,
     screenshot,
     wait_for_run,
@@ -71,11 +72,13 @@ def open_demo(page, server) -> str:
 def classify(page, roles: dict[str, str]) -> None:
     """Set roles on the Classify page, one select at a time (each posts and re-renders)."""
     for column, role in roles.items():
+        htmx_settled(page)
         with page.expect_response(lambda r, c=column: "/role/" in r.url):
             page.select_option(f"select.role-select[data-column='{column}']", role)
         page.wait_for_selector(
             f"#classify-table tr.role-{role}[data-column='{column}']", state="attached"
         )
+        htmx_settled(page)
 
 
 def adult_roles() -> dict[str, str]:
@@ -283,6 +286,7 @@ def test_bad_input_gives_the_command_line_message_and_the_server_goes_on(page, s
     page.wait_for_selector("#error-message")
     message = page.inner_text("#error-message")
     assert "age" in message and "hierarchy" in message.lower()
+    htmx_settled(page)
     screenshot(page, "12-bad-hierarchy")
     # a hierarchy built from the data instead: its levels are shown at once
     page.select_option(f"{row} select.builder-select", "interval")

@@ -146,6 +146,19 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
+def htmx_settled(page) -> None:
+    """Wait until htmx has finished every request and swap on the page.
+
+    htmx inserts swapped content at once but wires its ``hx-*`` attributes only after the
+    settle delay (20 ms); until then the new element carries ``htmx-added`` (or
+    ``htmx-settling``), and a change made to it sends nothing. A person cannot act inside
+    that window, a test on a loaded machine can."""
+    page.wait_for_function(
+        "() => !document.querySelector("
+        "'.htmx-added, .htmx-settling, .htmx-swapping, .htmx-request')"
+    )
+
+
 def wait_for_run(page, timeout_ms: int = 240_000) -> str:
     """Wait on a run page until the run has ended (the page reloads with its outcome); the
     final state."""
