@@ -22,7 +22,8 @@ path the JSON reports (``frequency_set: {path, classes}``, ``-`` when it reports
 whether the Spark figures equal the local engine's (the whole JSON summary but timings, run
 ids and paths). ``--quick``: 10^5 rows on local[2] (a few minutes).
 Options: ``--rows 10000000 100000000``, ``--cores 1 2``, ``--repeat 1``, ``--engines``,
-``--commands``, ``--driver-memory``.
+``--commands``, ``--driver-memory``. A Spark-only call (``--engines spark``) compares with the
+local JSON an earlier ``--engines local`` call left in ``--workdir``.
 """
 
 from __future__ import annotations
@@ -219,6 +220,18 @@ def job_file(data: Path, workdir: Path, kind: str, tag: str) -> tuple[Path, Path
     return path, out_json
 
 
+def local_summary(workdir: Path, data: Path, command: str) -> dict[str, Any] | None:
+    """The local engine's JSON for ``command`` on ``data`` left in ``workdir`` by an earlier
+    call (``--engines local``), when it is newer than the data; else ``None``. Lets the
+    local and the Spark runs of one size be measured by separate calls (or side by side)
+    and still compared."""
+    tag = f"{data.stem}_local"
+    path = workdir / (f"analyze_{tag}.json" if command == "analyze" else f"anonymize_{tag}.json")
+    if not path.exists() or path.stat().st_mtime < data.stat().st_mtime:
+        return None
+    return dict(json.loads(path.read_text()))
+
+
 #: What differs between equal runs on two engines: timings, run ids, paths, the engine itself.
 NOT_COMPARED = {"elapsed_seconds", "run_id", "input", "outputs", "engine", "frequency_set",
                 "spark", "spark_master", "timings"}  # fmt: skip
@@ -361,7 +374,12 @@ def main() -> None:
                     result = result_text(command, summary)
                     if engine == "local":
                         local[command] = summary
-                    elif command in local:
+                    elif command not in local and "local" not in args.engines:
+                        # a local run of the same data and job written by an earlier call
+                        earlier = local_summary(args.workdir, data, command)
+                        if earlier is not None:
+                            local[command] = earlier
+                    if engine != "local" and command in local:
                         # what the Spark run skipped (it says why) is not compared
                         skipped = {*summary.get("skipped", {}), "skipped"}
                         if "distinction" in skipped:  # reported together
