@@ -43,12 +43,17 @@ def command_names() -> list[str]:
     )
 
 
+#: Typer's shell-completion options of the root (``add_completion``).
+_COMPLETION_OPTIONS = ("install_completion", "show_completion")
+
+
 class _Group(typer.core.TyperGroup):
     """The root group, whose unset ``--help`` flag reads ``False`` rather than ``None``.
 
     Typer coerces every parameter value that is not already a ``bool`` through a pydantic
     adapter; the root's help flag, unset in ``sdckit NAME ...``, was ``None``, so every
     command paid pydantic's import (~0.1 s) before it started, ``NAME --help`` included.
+    Typer's completion options (``--install-completion``, ``--show-completion``) likewise.
     """
 
     def get_help_option(self, ctx):  # type: ignore[no-untyped-def]
@@ -56,6 +61,23 @@ class _Group(typer.core.TyperGroup):
         if option is not None and option.default is None:
             option.default = False
         return option
+
+    def get_params(self, ctx):  # type: ignore[no-untyped-def]
+        # the same for typer's --install-completion / --show-completion, unset in every run
+        params = super().get_params(ctx)
+        for param in params:
+            if param.name in _COMPLETION_OPTIONS and param.default is None:
+                param.default = False
+        return params
+
+
+def _print_version(value: bool) -> None:
+    """``sdckit --version``: the version, then exit 0 (before any command runs)."""
+    if value:
+        from sdckit._version import __version__
+
+        typer.echo(f"sdckit {__version__}")
+        raise typer.Exit()
 
 
 def build_app(command: str | None = None) -> typer.Typer:
@@ -70,13 +92,21 @@ def build_app(command: str | None = None) -> typer.Typer:
         cls=_Group,
         help=HELP,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish)
         pretty_exceptions_enable=False,
         rich_markup_mode=None,  # click's plain help: rich's markdown renderer costs 0.1 s
     )
 
     @application.callback()
-    def _root() -> None:  # a group even with one command registered: `sdckit NAME` stays
+    def _root(  # a group even with one command registered: `sdckit NAME` stays
+        version: bool = typer.Option(
+            False,
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print sdckit's version and exit.",
+        ),
+    ) -> None:
         """Statistical disclosure control: microdata and tables."""
 
     for name in [command] if command else command_names():
