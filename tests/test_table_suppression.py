@@ -386,3 +386,68 @@ def test_published_cells_are_never_suppressed_and_may_make_protection_impossible
     row = np.array([i for i in range(t.n_cells) if t.codes()["r"].iat[i] == "r0" and i != p])
     with pytest.raises(DataError, match="cannot be protected"):
         optimal_pattern(t, prim, published=np.isin(np.arange(t.n_cells), row))
+
+
+# -- the removal pass: no heuristic keeps a secondary its primaries do not need -------------------
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=small_tables(), method=st.sampled_from(["simple", "hypercube", "modular"]))
+def test_every_secondary_a_heuristic_keeps_is_needed(
+    case: tuple[Table, Primary], method: str
+) -> None:
+    # publishing any one remaining secondary exposes a primary (by the independent audit)
+    t, prim = case
+    result = suppress(t, prim, method)
+    assert independent_safe(t, result.suppressed, prim)
+    for s in np.flatnonzero(result.secondary):
+        fewer = result.suppressed.copy()
+        fewer[s] = False
+        assert not independent_safe(t, fewer, prim), (method, int(s))
+
+
+def test_the_hypercube_pattern_loses_the_secondaries_no_primary_needs() -> None:
+    # a 4 x 5 table, five primaries (protection 3): the hypercubes suppress five secondary
+    # cells (cost 82 in all); two of them protect nothing once the other three are in
+    # place, and the pass publishes them: three left, cost 56 (the optimum is 53)
+    from sdckit.tables.hypercube import hypercube_pattern
+
+    values = np.array(
+        [[17, 11, 21, 7, 12], [34, 28, 35, 34, 35], [15, 21, 26, 14, 37], [5, 34, 27, 13, 30]],
+        dtype=float,
+    )
+    t = grid_table(values)
+    where = [("r0", "c4"), ("r1", "c0"), ("r1", "c3"), ("r2", "c3"), ("r3", "c1")]
+    cells = [t.cell_index({"r": r, "c": c}) for r, c in where]
+    prim = primary_of(t, cells, [3.0] * 5, [3.0] * 5)
+    result = suppress(t, prim, "hypercube")
+    assert result.details["released"] == 2
+    assert int(result.secondary.sum()) == 3
+    assert result.details["secondary_cost"] == 56.0
+    assert independent_safe(t, result.suppressed, prim)
+    # what the hypercubes and their repair gave before the pass: those three and two more
+    before = repair(t, prim, hypercube_pattern(t, prim, t.cost), t.cost, method="sequential")
+    extra = before.suppressed & ~result.suppressed
+    assert int(extra.sum()) == 2 and not (result.suppressed & ~before.suppressed).any()
+    assert suppress(t, prim, "optimal").details["secondary_cost"] == 53.0
+
+
+def test_the_pass_publishes_the_dearest_unneeded_cells_and_counts_them() -> None:
+    # one primary in a 3 x 3 table, protected by the cheap cycle through (r0,c0)-(r0,c1)-
+    # (r1,c0)-(r1,c1); handed a pattern with the whole first two rows suppressed, the pass
+    # keeps that cycle and publishes the rest, dearest first
+    from sdckit.tables.patterns import release_unneeded
+
+    values = np.array([[10, 12, 50], [11, 13, 60], [40, 45, 70]], dtype=float)
+    t = grid_table(values)
+    cell = {(r, c): t.cell_index({"r": r, "c": c}) for r in ("r0", "r1", "r2")
+            for c in ("c0", "c1", "c2")}  # fmt: skip
+    prim = primary_of(t, [cell[("r0", "c0")]], [3.0], [3.0])
+    start = np.zeros(t.n_cells, dtype=bool)
+    for r in ("r0", "r1"):
+        for c in ("c0", "c1", "c2"):
+            start[cell[(r, c)]] = True
+    assert independent_safe(t, start, prim)
+    out, released = release_unneeded(t, prim, start, t.cost)
+    kept = {k for k, i in cell.items() if out[i]}
+    assert kept == {("r0", "c0"), ("r0", "c1"), ("r1", "c0"), ("r1", "c1")}
+    assert released == 2
+    assert independent_safe(t, out, prim)

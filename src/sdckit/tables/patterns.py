@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint
+from scipy.optimize import Bounds, LinearConstraint, linprog
 
 from sdckit.core.solver import milp
 from sdckit.errors import DataError, ParameterError
@@ -528,6 +528,92 @@ class AttackerModel:
                 close_relations(self.constraints, self.cell_rows, y, self.locked, self.cost, added)
         return y
 
+    def witness(self, y: np.ndarray, p: int, sense: int) -> np.ndarray | None:
+        """A sparse proof that the pattern ``y`` protects the primary ``p`` in direction
+        ``sense`` (1 up, -1 down): the cells on which a deviation ``d`` with ``A d = 0``,
+        within the suppressed cells' bounds, moves ``p`` by its protection level -- the
+        one of least total movement ``sum |d_c|`` (an LP in ``d = u - v``, ``u, v >= 0``),
+        so it runs over few cells (a cycle of four in a two-way table); ``None`` when no
+        such deviation exists (``p`` is unprotected). Any pattern that keeps these cells
+        suppressed keeps ``p`` protected."""
+        need = float(self.need_up[p] if sense == 1 else self.need_down[p])
+        if need <= 0:
+            return np.zeros(0, dtype=np.int64)
+        comp = self._components_of(np.asarray(y, dtype=bool), np.array([p]))[0]
+        m = len(comp.cells)
+        k = int(np.searchsorted(comp.cells, p))
+        row = np.zeros(2 * m)
+        row[k], row[m + k] = -sense, sense  # -sense (u_p - v_p) <= -(need - slack)
+        a = comp.a
+        res = linprog(
+            np.ones(2 * m),
+            A_ub=row[None, :],
+            b_ub=[-(need - self.tol / 2)],
+            A_eq=sparse.hstack([a, -a]).tocsr() if a.shape[0] else None,
+            b_eq=np.zeros(a.shape[0]) if a.shape[0] else None,
+            bounds=np.column_stack(
+                [np.zeros(2 * m), np.concatenate([self.up[comp.cells], self.down[comp.cells]])]
+            ),
+            method="highs",
+        )
+        self.lps += 1
+        if res.status != 0:
+            return None
+        d = res.x[:m] - res.x[m:]
+        return comp.cells[np.abs(d) > self.tol]
+
+    def release(self, y: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+        """Publish every suppressed free cell (``candidates``: only these) whose publication
+        leaves each primary protected, the dearest first (ties: cell order): a greedy
+        removal pass over a protecting pattern ``y``, the cleanup step of suppression
+        heuristics (Fischetti & Salazar 2001 end their heuristic with it; tau-Argus's
+        manual notes the over-protection of the hypercube method it would remove).
+
+        Each primary and direction keeps a :meth:`witness` of its protection. A cell no
+        witness uses is published with no LP (every witness stays feasible with it fixed
+        at 0); for a cell some witnesses use, their LPs are solved again without it: the
+        cell stays suppressed when one finds its primary unprotected, else the new
+        witnesses replace the old. The result equals the plain greedy pass (every
+        primary's protection checked for each cell in turn), protects every primary and
+        costs at most what ``y`` costs; cells are only removed."""
+        out = np.asarray(y, dtype=bool).copy()
+        pool = out & self.free
+        if candidates is not None:
+            pool &= np.asarray(candidates, dtype=bool)
+        cells = np.flatnonzero(pool)
+        if len(cells) == 0:
+            return out
+        proofs: dict[tuple[int, int], np.ndarray] = {}
+        users: dict[int, set[tuple[int, int]]] = {}
+
+        def keep(task: tuple[int, int], proof: np.ndarray) -> None:
+            for cell in proofs.get(task, np.zeros(0, np.int64)).tolist():
+                users[cell].discard(task)
+            proofs[task] = proof
+            for cell in proof.tolist():
+                users.setdefault(cell, set()).add(task)
+
+        for p in np.flatnonzero(self.primary).tolist():
+            for sense in (1, -1):
+                proof = self.witness(out, p, sense)
+                if proof is None:
+                    raise ValueError(f"release: the pattern leaves the primary cell {p} exposed")
+                keep((p, sense), proof)
+        for c in cells[np.lexsort((cells, -self.cost[cells]))].tolist():
+            out[c] = False
+            fresh = {}
+            for task in sorted(users.get(c, ())):
+                proof = self.witness(out, *task)
+                if proof is None:
+                    out[c] = True
+                    break
+                fresh[task] = proof
+            if out[c]:
+                continue
+            for task, proof in fresh.items():
+                keep(task, proof)
+        return out
+
     def prune(self, y: np.ndarray) -> np.ndarray:
         """Drop the suppressed free cells that the published cells determine (peeling): they
         protect nothing, every interval stays the same."""
@@ -790,6 +876,30 @@ def repair(
         lps=model.lps,
         completed=int(y.sum()) - int(model.fixed1.sum()),
     )
+
+
+def release_unneeded(
+    table: Table,
+    primary: Primary,
+    suppressed: np.ndarray,
+    cost: np.ndarray | None = None,
+    *,
+    nonnegative: bool | None = None,
+) -> tuple[np.ndarray, int]:
+    """``suppressed`` (a pattern protecting every primary) with each secondary cell published
+    whose release keeps every primary protected, the dearest first
+    (:meth:`AttackerModel.release`), then the cells the published ones determine dropped
+    (:meth:`AttackerModel.prune`); and how many cells were published. A heuristic's
+    pattern -- hypercubes, the simple rule, a completion after a time limit -- often holds
+    secondaries that protect nothing any more once the others are in place; the optimal
+    method's proven optimum holds none."""
+    check_primary(table, primary)
+    model = AttackerModel(
+        table, primary, cell_costs(table, cost), resolve_nonnegative(table, nonnegative)
+    )
+    y = _fixed_mask(table, suppressed) | model.fixed1
+    out = model.prune(model.release(y))
+    return out, int(y.sum()) - int(out.sum())
 
 
 def _fixed_mask(table: Table, cells: np.ndarray) -> np.ndarray:

@@ -32,6 +32,12 @@ Methods (:func:`suppress`):
   (:mod:`sdckit.tables.modular`): a hypercube cover completed by the attacker LPs, and the
   optimal method (bounded) on small sub-tables; then audit and repair on the whole table.
 
+Every pattern that is not a proven optimum then goes through one removal pass
+(:func:`~sdckit.tables.patterns.release_unneeded`): each secondary cell, the dearest first,
+is published again when every primary stays protected without it (``details["released"]``
+counts them). Hypercubes and the relation rule over-protect: on a table whose primaries
+protect one another no secondary is left.
+
 The attacker model, the patterns and their completion (:func:`repair`: additions only,
 the cheapest by the optimal loop or the unprotected primaries one at a time) live in
 :mod:`sdckit.tables.patterns`, with their limits; this module picks the method and audits.
@@ -55,6 +61,7 @@ from sdckit.tables.patterns import (
     cell_costs,
     check_primary,
     optimal_pattern,
+    release_unneeded,
     repair,
     resolve_nonnegative,
     simple_pattern,
@@ -120,7 +127,9 @@ def suppress(
     who knows that cell's value (:mod:`sdckit.tables.singletons`).
 
     The heuristics' patterns are repaired one unprotected primary at a time
-    (:func:`repair` with ``method="sequential"``). Every pattern is audited
+    (:func:`repair` with ``method="sequential"``); then every pattern that is not a proven
+    optimum publishes again the secondaries no primary needs
+    (:func:`~sdckit.tables.patterns.release_unneeded`). Every pattern is audited
     (:func:`sdckit.tables.audit.audit`) before it is returned. Raises
     :class:`~sdckit.errors.ConfigError` for an unknown method and
     :class:`~sdckit.errors.ParameterError` for malformed costs or protection levels.
@@ -134,11 +143,16 @@ def suppress(
     nonneg = resolve_nonnegative(table, nonnegative)
     t0 = time.perf_counter()
     fallback = False
+    released = 0
     if method == "optimal":
         result = optimal_pattern(table, primary, c, time_limit=time_limit, nonnegative=nonneg)
         repaired = 0
         if not result.optimal:
             # not proven optimal: never release a pattern dearer than the simple heuristic's
+            # (both after the removal pass below)
+            found, released = release_unneeded(
+                table, primary, result.suppressed, c, nonnegative=nonneg
+            )
             simple = repair(
                 table,
                 primary,
@@ -147,17 +161,20 @@ def suppress(
                 method="sequential",
                 nonnegative=nonneg,
             )
-            if c[simple.suppressed].sum() < c[result.suppressed].sum():
-                result = Pattern(
-                    simple.suppressed,
-                    optimal=False,
-                    iterations=result.iterations,
-                    cuts=result.cuts,
-                    lps=result.lps + simple.lps,
-                    completed=0,
-                    time_limit_hit=result.time_limit_hit,
-                )
-                fallback = True
+            other, other_released = release_unneeded(
+                table, primary, simple.suppressed, c, nonnegative=nonneg
+            )
+            fallback = bool(c[other].sum() < c[found].sum())
+            result = Pattern(
+                other if fallback else found,
+                optimal=False,
+                iterations=result.iterations,
+                cuts=result.cuts,
+                lps=result.lps + simple.lps,
+                completed=0 if fallback else result.completed,
+                time_limit_hit=result.time_limit_hit,
+            )
+            released = other_released if fallback else released
     else:
         if method == "simple":
             pattern = simple_pattern(table, primary, c)
@@ -172,6 +189,12 @@ def suppress(
             pattern = modular_pattern(table, primary, c, hitas_solver(nonneg, per_sub))
         result = repair(table, primary, pattern, c, method="sequential", nonnegative=nonneg)
         repaired = result.completed
+        # the heuristic's secondaries that protect nothing once the others are in place are
+        # published again
+        suppressed, released = release_unneeded(
+            table, primary, result.suppressed, c, nonnegative=nonneg
+        )
+        result.suppressed = suppressed
     pattern = result.suppressed
     single: dict[str, Any] | None = None
     if singletons:
@@ -200,6 +223,7 @@ def suppress(
         "attacker_lps": result.lps,
         "secondary_cost": float(c[secondary].sum()),
         "repaired": repaired,
+        "released": released,
         "completed_after_time_limit": result.completed if method == "optimal" else 0,
         "simple_was_cheaper": fallback,
         "time_limit_hit": bool(result.time_limit_hit),
