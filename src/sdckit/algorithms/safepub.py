@@ -20,7 +20,8 @@ epsilon_search)``:
    its share of ``epsilon_search`` (step 4) and the score function's sensitivity 1, through
    :func:`sdckit.dp.selection.exponential` (exact sampling, charged to the accountant).
 3. **Safe k-anonymization**: under the chosen transformation every class of fewer than ``k``
-   sampled records is suppressed, ``k`` the smallest integer with
+   sampled records is suppressed, ``k`` as ARX's ``ParameterCalculation`` derives it: one
+   more than the smallest integer ``k'`` with ``d(k', beta, epsilon_anon) < delta``, so
    ``d(k, beta, epsilon_anon) <= delta`` (:func:`~sdckit.models.differential_privacy.
    safepub_parameters`).
 

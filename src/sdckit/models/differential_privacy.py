@@ -15,7 +15,9 @@ than ``k`` sampled records ("(k, beta)-SDGS", a strongly safe k-anonymization) s
 Bild, Kuhn & Prasser (2018), "SafePub: a truthful data anonymization algorithm with strong
 privacy guarantees", PoPETs 2018(1), 67-87, Section 4: for the part ``epsilon_anon`` of the
 budget, ``beta = 1 - e**(-epsilon_anon)`` (the largest sampling probability the theorem
-allows) and ``k`` is the smallest integer with ``d(k, beta, epsilon_anon) <= delta``; the
+allows) and ``k`` a class size with ``d(k, beta, epsilon_anon) <= delta``, computed as the
+authors' reference implementation, ARX's ``dp.ParameterCalculation.calculateK``, does
+(:func:`safepub_parameters`: one more than the smallest ``k'`` with ``d(k') < delta``); the
 remaining ``epsilon_search`` pays for the differentially private choice of the
 transformation (:mod:`sdckit.algorithms.safepub`), so the release is
 ``(epsilon_anon + epsilon_search, delta)``-DP. ARX implements this as ``EDDifferentialPrivacy``
@@ -169,18 +171,24 @@ class SafePubParameters(tuple):
 
 @lru_cache(maxsize=256)
 def safepub_parameters(epsilon_anon: float, delta: float) -> SafePubParameters:
-    """``beta = 1 - e**(-epsilon_anon)`` and the smallest ``k`` with
-    ``d(k, beta, epsilon_anon) <= delta`` (Bild et al. 2018, Section 4; Li et al. 2012,
-    Theorem 5). ``beta`` is :func:`sampling_probability` (rounded down to ``2**-53``).
+    """``beta = 1 - e**(-epsilon_anon)`` and ``k`` as ARX's ``ParameterCalculation`` computes
+    it (Bild et al. 2018, Section 4; Li et al. 2012, Theorem 5). ``beta`` is
+    :func:`sampling_probability` (rounded down to ``2**-53``).
 
-    ``a_n`` does not depend on ``k`` and ``n_m`` grows with ``k``, so ``d`` is non-increasing
-    in ``k``: the terms ``a_n`` are computed once up to the first ``N`` whose Chernoff bound
-    is ``<= delta`` (every later term is then ``<= delta`` too) and ``k`` is the smallest with
-    ``max_{n_m(k) <= n <= N} a_n <= delta``.
+    The condition is that of ARX's ``calculateK``, the reference implementation of the
+    paper's authors: starting from ``k = 1`` it computes ``delta_k = d(k, beta, epsilon_anon)``
+    and then increments ``k``, until ``delta_k < delta`` (strictly). The ``k`` it returns is
+    therefore ``k' + 1``, ``k'`` the smallest integer with ``d(k', beta, epsilon_anon) <
+    delta``. ``d`` is non-increasing in ``k`` (``a_n`` does not depend on ``k`` and ``n_m``
+    grows with it), so ``d(k) <= d(k') < delta``: the guarantee holds, with classes one record
+    larger than the least the bound needs. (ARX evaluates ``d`` in interval arithmetic and
+    tests ``delta_k < delta`` on the intervals' bounds; here ``d`` comes from
+    :func:`scipy.stats.binom.sf`, about 1e-15 relative, so the two could differ only for a
+    ``delta`` within about 1e-14 of some ``d(k')``.)
 
-    (ARX's ``ParameterCalculation`` as published increments ``k`` once more after the last
-    ``d(k)`` it computes and so returns one more than this smallest ``k``; the paper's
-    definition is used here.)
+    The terms ``a_n`` are computed once up to the first ``N`` whose Chernoff bound is
+    ``<= delta`` (every later term is below its own, strictly smaller, bound, so ``< delta``)
+    and ``k'`` is the smallest with ``max_{n_m(k') <= n <= N} a_n < delta``.
     """
     eps = float(epsilon_anon)
     d = float(delta)
@@ -204,7 +212,7 @@ def safepub_parameters(epsilon_anon: float, delta: float) -> SafePubParameters:
     ks = np.arange(1, k_hi + 1)
     n_m = np.maximum(0, np.ceil(ks / gamma - 1.0)).astype(np.int64)
     worst = np.where(n_m <= last, suffix[np.minimum(n_m, last)], 0.0)
-    k = int(ks[np.flatnonzero(worst <= d)[0]])
+    k = int(ks[np.flatnonzero(worst < d)[0]]) + 1  # ARX's calculateK (docstring)
     return SafePubParameters(beta, k, safepub_delta(k, beta, eps))
 
 
