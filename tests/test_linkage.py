@@ -270,16 +270,25 @@ def test_sdcmicro_drisk_hand_example():
     x.loc[0, "a"] += 0.5  # on the bound: inside
     x.loc[1, ["a"]] += 0.6  # one attribute outside
     x.loc[2, ["a", "b"]] += 2.0  # two attributes outside
-    # sdcMicro counts records with 0 or 1 attributes outside: rows 0 and 1 -> 2/3
-    assert sdcmicro_drisk(x, xm, k=0.5) == pytest.approx(2 / 3)
-    assert sdcmicro_drisk(x, xm, k=0.5, max_outside=0) == pytest.approx(1 / 3)
-    # a missing original value is not counted as outside (rowSums(..., na.rm=TRUE))
+    # sdcMicro >= 5.5.2 (the default): every attribute inside -> row 0 only -> 1/3
+    assert sdcmicro_drisk(x, xm, k=0.5) == pytest.approx(1 / 3)
+    # sdcMicro < 5.5.2: 0 or 1 attributes outside -> rows 0 and 1 -> 2/3
+    assert sdcmicro_drisk(x, xm, k=0.5, rule="at_most_one_outside") == pytest.approx(2 / 3)
+    # a missing original value is not counted as outside (rowSums(..., na.rm=TRUE)): row 2
+    # now has one attribute (a) outside
     x.loc[2, "b"] = np.nan
+    assert sdcmicro_drisk(x, xm, k=0.5) == pytest.approx(1 / 3)
+    assert sdcmicro_drisk(x, xm, k=0.5, rule="at_most_one_outside") == pytest.approx(1.0)
+    x.loc[[1, 2], "a"] = np.nan  # rows 1 and 2 have nothing outside left
     assert sdcmicro_drisk(x, xm, k=0.5) == pytest.approx(1.0)
-    # single attribute: every record has at most one attribute outside -> 1.0 (sdcMicro)
-    assert sdcmicro_drisk(x, xm, ["a"], k=0.0) == 1.0
+    # single attribute, k = 0: row 0 (moved by 0.5) is outside, rows 1 and 2 (missing) are
+    # not -> 2/3; the old rule: every record has at most one attribute outside -> 1.0
+    assert sdcmicro_drisk(x, xm, ["a"], k=0.0) == pytest.approx(2 / 3)
+    assert sdcmicro_drisk(x, xm, ["a"], k=0.0, rule="at_most_one_outside") == 1.0
     with pytest.raises(SdcInputError, match="k="):
         sdcmicro_drisk(x, xm, k=-1)
+    with pytest.raises(SdcInputError, match="rule="):
+        sdcmicro_drisk(x, xm, rule="one")
 
 
 # --------------------------------------------------------------------------------------------

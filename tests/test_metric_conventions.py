@@ -134,10 +134,13 @@ def test_evaluate_states_both_drisk_conventions() -> None:
     xm = pd.DataFrame({"a": [1.0, 2.4, 3.0], "b": [1.0, 2.0, 3.4]})  # rows 2, 3: one outside
     xm.iloc[0] = [1.3, 1.3]  # row 1: both outside the +-0.05 sd interval
     doc = sdckit.evaluate(x, xm)
-    # rows 2 and 3 have at most 1 attribute outside
-    assert _find(doc, "sdcmicro_drisk") == pytest.approx(2 / 3)
-    assert _find(doc, "sdcmicro_drisk_all_inside") == pytest.approx(0.0)
-    assert "%in% 0:1" in _find(doc, "sdcmicro_drisk_rule")
+    # sdcMicro >= 5.5.2: no row has every attribute inside
+    assert _find(doc, "sdcmicro_drisk") == pytest.approx(0.0)
+    # sdcMicro < 5.5.2: rows 2 and 3 have at most 1 attribute outside
+    assert _find(doc, "sdcmicro_drisk_at_most_one_outside") == pytest.approx(2 / 3)
+    assert _find(doc, "sdcmicro_drisk_all_inside") is None
+    rule = _find(doc, "sdcmicro_drisk_rule")
+    assert "== 0" in rule and "%in% 0:1" in rule
 
 
 def _find(doc, key):

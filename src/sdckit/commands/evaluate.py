@@ -33,9 +33,12 @@ def _print(doc: dict) -> None:
     if "dbrl_weighted" in det:
         t.add_row("DBRL weighted", _fmt(det["dbrl_weighted"]["dbrl"]))
     if "sdcmicro_drisk" in det:
-        t.add_row("sdcMicro dRisk (<= 1 attribute outside)", _fmt(det["sdcmicro_drisk"]))
-    if "sdcmicro_drisk_all_inside" in det:
-        t.add_row("dRisk, every attribute inside", _fmt(det["sdcmicro_drisk_all_inside"]))
+        t.add_row("sdcMicro dRisk (every attribute inside)", _fmt(det["sdcmicro_drisk"]))
+    if "sdcmicro_drisk_at_most_one_outside" in det:
+        t.add_row(
+            "dRisk, <= 1 attribute outside (sdcMicro < 5.5.2)",
+            _fmt(det["sdcmicro_drisk_at_most_one_outside"]),
+        )
     if "isolation" in doc:
         iso = doc["isolation"]
         label = f"(c={iso['c']:g}, t={iso['t']})-isolation"

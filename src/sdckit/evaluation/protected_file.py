@@ -77,9 +77,10 @@ MAX_FULL_PAIRS = 2_000_000
 
 #: The convention behind ``sdcmicro_drisk`` (stated in the JSON next to the value).
 DRISK_RULE = (
-    "sdcmicro_drisk: share of records with at most 1 attribute outside the interval "
-    "[x' - 0.05 sd, x' + 0.05 sd] (sdcMicro dRisk, rowSums(...) %in% 0:1); "
-    "sdcmicro_drisk_all_inside: every attribute inside"
+    "sdcmicro_drisk: share of records with every attribute inside the interval "
+    "[x' - 0.05 sd, x' + 0.05 sd] (sdcMicro dRisk since 5.5.2, rowSums(...) == 0); "
+    "sdcmicro_drisk_at_most_one_outside: at most 1 attribute outside (sdcMicro dRisk before "
+    "5.5.2, rowSums(...) %in% 0:1)"
 )
 
 
@@ -406,11 +407,12 @@ def evaluate(
         idr = interval_disclosure(o, p, q_num)
         dr["interval_disclosure"] = idr.interval_disclosure
         details["interval_disclosure"] = idr.to_dict()
-        # both conventions, named: sdcMicro's own (dRisk.R: 0 or 1 attribute outside the
-        # interval counts as at risk, unchanged through sdcMicro 5.8's sources) and the
-        # stricter reading (every attribute inside)
+        # both rules, named: sdcMicro's current one (every attribute inside the interval,
+        # dRisk.R since 5.5.2) and its earlier one (at most 1 attribute outside)
         details["sdcmicro_drisk"] = sdcmicro_drisk(o, p, q_num)
-        details["sdcmicro_drisk_all_inside"] = sdcmicro_drisk(o, p, q_num, max_outside=0)
+        details["sdcmicro_drisk_at_most_one_outside"] = sdcmicro_drisk(
+            o, p, q_num, rule="at_most_one_outside"
+        )
         details["sdcmicro_drisk_rule"] = DRISK_RULE
         isolation = isolation_risk(
             o, p, q_num, c=isolation_c, t=isolation_t, rows_correspond=True

@@ -331,9 +331,11 @@ def evaluation_report(
             "interval_disclosure"
         ]
     if "sdcmicro_drisk" in det:
-        facts["sdcMicro dRisk (k = 0.05 sd; at most 1 attribute outside)"] = det["sdcmicro_drisk"]
-    if "sdcmicro_drisk_all_inside" in det:
-        facts["dRisk, every attribute inside"] = det["sdcmicro_drisk_all_inside"]
+        facts["sdcMicro dRisk (k = 0.05 sd; every attribute inside)"] = det["sdcmicro_drisk"]
+    if "sdcmicro_drisk_at_most_one_outside" in det:
+        facts["dRisk, at most 1 attribute outside (sdcMicro < 5.5.2)"] = det[
+            "sdcmicro_drisk_at_most_one_outside"
+        ]
     if facts:
         figs = []
         if "interval_disclosure" in det:

@@ -1,5 +1,6 @@
 """Interval disclosure of a protected file: rank-based (Domingo-Ferrer, Mateo-Sanz & Torra 2001)
-and standard-deviation-based as in sdcMicro's ``dRisk`` (SDID, Templ 2008/2017).
+and standard-deviation-based as in sdcMicro's ``dRisk`` (SDID, Templ 2008/2017; its rule of
+sdcMicro 5.5.2 onwards by default, the earlier one as an option: :func:`sdcmicro_drisk`).
 
 Rank-based intervals (Domingo-Ferrer & Torra 2001, "A quantitative comparison of disclosure
 control methods for microdata", and Domingo-Ferrer, Mateo-Sanz & Torra 2001, "Comparing SDC
@@ -142,12 +143,19 @@ def interval_disclosure(
     )
 
 
+#: The rules of :func:`sdcmicro_drisk`: how many attributes of a record may fall outside
+#: their interval for the record to count as at risk.
+DRISK_RULES: dict[str, int] = {"all_inside": 0, "at_most_one_outside": 1}
+
+DRiskRule = Literal["all_inside", "at_most_one_outside"]
+
+
 def sdcmicro_drisk(
     original: pd.DataFrame,
     protected: pd.DataFrame,
     columns: str | Sequence[str] | None = None,
     k: float = 0.05,
-    max_outside: int = 1,
+    rule: DRiskRule = "all_inside",
 ) -> float:
     """Standard-deviation-based interval disclosure, as sdcMicro's ``dRisk`` (method SDID).
 
@@ -155,17 +163,22 @@ def sdcmicro_drisk(
     Microdata*, Springer): ``sd_j`` is the standard deviation (``n - 1`` denominator, missing
     values ignored) of the *protected* column ``j``; around every protected value ``x'_ij``
     the interval ``[x'_ij - k sd_j, x'_ij + k sd_j]`` is built; an original value is outside
-    when ``x_ij < lower`` or ``x_ij > upper`` (a missing comparison does not count). The risk
-    is the share of records with at most ``max_outside`` attributes outside. sdcMicro counts
-    records with **0 or 1** attributes outside (``rowSums(...) %in% 0:1``), hence the default
-    ``max_outside=1``; ``max_outside=0`` gives the stricter "every value inside" variant.
+    when ``x_ij < lower`` or ``x_ij > upper`` (a missing comparison does not count, as
+    ``rowSums(..., na.rm = TRUE)``). The risk is the share of records at risk, by ``rule``:
+
+    * ``"all_inside"`` (default): every attribute of the record inside its interval --
+      sdcMicro's rule since 5.5.2 (``rowSums(...) == 0``; its NEWS: "bugfix in dRisk()"),
+      unchanged through 5.8.1;
+    * ``"at_most_one_outside"``: at most one attribute outside -- the rule of sdcMicro before
+      5.5.2 (``rowSums(...) %in% 0:1``), kept to reproduce results of those versions.
+
     Unlike sdcMicro (which truncates the longer file with a warning), files of different
     length raise :class:`DataError`.
     """
     if not (isinstance(k, int | float | np.floating | np.integer) and np.isfinite(k) and k >= 0):
         raise SdcInputError(f"k={k!r} must be a finite number >= 0 (fraction of the sd)")
-    if not (isinstance(max_outside, int | np.integer) and max_outside >= 0):
-        raise SdcInputError(f"max_outside={max_outside!r} must be an integer >= 0")
+    if rule not in DRISK_RULES:
+        raise SdcInputError(f"rule={rule!r} is unknown; use one of {', '.join(DRISK_RULES)}")
     cols = resolve_columns(original, columns)
     protected = align_pair(original, protected)
     x = numeric_block(original, cols, "the original file", allow_nan=True)
@@ -178,4 +191,4 @@ def sdcmicro_drisk(
     upper = y + k * sds
     with np.errstate(invalid="ignore"):
         outside = (x < lower) | (x > upper)  # NaN compares False: not counted, as na.rm=TRUE
-    return float((outside.sum(axis=1) <= max_outside).mean())
+    return float((outside.sum(axis=1) <= DRISK_RULES[rule]).mean())
