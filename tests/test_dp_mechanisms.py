@@ -82,6 +82,35 @@ def test_discrete_laplace_mechanism_distribution():
     assert stats.chisquare(observed, expected).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("scale", [0.05, 0.3, 1.0, 2.5, 10.0, 123.0])
+def test_discrete_laplace_variance_is_the_sum_over_the_pmf(scale):
+    from sdckit.dp.mechanisms import discrete_laplace_variance
+
+    # sum of z**2 P(z) over |z| <= 60 b + 60: the rest is below exp(-60) relative
+    z = np.arange(-int(60 * scale) - 60, int(60 * scale) + 61, dtype=np.float64)
+    exact = float(np.sum(z * z * dlap_pmf(scale, z)))
+    assert discrete_laplace_variance(scale) == pytest.approx(exact, rel=1e-12)
+    assert discrete_laplace_variance(Fraction(scale)) == discrete_laplace_variance(scale)
+    assert discrete_laplace_variance(scale) == pytest.approx(
+        stats.dlaplace(1.0 / scale).var(), rel=1e-9
+    )
+    assert discrete_laplace_variance(scale) < 2 * scale**2  # the continuous Laplace's
+
+
+def test_discrete_laplace_variance_limits():
+    from sdckit.dp.mechanisms import discrete_laplace_variance
+
+    # b = 1: 2 e**-1 / (1 - e**-1)**2 = 1.8413..., not 2 b**2 = 2
+    assert discrete_laplace_variance(1) == pytest.approx(
+        2 * math.exp(-1) / (1 - math.exp(-1)) ** 2, rel=1e-15
+    )
+    # large b: 2 b**2 - 1/6 + O(b**-2), kept to full precision by expm1
+    assert discrete_laplace_variance(1e6) == pytest.approx(2e12 - 1 / 6, abs=1e-3)
+    assert discrete_laplace_variance(1e-3) == 0.0  # P(Z != 0) = 2 e**-1000 underflows
+    with pytest.raises(ParameterError, match="scale"):
+        discrete_laplace_variance(0)
+
+
 def test_discrete_gaussian_mechanism_distribution():
     res = dp.discrete_gaussian(np.full(100_000, 7), 1, rho=0.02, seed=24)
     assert res.parameters["sigma"] == pytest.approx(5.0)  # 1 / sqrt(0.04)

@@ -89,6 +89,22 @@ def test_dp_answer_contract_cache_and_budget(client):
     assert usage["noise_variance_total"] > 0
 
 
+def test_dp_reports_the_discrete_laplace_variance(client):
+    from fractions import Fraction
+
+    from sdckit.dp.mechanisms import discrete_laplace_variance
+
+    # COUNT with epsilon 0.1: discrete Laplace of scale 1 / 0.1 = 10 (a dyadic rational: the
+    # sampler's scale exactly); its variance 2 e**-0.1 / (1 - e**-0.1)**2 = 199.83..., not the
+    # continuous 2 b**2 = 200
+    body = ask(client, "SELECT COUNT(*) FROM people WHERE age > 50").json()
+    (noise,) = body["noise"]
+    assert noise["scale"] == 10.0
+    assert noise["variance"] == discrete_laplace_variance(Fraction(10))
+    assert noise["variance"] == pytest.approx(200 - 1 / 6, rel=1e-5)
+    assert noise["variance"] < 200
+
+
 def test_errors(client):
     assert ask(client, "SELECT COUNT(*) FROM people", headers={}).status_code == 401
     bad = {"Authorization": "Bearer nope"}

@@ -43,6 +43,7 @@ with 20) before sampling: more noise than the calibration asks for, by a relativ
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from math import isqrt
 from typing import Any
@@ -105,6 +106,23 @@ def laplace_epsilon_floor(sensitivity: Fraction) -> Fraction:
     ``sensitivity`` grid steps: the scale ``sensitivity / epsilon`` (Ghosh, Roughgarden &
     Sundararajan 2009) may be at most :data:`MAX_LAPLACE_SCALE`."""
     return Fraction(sensitivity) / MAX_LAPLACE_SCALE
+
+
+def discrete_laplace_variance(scale: float | Fraction) -> float:
+    """The exact variance of the discrete Laplace of scale ``b`` (``P(Z = z) ∝ exp(-|z| / b)``
+    on the integers): ``2 p / (1 - p)**2`` with ``p = exp(-1/b)``.
+
+    The two-sided geometric distribution (Ghosh, Roughgarden & Sundararajan 2009; the discrete
+    Laplace of Canonne, Kamath & Steinke 2020) is the difference of two independent geometric
+    variables ``P(G = g) = (1 - p) p**g`` on ``{0, 1, ...}``, each of variance
+    ``p / (1 - p)**2``. It is below the continuous Laplace's ``2 b**2``:
+    ``2 p / (1 - p)**2 = 1 / (2 sinh(1/(2b))**2) = 2 b**2 - 1/6 + O(b**-2)``. Computed with
+    ``expm1`` (``1 - p = -expm1(-1/b)``), accurate for every ``b``.
+    """
+    b = float(scale)
+    if not b > 0:
+        raise ParameterError(f"scale must be > 0, got {scale!r}")
+    return 2.0 * math.exp(-1.0 / b) / math.expm1(-1.0 / b) ** 2
 
 
 def gaussian_sigma2(sigma2: Fraction) -> Fraction:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.dp._numbers import power_of_two_at_most
-from sdckit.dp.mechanisms import laplace_epsilon_floor, laplace_scale
+from sdckit.dp.mechanisms import discrete_laplace_variance, laplace_epsilon_floor, laplace_scale
 from sdckit.dp.queries import SUM_STEPS, BoundedQuery, dp_quantile, release
 from sdckit.server.backends import ID_COLUMN, Backend
 from sdckit.server.config import Dataset
@@ -187,8 +187,10 @@ def _count_sql(col: str | None) -> exp.Expression:
     return exp.Count(this=exp.Star() if col is None else column(col))
 
 
-def _variance(scale: float) -> float:
-    return 2.0 * scale * scale  # variance of the Laplace distribution of scale b
+def _variance(scale: Fraction, step: Fraction) -> float:
+    """The variance of the noise ``step * Z``, ``Z`` discrete Laplace of ``scale`` grid steps
+    (:func:`sdckit.dp.mechanisms.discrete_laplace_variance`, not the continuous ``2 b**2``)."""
+    return float(step) ** 2 * discrete_laplace_variance(scale)
 
 
 def answer_dp(
@@ -228,45 +230,48 @@ def answer_dp(
     variance = 0.0
     additive = False
 
-    def noisy(grid: np.ndarray, step: Fraction, sens: int, eps: Fraction) -> tuple[Any, float]:
+    def noisy(
+        grid: np.ndarray, step: Fraction, sens: int, eps: Fraction
+    ) -> tuple[Any, float, float]:
         bounded = BoundedQuery("server", grid.astype(np.int64), step, sens, sens)
         out = release(bounded, epsilon=eps)
         values = np.atleast_1d(np.asarray(out.value, dtype=np.float64))
-        return values, float(laplace_scale(Fraction(sens) / eps) * step)
+        scale = laplace_scale(Fraction(sens) / eps)
+        return values, float(scale * step), _variance(scale, step)
 
     for agg, at, extra in plan:
         if agg.func == "count":
             assert frame is not None
             grid = frame[f"a{at[0]}"].fillna(0).to_numpy(dtype=np.int64)
-            values, scale = noisy(grid, Fraction(1), 1, share)
+            values, scale, var = noisy(grid, Fraction(1), 1, share)
             results[agg.label] = values.astype(np.int64)
-            details.append(_noise(agg, share, "discrete_laplace", scale, len(cells)))
-            variance += _variance(scale) * len(cells)
+            details.append(_noise(agg, share, "discrete_laplace", scale, len(cells), var))
+            variance += var * len(cells)
             additive = True
         elif agg.func == "sum":
             assert frame is not None
             step, sens, _, _ = extra
             grid = frame[f"a{at[0]}"].fillna(0).to_numpy(dtype=np.int64)
-            values, scale = noisy(grid, step, sens, share)
+            values, scale, var = noisy(grid, step, sens, share)
             results[agg.label] = values
-            details.append(_noise(agg, share, "laplace_on_grid", scale, len(cells)))
-            variance += _variance(scale) * len(cells)
+            details.append(_noise(agg, share, "laplace_on_grid", scale, len(cells), var))
+            variance += var * len(cells)
             additive = True
         elif agg.func == "avg":
             assert frame is not None
             step, sens, lo, hi = extra
             grid = frame[f"a{at[0]}"].fillna(0).to_numpy(dtype=np.int64)
             counts = frame[f"a{at[1]}"].fillna(0).to_numpy(dtype=np.int64)
-            sums, sum_scale = noisy(grid, step, sens, share / 2)
-            noisy_counts, count_scale = noisy(counts, Fraction(1), 1, share / 2)
+            sums, _, sum_var = noisy(grid, step, sens, share / 2)
+            noisy_counts, _, count_var = noisy(counts, Fraction(1), 1, share / 2)
             safe = np.where(noisy_counts >= 1, noisy_counts, 1.0)
             means = np.where(noisy_counts >= 1, np.clip(sums / safe, lo, hi), (lo + hi) / 2)
             results[agg.label] = means
             entry = _noise(agg, share, "noisy_sum/noisy_count", None, len(cells))
-            entry["sum_variance"] = _variance(sum_scale)
-            entry["count_variance"] = _variance(count_scale)
+            entry["sum_variance"] = sum_var
+            entry["count_variance"] = count_var
             details.append(entry)
-            variance += (_variance(sum_scale) + _variance(count_scale)) * len(cells)
+            variance += (sum_var + count_var) * len(cells)
             additive = True
         else:
             lo, hi = extra
@@ -282,7 +287,12 @@ def answer_dp(
 
 
 def _noise(
-    agg: Aggregate, eps: Fraction, mechanism: str, scale: float | None, cells: int
+    agg: Aggregate,
+    eps: Fraction,
+    mechanism: str,
+    scale: float | None,
+    cells: int,
+    variance: float | None = None,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "aggregate": agg.label,
@@ -292,7 +302,7 @@ def _noise(
     }
     if scale is not None:
         entry["scale"] = scale
-        entry["variance"] = _variance(scale)
+        entry["variance"] = variance
     return entry
 
 
