@@ -24,15 +24,15 @@ Three composition rules, chosen when the accountant is created:
   (discrete) Gaussian mechanism with L2 sensitivity ``D`` and parameter ``sigma`` is
   ``D**2 / (2 sigma**2)``-zCDP (Proposition 1.6; Canonne, Kamath & Steinke 2020, Theorem 4
   for the discrete one); and ``rho``-zCDP implies ``(epsilon, delta)``-DP by the tight
-  conversion of Canonne, Kamath & Steinke (2020) (:func:`zcdp_delta`; never more than Bun &
-  Steinke's ``rho + 2 sqrt(rho ln(1/delta))``, Proposition 1.3). If every charge was pure, the
-  basic sum of epsilons is used when smaller. A mechanism that is rho-zCDP except on an event
-  of probability ``delta_z`` -- *approximate* zCDP (Bun & Steinke 2016, sec. 8, Definition 8.1;
-  e.g. a partition selection by a noisy threshold, whose only failure is releasing a value
-  that one record makes present) -- is charged with :meth:`PrivacyCost.approximate_zcdp`: the
-  rhos and the ``delta_z`` add up under composition (their Lemma 8.2), and the total is
-  ``(epsilon(rho, delta - sum delta_z), delta)``-DP (the conversion on the event, plus its
-  failure probability).
+  conversion of Canonne, Kamath & Steinke (2020), Corollary 13 (:func:`zcdp_delta`; never
+  more than Bun & Steinke's ``rho + 2 sqrt(rho ln(1/delta))``, Proposition 1.3). If every
+  charge was pure, the basic sum of epsilons is used when smaller. A mechanism that is
+  rho-zCDP except on an event of probability ``delta_z`` -- *approximate* zCDP (Bun & Steinke
+  2016, sec. 8, Definition 8.1; e.g. a partition selection by a noisy threshold, whose only
+  failure is releasing a value that one record makes present) -- is charged with
+  :meth:`PrivacyCost.approximate_zcdp`: the rhos and the ``delta_z`` add up under
+  composition (their Lemma 8.2), and the total is ``(epsilon(rho, delta - sum delta_z),
+  delta)``-DP (the conversion on the event, plus its failure probability).
 
 Float budgets: ``0.1 + 0.2 > 0.3`` in binary floating point, so budget comparisons allow a
 relative excess of 1e-12 (:data:`RELATIVE_SLACK`) -- far below any meaningful privacy loss.
@@ -86,10 +86,11 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     ``delta = inf_{a > 1} exp((a - 1)(a rho - epsilon) + a ln(1 - 1/a)) / (a - 1)``
 
     (Canonne, Kamath & Steinke 2020, "The discrete Gaussian for differential privacy",
-    NeurIPS: the conversion of concentrated to approximate DP through the privacy-loss
-    distribution; Asoodeh, Liao, Calmon, Kosut & Sankar 2021 give the same bound). The log of
-    the objective has the derivative ``(2a - 1) rho - epsilon + ln(1 - 1/a)``, increasing in
-    ``a``: its root is found by bisection. Tighter than Bun & Steinke (2016), Proposition 1.3.
+    NeurIPS, Corollary 13: the conversion of concentrated to approximate DP through the
+    privacy-loss distribution; Asoodeh, Liao, Calmon, Kosut & Sankar 2021 give the same
+    bound). The log of the objective has the derivative ``(2a - 1) rho - epsilon +
+    ln(1 - 1/a)``, increasing in ``a``: its root is found by bisection. Tighter than Bun &
+    Steinke (2016), Proposition 1.3.
     """
     r = float(rho)
     e = float(epsilon)
@@ -319,8 +320,10 @@ class Accountant:
     ``Accountant(epsilon, delta, composition="advanced", delta_slack=...)`` uses the advanced
     composition theorem where it helps (``delta_slack`` is its ``delta'``, half of ``delta`` by
     default). ``Accountant(epsilon, delta, composition="zcdp")`` accounts in zero-concentrated
-    DP and holds the total rho to ``rho + 2 sqrt(rho ln(1/delta)) <= epsilon`` (see the module
-    docstring for the theorems). Thread-safe.
+    DP and holds the total rho to the largest whose ``(epsilon, delta)``-DP conversion by
+    Canonne, Kamath & Steinke (2020), Corollary 13 (:func:`zcdp_delta`), fits the budget --
+    :attr:`rho_budget`, larger than Bun & Steinke's ``rho + 2 sqrt(rho ln(1/delta)) <=
+    epsilon`` allows (see the module docstring for the theorems). Thread-safe.
     """
 
     def __init__(
@@ -380,8 +383,10 @@ class Accountant:
 
     @property
     def rho_budget(self) -> float | None:
-        """Under ``"zcdp"``: the largest total rho allowed, ``(sqrt(L + eps) - sqrt(L))**2`` with
-        ``L = ln(1/delta)`` (the inverse of Bun & Steinke 2016, Prop. 1.3); else None."""
+        """Under ``"zcdp"``: the largest total rho allowed, the largest whose conversion by
+        Canonne, Kamath & Steinke (2020), Corollary 13 gives ``(epsilon, delta)``-DP
+        (:func:`rho_for_approx_dp`; at least Bun & Steinke's 2016, Prop. 1.3,
+        ``(sqrt(L + eps) - sqrt(L))**2`` with ``L = ln(1/delta)``); else None."""
         if self._composition != "zcdp":
             return None
         return rho_for_approx_dp(self._epsilon, self._delta)
