@@ -1,9 +1,12 @@
 """The privacy accountant: closed forms against hand-computed numbers, budget enforcement.
 
 Reference values were computed by hand (30-digit decimal arithmetic) from the formulas:
-zCDP -> (eps, delta): eps = rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3);
+zCDP -> (eps, delta): eps = rho + 2 sqrt(rho ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3, an
+upper bound on the tight conversion of Canonne, Kamath & Steinke 2020 the code uses);
 advanced composition: eps' = sqrt(2k ln(1/delta')) eps0 + k eps0 (e^eps0 - 1) (Dwork,
-Rothblum & Vadhan 2010).
+Rothblum & Vadhan 2010); the privacy filter: K = sum eps_i (e^eps_i - 1) / 2 + sqrt((sum
+eps_i^2 + H)(2 + ln(sum eps_i^2 / H + 1)) ln(2/delta_g)), H = eps_g^2 / (28.04 ln(1/delta_g))
+(Rogers, Roth, Ullman & Vadhan 2016, Theorem 5.1).
 """
 
 from __future__ import annotations
@@ -96,19 +99,49 @@ def test_sequential_with_delta_adds_deltas():
         acct.charge(PrivacyCost.approximate(0.1, 4e-6))  # delta 1.2e-5 > 1e-5
 
 
-def test_advanced_composition_lets_many_small_queries_through():
-    # budget eps = 2, delta = 1e-5, delta' = 1e-6, each query eps0 = 0.01 (pure):
-    # basic composition stops at 200 queries; advanced allows k with
-    # sqrt(2k ln(1e6)) 0.01 + k 0.01 (e^0.01 - 1) <= 2, i.e. k <= 1268 (hand-solved)
-    acct = Accountant(2.0, 1e-5, composition="advanced", delta_slack=1e-6)
-    for _ in range(1268):
+def test_privacy_filter_hand_computed():
+    # eps = (0.1, 0.2, 0.1), budget (1, 1e-6): sum eps^2 = 0.06,
+    # sum eps (e^eps - 1) / 2 = 0.0326573676235817, H = 1 / (28.04 ln 1e6) = 0.0025813984896770,
+    # K = 0.03265736762 + sqrt(0.06258139849 (2 + ln(24.2432...)) ln(2e6)) = 2.2030682516874543
+    assert dp.filter_epsilon([0.1, 0.2, 0.1], 1.0, 1e-6) == pytest.approx(
+        2.2030682516874543, rel=1e-12
+    )
+    assert dp.filter_epsilon([], 1.0, 1e-6) == pytest.approx(
+        math.sqrt(0.0025813984896770 * 2 * math.log(2e6)), rel=1e-12
+    )
+    with pytest.raises(ParameterError, match="1/e"):
+        dp.filter_epsilon([0.1], 1.0, 0.4)
+
+
+def test_privacy_filter_lets_many_small_queries_through_and_stops_at_its_bound():
+    # budget eps = 2, delta = 1e-5, each query eps_i = 0.01 (pure), chosen one at a time:
+    # basic composition stops at 200 queries. The filter's K (hand-computed, 30 digits):
+    # K(690) = 1.99857921394810576 <= 2 < K(691) = 2.00014629812861227, so the 691st is
+    # refused. (Dwork-Rothblum-Vadhan's bound with delta' = 1e-6 would let 1268 through --
+    # 1.4501 at 690 -- but it holds only for k and eps0 fixed in advance.)
+    acct = Accountant(2.0, 1e-5, composition="advanced")
+    for _ in range(690):
         acct.charge(PrivacyCost.pure(0.01))
     spent = acct.spent()
-    expected = math.sqrt(2 * 1268 * math.log(1e6)) * 0.01 + 1268 * 0.01 * math.expm1(0.01)
-    assert spent.epsilon == pytest.approx(expected) and spent.epsilon <= 2.0
-    assert spent.delta == pytest.approx(1e-6)
+    assert spent.epsilon == pytest.approx(1.99857921394810576, rel=1e-12)
+    assert spent.delta == pytest.approx(5e-6)  # the filter's delta_g / 2
+    assert not acct.can_afford(PrivacyCost.pure(0.01))
     with pytest.raises(BudgetExhausted):
         acct.charge(PrivacyCost.pure(0.01))
+    assert len(acct.ledger) == 690 and acct.spent() == spent
+
+
+def test_privacy_filter_with_approximate_costs():
+    # (eps_i, delta_i) costs: the filter only (no basic sum); it refuses once
+    # sum delta_i > delta_g / 2 even with epsilon to spare
+    acct = Accountant(2.0, 1e-5, composition="advanced")
+    acct.charge(PrivacyCost.approximate(0.1, 2e-6))
+    acct.charge(PrivacyCost.approximate(0.1, 2e-6))
+    spent = acct.spent()
+    assert spent.epsilon == pytest.approx(dp.filter_epsilon([0.1, 0.1], 2.0, 1e-5))
+    assert spent.delta == pytest.approx(4e-6 + 5e-6)
+    with pytest.raises(BudgetExhausted):
+        acct.charge(PrivacyCost.approximate(0.01, 2e-6))  # 6e-6 > 5e-6
 
 
 def test_advanced_uses_basic_when_it_is_smaller():
@@ -159,8 +192,7 @@ def test_cost_kinds_that_do_not_compose_are_refused():
         {"epsilon": 1, "delta": 1.0},
         {"epsilon": 1, "composition": "fancy"},
         {"epsilon": 1, "composition": "zcdp"},  # zCDP -> (eps, delta) needs delta > 0
-        {"epsilon": 1, "delta": 1e-6, "composition": "advanced", "delta_slack": 1e-5},
-        {"epsilon": 1, "delta_slack": 1e-7},
+        {"epsilon": 1, "delta": 0.4, "composition": "advanced"},  # the filter needs < 1/e
     ],
 )
 def test_bad_accountant_parameters(kwargs):

@@ -12,8 +12,8 @@
   thresholding, approximate zCDP);
 * :mod:`sdckit.dp.queries` -- COUNT, SUM, AVG, quantiles, histograms with clamping and
   per-person contribution bounds;
-* :mod:`sdckit.dp.accountant` -- :class:`Accountant` (sequential, advanced and zCDP
-  composition) charged by every mechanism before it draws noise.
+* :mod:`sdckit.dp.accountant` -- :class:`Accountant` (sequential composition, the privacy
+  filter of Rogers et al. 2016, zCDP) charged by every mechanism before it draws noise.
 
 Examples
 --------
@@ -35,6 +35,7 @@ from sdckit.dp.accountant import (
     PrivacyCost,
     Spent,
     advanced_composition,
+    filter_epsilon,
     gaussian_rho,
     pure_to_zcdp,
     rho_for_approx_dp,
@@ -68,6 +69,7 @@ __all__ = [
     "Release",
     "Randomness",
     "advanced_composition",
+    "filter_epsilon",
     "gaussian_rho",
     "pure_to_zcdp",
     "rho_for_approx_dp",

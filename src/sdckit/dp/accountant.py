@@ -11,13 +11,25 @@ Three composition rules, chosen when the accountant is created:
   together ``(sum eps_i, sum delta_i)``-DP (Dwork, McSherry, Nissim & Smith 2006; Dwork &
   Roth 2014, *The Algorithmic Foundations of Differential Privacy*, Theorem 3.16). With
   ``delta = 0`` this is pure epsilon-DP accounting.
-* ``"advanced"`` -- also the advanced composition theorem (Dwork, Rothblum & Vadhan 2010,
-  "Boosting and differential privacy", FOCS, Theorem III.3; Dwork & Roth 2014, Theorem
-  3.20): ``k`` mechanisms, each ``(eps0, delta0)``-DP, are ``(eps', k delta0 + delta')``-DP
-  for every ``delta' > 0`` with ``eps' = sqrt(2 k ln(1/delta')) eps0 + k eps0 (e**eps0 - 1)``.
-  Mechanisms of different costs are bounded by ``eps0 = max eps_i``, ``delta0 = max delta_i``
-  (each of them is also ``(eps0, delta0)``-DP). The accountant uses whichever of the two
-  bounds, basic or advanced, gives the smaller epsilon within the delta budget.
+* ``"advanced"`` -- the privacy filter of Rogers, Roth, Ullman & Vadhan (2016), "Privacy
+  odometers and filters: pay-as-you-go composition", NeurIPS, Theorem 5.1. The costs charged
+  to an accountant are chosen adaptively -- the analyst picks the next epsilon after seeing
+  the answers, and how many queries to ask -- and the advanced composition theorem of Dwork,
+  Rothblum & Vadhan (2010, Theorem III.3; :func:`advanced_composition`) holds only for a
+  number ``k`` of mechanisms and a per-mechanism ``eps0`` fixed in advance. Theorem 5.1 is
+  the stopping rule valid for adaptive costs: the interaction is ``(epsilon_g, delta_g)``-DP
+  (``0 < delta_g < 1/e``) when a charge is refused as soon as ``sum delta_i > delta_g / 2``
+  or ``K > epsilon_g``, with (:func:`filter_epsilon`)
+
+      K = sum_i eps_i (e**eps_i - 1) / 2
+          + sqrt((sum_i eps_i**2 + H) (2 + ln(sum_i eps_i**2 / H + 1)) ln(2 / delta_g)),
+      H = epsilon_g**2 / (28.04 ln(1 / delta_g)).
+
+  When every charge is pure, basic composition also holds for adaptive costs (the privacy
+  loss of every outcome is at most ``sum eps_i``, whatever chose the ``eps_i``): the
+  accountant then uses whichever of ``sum eps_i`` and ``K`` is smaller. (Where ``K`` is
+  used, the transcript so far is one the Theorem 5.1 filter alone would also have let
+  through, and where the sum is used its loss is at most ``epsilon_g`` on every outcome.)
 * ``"zcdp"`` -- zero-concentrated DP (Bun & Steinke 2016, "Concentrated differential privacy:
   simplifications, extensions, and lower bounds", TCC): rho adds up over mechanisms
   (their Lemma 1.7); an ``eps``-DP mechanism is ``eps**2 / 2``-zCDP (Proposition 1.4); the
@@ -42,6 +54,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal, NamedTuple
@@ -56,6 +69,7 @@ __all__ = [
     "Spent",
     "RELATIVE_SLACK",
     "advanced_composition",
+    "filter_epsilon",
     "zcdp_delta",
     "zcdp_to_approx_dp",
     "rho_for_approx_dp",
@@ -166,7 +180,9 @@ def advanced_composition(
 
     Dwork, Rothblum & Vadhan (2010), Theorem III.3 (Dwork & Roth 2014, Theorem 3.20):
     ``eps' = sqrt(2 k ln(1/delta_slack)) epsilon + k epsilon (e**epsilon - 1)`` and
-    ``delta' = k delta + delta_slack``.
+    ``delta' = k delta + delta_slack``. The mechanisms may be chosen adaptively, but ``k`` and
+    ``epsilon`` must be fixed in advance; for costs chosen as the answers come in, use the
+    privacy filter (:func:`filter_epsilon`, the ``"advanced"`` :class:`Accountant`).
     """
     e = float(exact(epsilon, "epsilon"))
     d = float(exact(delta, "delta"))
@@ -177,6 +193,41 @@ def advanced_composition(
     slack = open_probability(delta_slack, "delta_slack")
     eps = math.sqrt(2.0 * k * math.log(1.0 / slack)) * e + k * e * math.expm1(e)
     return eps, k * d + slack
+
+
+def _filter_k(squares: float, excess: float, epsilon: float, delta: float) -> float:
+    """Rogers et al.'s ``K`` from ``sum eps_i**2`` and ``sum eps_i (e**eps_i - 1) / 2``
+    (:func:`filter_epsilon`)."""
+    h = epsilon * epsilon / (28.04 * math.log(1.0 / delta))
+    spread = (squares + h) * (2.0 + math.log1p(squares / h)) * math.log(2.0 / delta)
+    return excess + math.sqrt(spread)
+
+
+def filter_epsilon(epsilons: Iterable[float], epsilon: float, delta: float) -> float:
+    """The statistic ``K`` of the privacy filter of Rogers, Roth, Ullman & Vadhan (2016),
+    Theorem 5.1, for the costs ``epsilons`` charged so far and the budget ``(epsilon, delta)``:
+
+    ``K = sum_i eps_i (e**eps_i - 1) / 2 + sqrt((sum_i eps_i**2 + H) (2 + ln(sum_i eps_i**2 /
+    H + 1)) ln(2 / delta))``, ``H = epsilon**2 / (28.04 ln(1 / delta))``.
+
+    The filter lets the interaction go on while ``K <= epsilon`` and ``sum delta_i <= delta /
+    2``; the whole interaction is then ``(epsilon, delta)``-DP even though each ``eps_i`` (and
+    the number of them) was chosen after the earlier answers. Needs ``0 < delta < 1/e``.
+    """
+    eg = float(positive(epsilon, "epsilon"))
+    dg = open_probability(delta, "delta")
+    if dg >= math.exp(-1.0):
+        raise ParameterError(
+            f"the privacy filter needs delta < 1/e (Rogers et al. 2016, Theorem 5.1), got {dg:g}"
+        )
+    squares = excess = 0.0
+    for value in epsilons:
+        e = float(exact(value, "epsilon_i"))
+        if not (math.isfinite(e) and e >= 0):
+            raise ParameterError(f"each epsilon_i must be a finite number >= 0, got {value!r}")
+        squares += e * e
+        excess += e * math.expm1(e) / 2.0
+    return _filter_k(squares, excess, eg, dg)
 
 
 def gaussian_rho(sensitivity: float, sigma: float) -> float:
@@ -274,7 +325,10 @@ class PrivacyCost:
 
 class Spent(NamedTuple):
     """The privacy loss of everything charged so far: ``(epsilon, delta)``-DP overall; ``rho``
-    is the zCDP total under ``"zcdp"`` composition (None otherwise)."""
+    is the zCDP total under ``"zcdp"`` composition (None otherwise). Under ``"advanced"``,
+    where the privacy filter decides, ``epsilon`` is its statistic ``K`` and ``delta``
+    ``sum delta_i + delta_g / 2`` (:func:`filter_epsilon`): what the filter holds within the
+    budget, which then covers the whole interaction (Rogers et al. 2016, Theorem 5.1)."""
 
     epsilon: float
     delta: float
@@ -290,8 +344,9 @@ class _Totals:
     delta: Fraction = Fraction(0)
     rho: Fraction = Fraction(0)
     approx_delta: Fraction = Fraction(0)
-    epsilon_max: float = 0.0
-    delta_max: float = 0.0
+    #: ``sum eps_i**2`` and ``sum eps_i (e**eps_i - 1) / 2`` (the privacy filter's sums)
+    epsilon_squares: Fraction = Fraction(0)
+    epsilon_excess: Fraction = Fraction(0)
     all_pure: bool = True
 
     def plus(self, cost: PrivacyCost) -> _Totals:
@@ -303,8 +358,8 @@ class _Totals:
             delta=self.delta + Fraction(cost.delta),
             rho=self.rho + Fraction(0.0 if cost.rho is None else cost.rho),
             approx_delta=self.approx_delta + Fraction(cost.approx_delta),
-            epsilon_max=max(self.epsilon_max, eps),
-            delta_max=max(self.delta_max, cost.delta),
+            epsilon_squares=self.epsilon_squares + Fraction(eps) ** 2,
+            epsilon_excess=self.epsilon_excess + Fraction(eps * math.expm1(eps) / 2.0),
             all_pure=self.all_pure and cost.epsilon is not None and cost.delta == 0,
         )
 
@@ -317,9 +372,10 @@ class Accountant:
     """The privacy budget of a session, charged by every mechanism before it draws noise.
 
     ``Accountant(epsilon=1.0)`` is a pure epsilon-DP budget with sequential composition.
-    ``Accountant(epsilon, delta, composition="advanced", delta_slack=...)`` uses the advanced
-    composition theorem where it helps (``delta_slack`` is its ``delta'``, half of ``delta`` by
-    default). ``Accountant(epsilon, delta, composition="zcdp")`` accounts in zero-concentrated
+    ``Accountant(epsilon, delta, composition="advanced")`` is the privacy filter of Rogers,
+    Roth, Ullman & Vadhan (2016), Theorem 5.1 (``delta < 1/e``), valid when each cost is
+    chosen after the earlier answers; with pure charges only, the basic sum where it is
+    smaller. ``Accountant(epsilon, delta, composition="zcdp")`` accounts in zero-concentrated
     DP and holds the total rho to the largest whose ``(epsilon, delta)``-DP conversion by
     Canonne, Kamath & Steinke (2020), Corollary 13 (:func:`zcdp_delta`), fits the budget --
     :attr:`rho_budget`, larger than Bun & Steinke's ``rho + 2 sqrt(rho ln(1/delta)) <=
@@ -332,7 +388,6 @@ class Accountant:
         delta: float = 0.0,
         *,
         composition: Composition = "sequential",
-        delta_slack: float | None = None,
     ) -> None:
         self._epsilon = float(positive(epsilon, "epsilon"))
         d = exact(delta, "delta")
@@ -350,16 +405,11 @@ class Accountant:
                 f"composition {composition!r} gives (epsilon, delta)-DP with delta > 0: give the "
                 "accountant a delta such as 1e-6, or use composition='sequential' for pure DP"
             )
-        self._slack = 0.0
-        if composition == "advanced":
-            slack = self._delta / 2 if delta_slack is None else delta_slack
-            self._slack = open_probability(slack, "delta_slack")
-            if self._slack >= self._delta:
-                raise ParameterError(
-                    f"delta_slack ({self._slack:g}) must be smaller than delta ({self._delta:g})"
-                )
-        elif delta_slack is not None:
-            raise ParameterError("delta_slack applies to composition='advanced' only")
+        if composition == "advanced" and self._delta >= math.exp(-1.0):
+            raise ParameterError(
+                f"composition 'advanced' (the privacy filter of Rogers et al. 2016, Theorem 5.1) "
+                f"needs delta < 1/e, got {self._delta:g}"
+            )
         self._ledger: list[tuple[str, PrivacyCost]] = []
         self._totals = _Totals()
         self._lock = threading.Lock()
@@ -432,12 +482,13 @@ class Accountant:
         basic = Spent(float(totals.epsilon), float(totals.delta), None)
         if self._composition == "sequential":
             return basic
-        eps_adv, delta_adv = advanced_composition(
-            totals.epsilon_max, totals.delta_max, totals.count, self._slack
+        # the privacy filter (module docstring): K, with sum delta_i + delta / 2 as its delta
+        k = _filter_k(
+            float(totals.epsilon_squares), float(totals.epsilon_excess), self._epsilon, self._delta
         )
-        if eps_adv < basic.epsilon and _within(delta_adv, self._delta):
-            return Spent(eps_adv, delta_adv, None)
-        return basic
+        if totals.all_pure and basic.epsilon <= k:
+            return basic
+        return Spent(k, float(totals.delta) + self._delta / 2, None)
 
     def _fits(self, spent: Spent) -> bool:
         return _within(spent.epsilon, self._epsilon) and _within(spent.delta, self._delta)
