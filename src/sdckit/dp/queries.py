@@ -25,10 +25,10 @@ Sensitivities under add/remove-one-person (L1 = L2 for a scalar):
 * AVG = noisy SUM / noisy COUNT with the budget split in halves (Li, Lyu, Su & Yang 2016,
   *Differential Privacy: From Theory to Practice*), the ratio clamped to
   ``[lower, upper]`` (post-processing);
-* QUANTILE: the exponential mechanism over a fixed grid of candidates in ``[lower, upper]``
-  (Smith 2011, "Privacy-preserving statistical estimation with optimal convergence rates",
-  STOC, in its discrete form): score ``u(c) = -|b #{x < c} - a n|`` for ``q = a/b``, whose
-  sensitivity is ``m b`` (a record moves the inner term by ``b - a`` or ``a``).
+* QUANTILE: the exponential mechanism over the intervals between the sorted data (Smith 2011,
+  "Privacy-preserving statistical estimation with optimal convergence rates", STOC;
+  :mod:`sdckit.dp.quantile`): score ``u(c) = -|b #{x <= c} - a n|`` for ``q = a/b``, whose
+  sensitivity is ``m max(a, b - a)`` (a record moves the inner term by ``a - b`` or ``a``).
 
 A :class:`BoundedQuery` holds the exact answer (never to be published) and its sensitivity;
 :func:`release` adds noise to it. The ``dp_*`` functions do both. Laplace-type noise is the
@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.dp._numbers import (
+    dyadic_at_most,
     exact,
     finite_array,
     floor_log2,
@@ -64,9 +65,9 @@ from sdckit.dp.mechanisms import (
     laplace_noise,
     laplace_scale,
 )
+from sdckit.dp.quantile import grid_ends, grid_for, grid_value, intervals, sample_points, to_grid
 from sdckit.dp.randomness import Randomness, Seed
 from sdckit.dp.release import Release, start
-from sdckit.dp.selection import exponential_indices
 from sdckit.errors import DataError, ParameterError, short_repr
 
 __all__ = [
@@ -456,18 +457,21 @@ def dp_quantile(
     upper: Any,
     epsilon: Any,
     *,
-    candidates: int | Sequence[float] = 1025,
     persons: Any = None,
     max_contributions: int = 1,
+    granularity: Any = None,
     accountant: Accountant | None = None,
     seed: Seed = None,
 ) -> Release:
     """epsilon-DP ``q``-quantile (median: ``q=0.5``) of values clamped to ``[lower, upper]``.
 
-    The exponential mechanism over ``candidates`` (an int: that many evenly spaced points of
-    ``[lower, upper]``; or a sequence of points) with the rank score of the module docstring
-    (Smith 2011; McSherry & Talwar 2007). ``q`` is used as the rational ``a/b`` closest to it with
-    ``b <= 2**16`` (``parameters["q_used"]``).
+    Smith's (2011) exponential mechanism over the intervals between the sorted data
+    (:mod:`sdckit.dp.quantile`: interval ``i`` scores ``-|i - q n|``, weight its length times
+    ``exp(epsilon score / (2 sensitivity))``, then a uniform point of it), sampled exactly on a
+    grid of step ``granularity`` (a power of two; default about ``2**-32`` of the range).
+    Sensitivity under add/remove one person: ``m max(a, b - a)`` for ``q = a/b``, the rational
+    closest to ``q`` with ``b <= 2**16`` (``parameters["q_used"]``). One quantile per call: ``k``
+    quantiles cost ``k`` times their epsilon (sequential composition).
     """
     lo, hi = _bounds(lower, upper, "quantile")
     qq = exact(q, "quantile: q")
@@ -475,27 +479,25 @@ def dp_quantile(
         raise ParameterError(f"quantile: q must be between 0 and 1, got {q!r}")
     qq = qq.limit_denominator(1 << 16)
     eps = positive(epsilon, "quantile: epsilon")
-    if isinstance(candidates, int) and not isinstance(candidates, bool):
-        if candidates < 2:
-            raise ParameterError(f"quantile: candidates must be >= 2, got {candidates}")
-        points = np.linspace(float(lo), float(hi), candidates)
-    else:
-        points = np.unique(finite_array(candidates, "quantile: candidates"))
-        if points.size < 2:
-            raise ParameterError("quantile: give at least 2 distinct candidates")
+    step = grid_for(lo, hi, None if granularity is None else grid_step(granularity))
+    low, high = grid_ends(lo, hi, step)
     x = finite_array(values, "quantile: values") if np.size(values) else np.zeros(0)
     keep, m = _kept(x.size, persons, max_contributions, "quantile")
-    data = np.sort(np.clip(x[keep], float(lo), float(hi)))
-    below = np.searchsorted(data, points, side="left").astype(np.int64)
     a, b = qq.numerator, qq.denominator
-    scores = -np.abs(b * below - a * data.size)
+    iv = intervals(to_grid(x[keep], low, high, step), low, high, a, b)
+    sensitivity = m * max(a, b - a)
     cost = PrivacyCost.pure(float(eps))
     rnd = start("quantile", cost, accountant, seed)
-    index = exponential_indices(scores, Fraction(m * b), eps, monotonic=False, size=1, rnd=rnd)
+    point = sample_points(iv, eps, sensitivity, 1, rnd)
     return Release(
-        float(points[int(index[0])]),
+        float(grid_value(point, step)[0]),
         "quantile/exponential",
         cost,
         rnd.kind,
-        {"q_used": float(qq), "sensitivity": m * b, "candidates": int(points.size)},
+        {
+            "q_used": float(qq),
+            "sensitivity": sensitivity,
+            "granularity": float(step),
+            "epsilon_used": float(dyadic_at_most(eps)),
+        },
     )

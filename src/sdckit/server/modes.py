@@ -5,7 +5,8 @@
   Laplace on a grid, CSPRNG). COUNT: sensitivity 1; SUM: ``max(|lo|, |hi|)`` on the grid of
   :func:`sdckit.dp.queries.sum_query`; AVG: noisy SUM / noisy COUNT with the budget split in
   halves (as :func:`sdckit.dp.queries.dp_mean`); MEDIAN/QUANTILE:
-  :func:`sdckit.dp.queries.dp_quantile` (exponential mechanism). Several aggregates split the
+  :func:`sdckit.dp.queries.dp_quantile` (Smith's exponential mechanism over the intervals
+  between the cell's sorted values, one release per cell). Several aggregates split the
   query's epsilon equally (sequential composition); the groups of a GROUP BY are disjoint, so
   every group gets the aggregate's whole share (parallel composition, McSherry 2009, PINQ).
   Every declared group is answered, empty ones too (with noise), so a group's absence is not
