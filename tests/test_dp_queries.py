@@ -114,6 +114,18 @@ def test_histogram_categories_and_bins():
     assert list(res.value.index) == ["[0, 1)", "[1, 2]"]
 
 
+def test_histogram_categories_match_by_text_and_skip_missing_values():
+    values = pd.Series(["1", "2", None, "2", "x"], dtype="str")
+    query = dp.histogram_query(values, categories=[1, 2, ""])
+    assert query.grid_value.tolist() == [1, 2, 0]  # None is in no category, "" included
+    query = dp.histogram_query([1.0, 2.0, 2.0, float("nan")], categories=[2, 1])
+    assert query.grid_value.tolist() == [2, 1]
+    query = dp.histogram_query(pd.Categorical(["b", "a", "b"]), categories=["a", "b"])
+    assert query.grid_value.tolist() == [1, 2]
+    with pytest.raises(ParameterError, match="distinct as text"):
+        dp.histogram_query(["1"], categories=[1, "1"])
+
+
 def test_histogram_release_distribution():
     rng = np.random.default_rng(0)
     values = rng.integers(0, 20_000, size=50_000)

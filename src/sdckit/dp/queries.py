@@ -46,6 +46,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from sdckit.core.encoding import MISSING_TEXT, as_text, encode
 from sdckit.dp._numbers import (
     dyadic_at_most,
     exact,
@@ -202,6 +203,29 @@ def sum_query(
     return BoundedQuery("sum", np.array([total], dtype=np.int64), step, sens, sens)
 
 
+def _category_codes(values: Any, categories: list[Any]) -> np.ndarray:
+    """Per record, the index of its category in ``categories`` (-1: none, or missing).
+
+    The column is dictionary-encoded once by the engine's encoder
+    (:func:`sdckit.core.encoding.encode`: Arrow's ``dictionary_encode`` or ``pd.factorize``) and
+    only its distinct values are looked up, matched to the categories by their text form
+    (:func:`sdckit.core.encoding.as_text`: ``1``, ``1.0`` and ``"1"`` are the same category).
+    """
+    if isinstance(values, pd.DataFrame):
+        raise DataError("histogram: values must be one column, got a DataFrame")
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    texts = as_text(pd.Series(categories, dtype=object))
+    if len(set(texts)) != len(texts):
+        raise ParameterError(
+            "histogram: categories must be distinct as text (e.g. 1 and '1' are the same)"
+        )
+    encoded = encode(series, sort=False)
+    codes = pd.Index(texts).get_indexer(encoded.values)[encoded.codes]
+    if MISSING_TEXT in set(texts):  # a missing value's text is "": it is in no category
+        codes[series.isna().to_numpy()] = -1
+    return codes
+
+
 def histogram_query(
     values: Any,
     categories: Sequence[Any] | None = None,
@@ -213,8 +237,9 @@ def histogram_query(
     """Counts per declared category (or per bin of declared ``bins`` edges), sensitivity ``m``.
 
     Exactly one of ``categories`` and ``bins`` is given; both are part of the query, not taken
-    from the data. Values outside them are not counted. Bins follow :func:`numpy.histogram`
-    (the last bin includes its right edge).
+    from the data. Values outside them, and missing values, are not counted; a value is in a
+    category when their text forms are equal (:func:`_category_codes`). Bins follow
+    :func:`numpy.histogram` (the last bin includes its right edge).
     """
     if (categories is None) == (bins is None):
         raise ParameterError("histogram: give either categories or bins (edges)")
@@ -226,7 +251,7 @@ def histogram_query(
             raise ParameterError(
                 "histogram: categories must be a non-empty list of distinct values"
             )
-        codes = pd.Index(cats).get_indexer(pd.Series(values))[keep]
+        codes = _category_codes(values, cats)[keep]
         counts = np.bincount(codes[codes >= 0], minlength=len(cats)).astype(np.int64)
         labels: tuple[Any, ...] = tuple(cats)
     else:
