@@ -16,6 +16,7 @@ from scipy import stats
 from sdckit import dp
 from sdckit.dp import Accountant
 from sdckit.dp.quantile import (
+    _CUTOFFS,
     LEVELS,
     RATIO,
     _exp_minus_one_bounds,
@@ -69,6 +70,30 @@ def test_exp_minus_one_bounds_and_the_level_factor():
     hits = int(_factor_bernoulli(t, rnd).sum())
     assert abs(hits - p * t.size) < 5 * math.sqrt(p * (1 - p) * t.size)
     assert _factor_bernoulli(np.zeros(100, dtype=np.int64), rnd).all()  # factor 1 on level 0
+
+
+class _Bits:
+    """A random source whose 62-bit words are given: the first, then ``rest`` forever."""
+
+    def __init__(self, first: int, rest: int) -> None:
+        self.words = [first]
+        self.rest = rest
+
+    def bits62(self, size: int) -> np.ndarray:
+        out = [self.words.pop(0) if self.words else self.rest for _ in range(size)]
+        return np.array(out, dtype=np.int64)
+
+
+def test_level_factor_refines_undecided_draws():
+    """A first word between the bounds is extended with more bits until the comparison with
+    ``(exp(-1) / r)**t`` is decided: U = lo / 2**62 + 0 is below it, U just under hi / 2**62
+    is above it."""
+    t = 20
+    lo, hi = _CUTOFFS[0][t], _CUTOFFS[1][t]
+    assert lo < hi
+    levels = np.array([t], dtype=np.int64)
+    assert _factor_bernoulli(levels, _Bits(lo, 0)).tolist() == [True]
+    assert _factor_bernoulli(levels, _Bits(hi - 1, 2**62 - 1)).tolist() == [False]
 
 
 @pytest.mark.parametrize("epsilon", [Fraction(2), Fraction(1, 3)])

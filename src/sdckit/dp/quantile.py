@@ -151,7 +151,7 @@ def _exp_minus_one_bounds(bits: int) -> tuple[Fraction, Fraction]:
     k = 2
     while factorial(k + 1) <= 1 << bits:
         k += 1
-    partial = sum(Fraction((-1) ** j, factorial(j)) for j in range(k + 1))
+    partial = sum((Fraction((-1) ** j, factorial(j)) for j in range(k + 1)), Fraction(0))
     nxt = partial + Fraction((-1) ** (k + 1), factorial(k + 1))
     return min(partial, nxt), max(partial, nxt)
 
