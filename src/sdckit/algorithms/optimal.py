@@ -442,7 +442,8 @@ class LatticeSearch:
         """Complete the suppression decision after the class-based models flagged
         ``violating``: the group-judging models are re-evaluated on the released classes
         (:func:`~sdckit.models.base.settle_group_models`) and the global models enforced on
-        the smallest classes (:func:`~sdckit.models.base.enforce_global_models`), in turn,
+        the smallest classes (:func:`~sdckit.models.base.enforce_global_models`; among the
+        classes of the boundary size, the ones the search's metric prices cheapest), in turn,
         until neither suppresses more. Returns the flags and whether the node is within the
         budget with every model satisfied."""
         ok = True
@@ -452,7 +453,14 @@ class LatticeSearch:
             if not ok or not self.global_models:
                 return violating, ok
             before = violating
-            violating, ok = enforce_global_models(fs, violating, self.global_models, self.budget)
+            violating, ok = enforce_global_models(
+                fs,
+                violating,
+                self.global_models,
+                self.budget,
+                prices=lambda flags: self.metrics.suppression_prices(fs, flags),
+                cost=lambda flags: self.metrics.cost(fs, flags),
+            )
             if not ok or not self.group_models or np.array_equal(violating, before):
                 return violating, ok
 

@@ -24,7 +24,7 @@ uniqueness) have no per-class verdict: when they fail, ``violating`` is all ``Fa
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -192,7 +192,12 @@ class PrivacyModel(Spec):
 
 
 def enforce_global_models(
-    fs: FrequencySet, violating: np.ndarray, models: Sequence[PrivacyModel], budget: int
+    fs: FrequencySet,
+    violating: np.ndarray,
+    models: Sequence[PrivacyModel],
+    budget: int,
+    prices: Callable[[np.ndarray], np.ndarray | None] | None = None,
+    cost: Callable[[np.ndarray], float] | None = None,
 ) -> tuple[np.ndarray, bool]:
     """Suppress, within ``budget`` records in all, the fewest smallest released classes that
     make every global model hold (ARX's enforcement of sample-based criteria).
@@ -200,7 +205,16 @@ def enforce_global_models(
     ``violating`` flags the classes the class-based models already suppress. Returns the new
     flags and whether every model holds. A model without
     :meth:`PrivacyModel.holds_after_removing_smallest` is checked on the release as it is.
-    Classes of equal size are taken in class order (deterministic).
+
+    Which classes of the boundary size: the global models judge the released class sizes
+    only, so when ``j`` smallest classes are needed and the ``j``-th has size ``c``, any
+    ``m`` of the classes of size ``c`` (``m`` of them fall within the first ``j``) satisfy
+    the models equally. With ``prices`` (per class, the search metric's price of
+    suppressing it on top of a given suppression:
+    :meth:`sdckit.utility.generalization.LatticeMetrics.suppression_prices`) the ``m``
+    cheapest are taken, and with ``cost`` (the metric of a suppression) that choice is kept
+    only when it costs less than the ``m`` first in class order; without them, or on equal
+    prices, classes of equal size are taken in class order (deterministic).
     """
     violating = np.asarray(violating, dtype=bool)
     kept = np.flatnonzero(~violating)
@@ -223,11 +237,45 @@ def enforce_global_models(
     j = int(hits[0])
     out = violating.copy()
     out[order[:j]] = True
+    if j and prices is not None and not plain:
+        out = _cheapest_at_the_boundary(out, order, sizes, j, prices, cost)
     if plain:
         kept_fs = fs.select(~out) if out.any() else fs
         if not all(md.evaluate(kept_fs).satisfied for md in plain):
             return violating, False
     return out, True
+
+
+def _cheapest_at_the_boundary(
+    out: np.ndarray,
+    order: np.ndarray,
+    sizes: np.ndarray,
+    j: int,
+    prices: Callable[[np.ndarray], np.ndarray | None],
+    cost: Callable[[np.ndarray], float] | None,
+) -> np.ndarray:
+    """``out`` with its classes of the boundary size (the ``j``-th smallest's) replaced by as
+    many of that size priced cheapest, when that costs less (:func:`enforce_global_models`)."""
+    size = sizes[j - 1]
+    lo = int(np.searchsorted(sizes, size, side="left"))
+    hi = int(np.searchsorted(sizes, size, side="right"))
+    m = j - lo
+    if hi - lo <= m:
+        return out  # every class of the boundary size is suppressed: no choice
+    tied = order[lo:hi]
+    base = out.copy()
+    base[tied] = False  # the classes below the boundary size only
+    price = prices(base)
+    if price is None:
+        return out
+    pick = tied[np.lexsort((tied, price[tied]))[:m]]
+    other = base
+    other[pick] = True
+    if np.array_equal(other, out):
+        return out
+    if cost is not None and not cost(other) < cost(out):
+        return out
+    return other
 
 
 def settle_group_models(

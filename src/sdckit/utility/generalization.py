@@ -365,6 +365,55 @@ class LatticeMetrics:
             return (np.maximum(sums, 0.0) * self.weights).sum(axis=1)
         return np.zeros(len(nodes))
 
+    # -- the price of suppressing one more class ----------------------------------------------
+    def suppression_prices(self, fs: FrequencySet, suppressed: np.ndarray) -> np.ndarray | None:
+        """Per class of ``fs``, the first-order change of the cost (:meth:`cost`) when that
+        class is suppressed too, on top of ``suppressed``: the gradient of the metric in
+        the per-attribute share sums times the class's change of them (exact for
+        ``iloss`` and for ``loss`` aggregated by ``arithmetic``/``sum``, a linearization
+        for ``geometric``/``max``). ``None`` where classes of equal size have equal prices
+        (``aecs``, ``discernibility``, ``precision``, ``height``) or where no per-class
+        price exists (``entropy``: a suppressed record's charge depends on the others).
+        Used to choose, among classes a global model treats alike, the cheapest ones
+        (:func:`sdckit.models.base.enforce_global_models`)."""
+        name = self.spec.name
+        if name not in ("loss", "iloss") or not self.m:
+            return None
+        codes = fs.keys.T.astype(np.intp)
+        share = np.stack(
+            [np.take(self.share[i][level], codes[i]) for i, level in enumerate(fs.levels)],
+            axis=1,
+        )  # (classes, attributes)
+        counts = fs.counts.astype(float)[:, None]
+        if name == "iloss":
+            return ((counts * (1.0 - share)) * self.weights).sum(axis=1)
+        g, s_factor = self.spec.g_factor, self.spec.s_factor
+        # per record: kept gF * share; suppressed share + sF (1 - share) (ARX)
+        delta = counts * (share + s_factor * (1.0 - share) - g * share)
+        p = self.partials(fs, suppressed, ("loss",))
+        n_supp = float(p["n_supp"])
+        if g == 1.0 and s_factor == 1.0:
+            sums = p["share_kept"] + n_supp
+        else:
+            sums = g * p["share_kept"] + (p["share_supp"] + s_factor * (n_supp - p["share_supp"]))
+        losses = _normalized_loss(sums, self.n, self.domain, g)
+        low = g * self.n / np.maximum(self.domain, 1)
+        denom = self.n - low
+        slope = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
+        w = np.asarray(self.weights, dtype=float)
+        how = self.spec.aggregate
+        if how == "geometric":
+            total = float(aggregate_losses(losses, w, how))
+            grad = (1.0 + total) * (w / w.sum()) / (1.0 + losses)
+        elif how == "arithmetic":
+            grad = w / w.sum()
+        elif how == "sum":
+            grad = w.copy()
+        else:  # max: the attribute that sets the maximum
+            grad = np.zeros(self.m)
+            grad[int(np.argmax(losses * w))] = w[int(np.argmax(losses * w))]
+        return (delta * (grad * slope)).sum(axis=1)
+
     # -- exact cost --------------------------------------------------------------------------
     def share_sums(self, fs: FrequencySet, suppressed: np.ndarray) -> np.ndarray:
         """Per attribute, the sum over records of the domain share (suppressed: 1)."""
