@@ -241,6 +241,42 @@ def _job(tmp_path, df: pd.DataFrame, **keys) -> object:
     return path
 
 
+def test_records_default_to_the_input_size_and_the_option_sets_them(
+    tmp_path, bn: pd.DataFrame
+) -> None:
+    small = bn.head(1000)
+    # a fully synthetic method: the input's size, holdout or not
+    for holdout in (0.0, 0.3):
+        r = sdckit.synthesize(small, "cart", seed=2, holdout=holdout, evaluate=False)
+        assert len(r.data) == 1000 and r.training_records == 1000 - round(holdout * 1000)
+    # one record per training record for partially synthetic data
+    r = sdckit.synthesize(small, "partial", seed=2, holdout=0.3, evaluate=False,
+                          quasi_identifiers=["A", "B"], attributes=["C"])  # fmt: skip
+    assert len(r.data) == 700
+    # the job's records: option; n: (its former name) still works; both at once is refused
+    job = _job(tmp_path, small, method="cart", options={"records": 250, "holdout": 0})
+    assert runner.invoke(app, ["synthesize", "--config", str(job)]).exit_code == 0
+    assert json.loads((tmp_path / "syn.json").read_text())["release"]["records"] == 250
+    job = _job(tmp_path, small, method="cart", options={"n": 120, "holdout": 0})
+    assert runner.invoke(app, ["synthesize", "--config", str(job)]).exit_code == 0
+    assert json.loads((tmp_path / "syn.json").read_text())["release"]["records"] == 120
+    job = _job(tmp_path, small, method="cart", options={"n": 120, "records": 5})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 2 and "records" in res.output and "once" in res.output
+
+
+def test_marginal_dp_scales_its_noisy_count_not_the_exact_size(bn: pd.DataFrame) -> None:
+    # the default size of a DP copy is the noisy count of the training records scaled by
+    # 1 / (1 - holdout): close to the input's 6,000 records, but not read from it
+    r = sdckit.synthesize(
+        bn, "marginal_dp", seed=1, epsilon=1.0, delta=1e-6, holdout=0.2, evaluate=False,
+        **BN_DECLARED,
+    )  # fmt: skip
+    estimate = r.synthesizer._n_estimate
+    assert len(r.data) == max(1, round(estimate / 0.8))
+    assert abs(len(r.data) - 6000) < 300
+
+
 def test_synthesize_job_writes_copies_report_and_json(tmp_path, bn: pd.DataFrame) -> None:
     job = _job(
         tmp_path,
@@ -253,13 +289,14 @@ def test_synthesize_job_writes_copies_report_and_json(tmp_path, bn: pd.DataFrame
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "syn.json").read_text())
     release, ev = doc["release"], doc["steward_evaluation"]
-    assert release["copies"] == 2 and release["records"] == 4800
+    # as many records as the input (synthpop's convention), though 1,200 were held out
+    assert release["copies"] == 2 and release["records"] == 6000 and ev["training_records"] == 4800
     assert release["privacy"]["guarantee"] is None and release["details"] == {}
     assert ev["risk"]["tcap"] is not None
     assert {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"} <= set(ev["utility"])
     assert "visit_sequence" in ev["method_details"]  # no guarantee covers cart's facts
     first = pd.read_csv(tmp_path / "syn_1.csv")
-    assert len(first) == 4800 and (tmp_path / "syn_2.csv").is_file()
+    assert len(first) == 6000 and (tmp_path / "syn_2.csv").is_file()
     page = (tmp_path / "syn.html").read_text()
     assert "For the data steward, not covered by epsilon: disclosure risk" in page
     # same job, same bytes

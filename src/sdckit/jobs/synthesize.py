@@ -15,6 +15,8 @@
                                     # marginal_dp)
     seed: 3
     options: {min_leaf: 5, holdout: 0.2}   # the method's parameters; holdout (default 0.2);
+                                           # records: per copy (default: as many as the
+                                           # input, holdout or not; n: is its former name);
                                            # regression: {target: age, predictors: [sex]};
                                            # original_share_warning (default 0.1)
     output: {path: synthetic.csv, report: synth.html, json: synth.json}
@@ -44,7 +46,7 @@ from sdckit.report.writer import write_json
 __all__ = ["SynthesizeJobOutcome", "copy_paths", "run_synthesize_job"]
 
 #: Options of the job itself (the others are the method's parameters).
-_JOB_OPTIONS = ("holdout", "n", "regression", "original_share_warning")
+_JOB_OPTIONS = ("holdout", "records", "n", "regression", "original_share_warning")
 
 
 @dataclass
@@ -77,6 +79,13 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
             f"{job.key('method')}: unknown method {method!r}; one of {', '.join(METHODS)}"
             f"{did_you_mean(method, list(METHODS))}"
         )
+    options = job.algorithm_options
+    if "records" in options and "n" in options:
+        raise ConfigError(
+            f"{job.key('options')}: give the records per copy once, as records: (n: is its "
+            "former name)"
+        )
+    records = options.get("records", options.get("n"))
     job.check_outputs({"--json": json_out})
     data = job.read_input()
     schema = job.schema
@@ -89,7 +98,6 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
                 f"{', '.join(map(str, data.columns))})"
             )
         data = data[list(spec.columns)]
-    options = job.algorithm_options
     parameters = {k: v for k, v in options.items() if k not in _JOB_OPTIONS}
     m = spec.m or 1
     try:
@@ -98,7 +106,7 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
             method,
             seed=spec.seed,
             m=m,
-            n=options.get("n"),
+            n=records,
             epsilon=spec.epsilon,
             delta=spec.delta,
             holdout=options.get("holdout", 0.2),

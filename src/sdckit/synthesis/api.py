@@ -64,11 +64,14 @@ class SynthesisTraits:
     (``description``), whether it is differentially private (``dp``: it takes the budget,
     ``epsilon`` and ``delta``) and whether each output is one run of a randomized mechanism
     over the data (``single_release``: a second copy would be a second release, spending the
-    budget again, so ``m`` must be 1)."""
+    budget again, so ``m`` must be 1), and whether it releases one record per fitted record
+    (``one_per_record``: partially synthetic and hybrid data, whose size is the training
+    data's)."""
 
     description: str = ""
     dp: bool = False
     single_release: bool = False
+    one_per_record: bool = False
 
 
 #: The synthesis methods (the job file's ``method:``), each a builder
@@ -292,8 +295,14 @@ METHODS.add(
     _sequential,
     SynthesisTraits("sequential regression synthesis (normal, logistic, polytomous)"),
 )
-METHODS.add("partial", _partial, SynthesisTraits("partially synthetic: the records at risk"))
-METHODS.add("hybrid", _hybrid, SynthesisTraits("microaggregation-based hybrid data"))
+METHODS.add(
+    "partial",
+    _partial,
+    SynthesisTraits("partially synthetic: the records at risk", one_per_record=True),
+)
+METHODS.add(
+    "hybrid", _hybrid, SynthesisTraits("microaggregation-based hybrid data", one_per_record=True)
+)
 METHODS.add(
     "marginal_dp",
     _marginal_dp,
@@ -526,7 +535,12 @@ def synthesize(
     **parameters: Any,
 ) -> SynthesisResult:
     """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
-    of ``n`` records each (default: as many as the training records), evaluated.
+    of ``n`` records each, evaluated. By default a copy has as many records as ``data``
+    (synthpop's ``syn()`` convention), also when a holdout is kept
+    (:meth:`~sdckit.synthesis.base.Synthesizer.default_records`: a differentially private
+    method scales its noisy count of the training records by ``1 / (1 - holdout)``, never
+    reading the exact size); partially synthetic and hybrid data keep one record per
+    training record.
 
     ``seed``: same seed, same bytes (the holdout split, the fit and every copy draw from
     generators spawned from it) -- except the privacy noise of a differentially private
@@ -578,6 +592,9 @@ def synthesize(
     )
     training, hold = _split(data, holdout, split_rng)
     synthesizer.fit(training, seed=fit_rng)
+    traits = METHODS.traits(method) if method in METHODS else SynthesisTraits()
+    if n is None and not (traits.one_per_record or traits.single_release):
+        n = synthesizer.default_records(len(data), holdout)
     copies = [synthesizer.sample(n, seed=r) for r in copy_rngs]
     result = SynthesisResult(
         copies=copies,

@@ -161,6 +161,11 @@ class Synthesizer(ABC):
         out = self._sample(int(count), as_generator(seed))
         return restore_dtypes(out, self._original).reset_index(drop=True)
 
+    def default_records(self, total: int, holdout: float) -> int:
+        """Records per copy when the caller gives none: the size of the whole input,
+        ``total`` (``holdout``: the share held out of the fit), as synthpop's ``syn()``."""
+        return int(total)
+
     @abstractmethod
     def _fit(self, data: pd.DataFrame, rng: np.random.Generator) -> None:
         """Fit on ``data``."""

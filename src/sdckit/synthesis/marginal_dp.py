@@ -695,6 +695,13 @@ class MarginalDP(Synthesizer):
         self._require_fitted()
         return super().sample(self._n_estimate if n is None else n, seed=seed)
 
+    def default_records(self, total: int, holdout: float) -> int:
+        """The noisy estimate of the training records scaled by ``1 / (1 - holdout)`` (the
+        public share held out): the input's size is not differentially private, so
+        ``total`` is not read."""
+        self._require_fitted()
+        return max(1, int(round(self._n_estimate / (1.0 - float(holdout)))))
+
     def _fit(self, data: pd.DataFrame, rng: np.random.Generator) -> None:
         self._model = None
         self._check_columns(data)
