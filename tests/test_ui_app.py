@@ -207,3 +207,31 @@ def test_export_labels_a_seeded_job_file_for_the_data_steward_only(tmp_path):
     assert 'id="job-steward-only"' in masked
     assert "For the data steward only" in masked and "do not publish it with the release" in masked
     assert 'id="job-steward-only"' not in client.get(f"/p/{project.id}/runs/a1").text
+
+
+def test_a_generalized_column_is_compared_on_the_released_categories(tmp_path):
+    # k = 12 on 24 records generalizes age (20..23) into intervals; the before/after figure
+    # shows the original's records counted in the released intervals, not its raw ages
+    store, project = _tiny_project(tmp_path)
+    folder = project.runs_folder / "r1"
+    folder.mkdir(parents=True)
+    doc = project.job_base() | {"models": [{"k_anonymity": {"k": 12}}], "suppression_limit": 0}
+    write_job(folder, doc, "anonymize")
+    (folder / "meta.json").write_text(json.dumps({"kind": "anonymize", "label": "r1"}))
+    execute_run(str(folder), "anonymize")
+    status = read_status(folder)
+    assert status["state"] == "done", status
+    assert status["summary"]["transformation"]["age"] > 0
+    client = _client(tmp_path / "ui")
+    page = client.get(f"/p/{project.id}/runs/r1/distribution", params={"column": "age"})
+    assert page.status_code == 200, page.text
+    import html
+
+    figure = json.loads(html.unescape(page.text.split('data-figure="')[1].split('"')[0]))
+    before, after = figure["data"]
+    released = pd.read_csv(folder / "release.csv", dtype=str)["age"]
+    assert sorted(after["x"]) == sorted(released.unique())  # the released categories
+    assert before["x"] == after["x"]
+    assert sum(before["y"]) == pytest.approx(1.0) and sum(after["y"]) == pytest.approx(1.0)
+    # nothing suppressed: the original generalized to the run's level is the release
+    assert before["y"] == pytest.approx(after["y"])

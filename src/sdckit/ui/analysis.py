@@ -156,15 +156,32 @@ def _shares(values: pd.Series, top: int = 25) -> tuple[list[str], list[float]]:
     return [str(v) for v in shares.index], [float(v) for v in shares.to_numpy()]
 
 
-def distribution(original: pd.DataFrame, released: pd.DataFrame, column: str) -> dict[str, Any]:
+def distribution(
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    column: str,
+    hierarchy: Any = None,
+    level: int = 0,
+) -> dict[str, Any]:
     """The before/after figure of ``column``: the shares of its 25 most frequent values in
-    the original and in the release (numbers binned on common edges when both are numeric)."""
+    the original and in the release (numbers binned on common edges when both are numeric).
+    A column the release generalized (``level`` > 0 of ``hierarchy``) is compared on the
+    released categories: the original's values are generalized to that level first, so
+    ``20-39`` of the release stands beside the original's records aged 20 to 39 (a
+    suppressed value, ``*``, is a category of its own)."""
     from sdckit.ui.figures import comparison_bars
 
     if column not in original.columns:
         raise ConfigError(f"column {column!r} is not in the data")
     if column not in released.columns:
         raise ConfigError(f"column {column!r} is not in the release (it was dropped)")
+    if hierarchy is not None and level > 0:
+        values = original[column].astype(str).to_numpy()
+        before_values = pd.Series(hierarchy.generalize(values, int(level)))
+        after_labels, after_shares = _shares(released[column])
+        counts = before_values.astype(str).value_counts() / max(1, len(before_values))
+        before_shares = [float(counts.get(label, 0.0)) for label in after_labels]
+        return comparison_bars((after_labels, before_shares), (after_labels, after_shares), column)
     before = pd.to_numeric(original[column], errors="coerce")
     after = pd.to_numeric(released[column], errors="coerce")
     numeric = before.notna().mean() > 0.95 and after.notna().mean() > 0.95

@@ -568,7 +568,17 @@ def create_app(
         from sdckit.core.io import read_table
 
         released = read_table(release, project.input.get("delimiter"))
-        figure = analysis.distribution(ui.data(project), released, column)
+        # a generalized column is compared on the released categories (the run's level)
+        summary = read_json(folder / "report.json") or {}
+        level = int((summary.get("transformation") or {}).get(column) or 0)
+        hierarchy = None
+        if level > 0:
+            from sdckit.jobs.config import load_job
+
+            hierarchy = load_job(folder / "job.yaml").schema.hierarchy(column)
+        figure = analysis.distribution(
+            ui.data(project), released, column, hierarchy=hierarchy, level=level
+        )
         return ui.page("_figure.html", request, figure=figure)
 
     # -- step 5: compare ------------------------------------------------------------------------
