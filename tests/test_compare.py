@@ -91,6 +91,33 @@ def test_rank_by_ru_score_hand_values() -> None:
     assert [(r["rank"], r["label"]) for r in ranked] == [(1, "C"), (2, "D"), (3, "A"), (None, "B")]
 
 
+def test_a_risk_ceiling_ranks_the_releases_under_it_first() -> None:
+    # the case: local suppression, DR 18.8, has the best score; under a risk
+    # ceiling of 5 the k = 10 release (DR 0.65) comes first, the score stays a column
+    rows = [
+        {"label": "local suppression", "information_loss": 1.0, "disclosure_risk": 18.8,
+         "ru_score": 9.9},
+        {"label": "k=10", "information_loss": 30.0, "disclosure_risk": 0.65, "ru_score": 15.325},
+        {"label": "k=5", "information_loss": 22.0, "disclosure_risk": 2.0, "ru_score": 12.0},
+        {"label": "noise", "information_loss": None, "disclosure_risk": 1.0, "ru_score": None},
+    ]  # fmt: skip
+    plain = rank_configurations(rows)
+    assert [r["label"] for r in plain][:3] == ["local suppression", "k=5", "k=10"]
+    assert "within_limits" not in plain[0]
+    ranked = rank_configurations(rows, max_risk=5.0)
+    assert [(r["rank"], r["label"], r["within_limits"]) for r in ranked] == [
+        (1, "k=5", True),
+        (2, "k=10", True),
+        (3, "local suppression", False),
+        (None, "noise", True),
+    ]
+    assert ranked[0]["ru_score"] == 12.0
+    # both ceilings: the loss ceiling drops k=10 below; an undefined IL is not within
+    both = rank_configurations(rows, max_risk=5.0, max_loss=25.0)
+    assert [r["label"] for r in both] == ["k=5", "local suppression", "k=10", "noise"]
+    assert [r["within_limits"] for r in both] == [True, False, False, False]
+
+
 def test_compare_frames_ru_score_is_the_mean_of_il_and_dr() -> None:
     x = _data()
     rng = np.random.default_rng(1)
@@ -190,6 +217,24 @@ def test_job_grid_and_cli(tmp_path) -> None:
     again = run_compare_job(load_job(tmp_path / "grid.yaml"), json_out=tmp_path / "j2.json")
     assert [r["ru_score"] for r in again["ranking"]] == [r["ru_score"] for r in doc["ranking"]]
     assert sdckit.evaluate  # exported
+    # a ceiling on the disclosure risk: the JSON states it and ranks the releases under it
+    # first, the report draws it
+    (tmp_path / "limited.yaml").write_text(
+        (tmp_path / "grid.yaml").read_text()
+        .replace("out/compare", "lim/compare")
+        + "options: {max_risk: 0}\n"
+    )  # fmt: skip
+    res = runner.invoke(app, ["compare", "--config", str(tmp_path / "limited.yaml")])
+    assert res.exit_code == 0, res.output
+    limited = json.loads((tmp_path / "lim" / "compare.json").read_text())
+    assert limited["limits"] == {"max_risk": 0.0}
+    assert all(r["within_limits"] is (r["disclosure_risk"] <= 0) for r in limited["ranking"])
+    assert "within the ceilings" in (tmp_path / "lim" / "compare.html").read_text()
+    (tmp_path / "bad.yaml").write_text(
+        (tmp_path / "grid.yaml").read_text() + "options: {max_risk: -1}\n"
+    )
+    res = runner.invoke(app, ["compare", "--config", str(tmp_path / "bad.yaml")])
+    assert res.exit_code == 2 and "options.max_risk" in res.output
 
 
 def test_given_protected_files_join_the_grid(tmp_path) -> None:

@@ -235,3 +235,40 @@ def test_a_generalized_column_is_compared_on_the_released_categories(tmp_path):
     assert sum(before["y"]) == pytest.approx(1.0) and sum(after["y"]) == pytest.approx(1.0)
     # nothing suppressed: the original generalized to the run's level is the release
     assert before["y"] == pytest.approx(after["y"])
+
+
+def test_a_comparison_ranks_the_runs_under_the_risk_ceiling_first(tmp_path):
+    import html
+
+    store, project = _tiny_project(tmp_path)
+    for rid, k in (("a2", 2), ("a12", 12)):
+        folder = project.runs_folder / rid
+        folder.mkdir(parents=True)
+        write_job(folder, project.job_base() | {"models": [{"k_anonymity": {"k": k}}]}, "anonymize")
+        (folder / "meta.json").write_text(json.dumps({"kind": "anonymize", "label": f"k={k}"}))
+        execute_run(str(folder), "anonymize")
+        assert read_status(folder)["state"] == "done"
+    client = _client(tmp_path / "ui")
+    # the form's ceilings are checked before a run starts
+    page = client.post(f"/p/{project.id}/compare", data={"run": ["a2", "a12"], "max_risk": "x"})
+    assert page.status_code == 400 and "maximum disclosure risk must be a number" in page.text
+    assert client.get(f"/p/{project.id}/compare").status_code == 200
+    assert 'name="max_risk"' in client.get(f"/p/{project.id}/compare").text
+    # the comparison job the page starts, with a ceiling: ranked under it first, drawn
+    folder = project.runs_folder / "c1"
+    folder.mkdir(parents=True)
+    grid = [{"protected": {"path": str(project.runs_folder / r / "release.csv"), "label": r}}
+            for r in ("a2", "a12")]  # fmt: skip
+    options = {"scale": "reidentification", "categorical": ["age", "sex"], "max_risk": 10.0}
+    write_job(folder, project.job_base() | {"grid": grid, "options": options}, "compare")
+    (folder / "meta.json").write_text(json.dumps({"kind": "compare", "label": "c1"}))
+    execute_run(str(folder), "compare")
+    status = read_status(folder)
+    assert status["state"] == "done", status
+    ranking = status["summary"]["ranking"]
+    flags = [r["within_limits"] for r in ranking if r["ru_score"] is not None]
+    assert flags == sorted(flags, reverse=True)  # every run within the ceiling comes first
+    text = client.get(f"/p/{project.id}/runs/c1").text
+    assert 'id="limits"' in text and "within the ceilings" in text
+    figure = json.loads(html.unescape(text.split('id="chart-ru" data-figure="')[1].split('"')[0]))
+    assert figure["layout"]["shapes"][0]["y0"] == 10.0

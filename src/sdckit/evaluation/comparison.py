@@ -90,13 +90,43 @@ def _known_method(methods: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, An
     return {}
 
 
-def rank_configurations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Sort by R-U score (ascending; undefined scores last, in input order) and add ``rank``."""
-    defined = sorted((r for r in rows if r["ru_score"] is not None), key=lambda r: r["ru_score"])
-    undefined = [r for r in rows if r["ru_score"] is None]
+def rank_configurations(
+    rows: list[dict[str, Any]],
+    max_risk: float | None = None,
+    max_loss: float | None = None,
+) -> list[dict[str, Any]]:
+    """Sort by R-U score (ascending; undefined scores last, in input order) and add ``rank``.
+
+    With a ceiling on the disclosure risk (``max_risk``) and/or the information loss
+    (``max_loss``), on the rows' own scale (0-100), the releases within every ceiling come
+    first, each group by score: a steward decides with a maximum acceptable risk (the R-U
+    confidentiality map of Duncan, Keller-McNulty & Stokes 2001 read with a risk threshold),
+    and the average of loss and risk alone ranks a low-loss, high-risk release first. Each
+    row then says ``within_limits`` (false when a measure it needs is undefined)."""
+    limited = max_risk is not None or max_loss is not None
+
+    def within(r: Mapping[str, Any]) -> bool:
+        dr, il = r.get("disclosure_risk"), r.get("information_loss")
+        if max_risk is not None and (dr is None or dr > max_risk):
+            return False
+        return not (max_loss is not None and (il is None or il > max_loss))
+
+    rows = [{**r, "within_limits": within(r)} if limited else dict(r) for r in rows]
+    groups = [[r for r in rows if r.get("within_limits", True)]]
+    if limited:
+        groups.append([r for r in rows if not r["within_limits"]])
+    ordered: list[dict[str, Any]] = []
+    for group in groups:
+        scored = [r for r in group if r["ru_score"] is not None]
+        ordered += sorted(scored, key=lambda r: r["ru_score"])
+    ordered += [r for r in rows if r["ru_score"] is None]
     out = []
-    for i, r in enumerate(defined + undefined, start=1):
-        out.append({"rank": i if r["ru_score"] is not None else None, **r})
+    rank = 0
+    for r in ordered:
+        r = {k: v for k, v in r.items() if k != "rank"}
+        if r["ru_score"] is not None:
+            rank += 1
+        out.append({"rank": rank if r["ru_score"] is not None else None, **r})
     return out
 
 

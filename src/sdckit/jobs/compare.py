@@ -37,7 +37,9 @@ Grid file (YAML or TOML; read by :func:`sdckit.jobs.config.load_job`, paths rela
           epsilon: [0.5, 1]                                    # marginal_dp only
           delta: 1.0e-6
           options: {domain: {sex: [m, f]}, bounds: {age: [0, 99]}}  # marginal_dp's domain
-    options: {categorical: [], transparency: true, scale: reidentification}
+    options: {categorical: [], transparency: true, scale: reidentification,
+              max_risk: 5}   # optional ceilings (DR, and max_loss for IL; 0-100): the
+                             # releases within them are ranked first
     output: {report: compare.html, json: compare.json}
 
 A grid entry ``{method: {param: value, ...}}`` expands to the cartesian product of every
@@ -101,7 +103,15 @@ __all__ = [
     "rank_configurations",
 ]
 
-_OPTION_KEYS = ("categorical", "transparency", "prl_max_full_pairs", "scale", "target")
+_OPTION_KEYS = (
+    "categorical",
+    "transparency",
+    "prl_max_full_pairs",
+    "scale",
+    "target",
+    "max_risk",
+    "max_loss",
+)
 _SYNTHESIZE_KEYS = ("method", "epsilon", "delta", "options")
 _ANONYMIZE_KEYS = ("models", "suppression_limit", "algorithm", "metric", "options")
 
@@ -506,6 +516,17 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
     mfp = options.get("prl_max_full_pairs")
     if mfp is not None and (isinstance(mfp, bool) or not isinstance(mfp, int) or mfp < 1):
         raise ConfigError(f"{job.key('options.prl_max_full_pairs')} must be a positive integer")
+    limits: dict[str, float] = {}
+    for key in ("max_risk", "max_loss"):
+        value = options.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise ConfigError(
+                f"{job.key(f'options.{key}')} must be a number >= 0 on the scale's 0-100 "
+                f"(percent), got {value!r}"
+            )
+        limits[key] = float(value)
     columns = raw.get("columns")
     configs = expand_grid(raw["grid"], columns, job.base_dir, job=job)
     job.check_outputs(
@@ -546,6 +567,9 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
         raise
     except SdcInputError as exc:
         raise type(exc)(f"{job.source}: {exc}") from exc
+    if limits:  # the releases within the steward's ceilings first; the score stays a column
+        result["ranking"] = rank_configurations(result["ranking"], **limits)
+        result["limits"] = limits
     src = raw["input"]["path"]
     result["input"] = f"input: {src}" if isinstance(src, str) else None
     result["seed"] = job.seed

@@ -28,12 +28,19 @@ def _kind(row: Mapping[str, Any]) -> str:
     return next(iter(row["methods"][0])) if row["methods"] else "given file"
 
 
-def ru_map_figure(ranking: Sequence[Mapping[str, Any]], scale: str = "score"):
+def ru_map_figure(
+    ranking: Sequence[Mapping[str, Any]],
+    scale: str = "score",
+    limits: Mapping[str, float] | None = None,
+):
     """The R-U map: disclosure risk (x, %) vs information loss (y, %), labelled points.
 
-    Dashed lines are iso-score lines ``(IL + DR) / 2 = s``; the best configuration (lowest
-    R-U score) is circled. Points are coloured by the first masking method (anonymize
-    configurations by their algorithm). ``scale`` picks the axis labels (:data:`AXES`).
+    Dashed lines are iso-score lines ``(IL + DR) / 2 = s``; the first configuration of the
+    ranking (lowest R-U score, within the ceilings when there are) is circled. Points are
+    coloured by the first masking method (anonymize configurations by their algorithm).
+    ``scale`` picks the axis labels (:data:`AXES`). ``limits`` (``max_risk``,
+    ``max_loss``): the steward's ceilings, drawn as solid lines bounding the acceptable
+    region, which is shaded.
     """
     import matplotlib
 
@@ -96,6 +103,21 @@ def ru_map_figure(ranking: Sequence[Mapping[str, Any]], scale: str = "score"):
         ax.plot(xs, 2 * s - xs, ls="--", lw=0.7, color="0.6", zorder=1)
         if 2 * s <= ymax:
             ax.text(0.5, 2 * s, f"score {s:g}", fontsize=6, color="0.45", va="bottom")
+    limits = limits or {}
+    if limits:
+        xmax = max(xmax, float(limits.get("max_risk", 0.0)) * 1.05)
+        ymax = max(ymax, float(limits.get("max_loss", 0.0)) * 1.05)
+        right = float(limits.get("max_risk", xmax))
+        top = float(limits.get("max_loss", ymax))
+        ax.fill_between([0, right], 0, top, color="tab:green", alpha=0.07, zorder=0)
+        if "max_risk" in limits:
+            ax.axvline(right, color="tab:red", lw=1.2, zorder=2)
+            ax.text(right, ymax * 0.98, f" DR ceiling {right:g}", color="tab:red", fontsize=7,
+                    va="top")  # fmt: skip
+        if "max_loss" in limits:
+            ax.axhline(top, color="tab:red", lw=1.2, zorder=2)
+            ax.text(xmax * 0.98, top, f"IL ceiling {top:g} ", color="tab:red", fontsize=7,
+                    ha="right", va="bottom")  # fmt: skip
     ax.set_xlim(0, xmax)
     ax.set_ylim(0, ymax)
     ax.set_xlabel(AXES[scale][0])
@@ -147,6 +169,8 @@ def _ranking_table(ranking: Sequence[Mapping[str, Any]], scale: str) -> list[dic
             "IL (score_il)" if scale == "score" else "IL (%)": na(r["information_loss"]),
             "DR (%)": na(r["disclosure_risk"]),
         }
+        if "within_limits" in r:
+            row["within the ceilings"] = "yes" if r["within_limits"] else "no"
         if scale == "synthetic":
             row.update(
                 {
@@ -199,17 +223,28 @@ def compare_report(
     scale = result.get("scale", "score")
     rep = Report(title, result.get("input"))
     best = next((r for r in ranking if r["ru_score"] is not None), None)
+    limits = result.get("limits") or {}
+    facts: dict[str, Any] = {"scale": scale, "configurations": len(ranking)}
+    text = _MAP_TEXT[scale]
+    if limits:
+        within = [r for r in ranking if r.get("within_limits")]
+        facts["ceilings"] = ", ".join(
+            f"{'DR' if k == 'max_risk' else 'IL'} <= {v:g}" for k, v in limits.items()
+        )
+        facts["within the ceilings"] = f"{len(within)} of {len(ranking)}"
+        best = next((r for r in within if r["ru_score"] is not None), None)
+        text += (
+            " The releases within the steward's ceilings (shaded) are ranked first, each group "
+            "by R-U score; the score stays a column."
+        )
+    facts["best configuration"] = best["label"] if best else "–"
+    facts["best R-U score"] = best["ru_score"] if best else "–"
     rep.add(
         Section(
             "R-U map",
-            text=_MAP_TEXT[scale],
-            facts={
-                "scale": scale,
-                "configurations": len(ranking),
-                "best configuration": best["label"] if best else "–",
-                "best R-U score": best["ru_score"] if best else "–",
-            },
-            figures=[ru_map_figure(ranking, scale)],
+            text=text,
+            facts=facts,
+            figures=[ru_map_figure(ranking, scale, limits)],
         )
     )
     levels = next((r.get("transformation") for r in ranking if r.get("transformation")), None)

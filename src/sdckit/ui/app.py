@@ -624,6 +624,19 @@ def create_app(
             "scale": "reidentification",
             "categorical": project.columns_with_role("quasi_identifying"),
         }
+        # the steward's ceilings: releases within them are ranked first (the score stays)
+        for key, name in (("max_risk", "maximum disclosure risk"),
+                          ("max_loss", "maximum information loss")):  # fmt: skip
+            text = _text(form, key)
+            if not text:
+                continue
+            try:
+                value = float(text)
+            except ValueError:
+                raise ConfigError(f"{name} must be a number from 0 to 100, got {text!r}") from None
+            if not 0 <= value <= 100:
+                raise ConfigError(f"{name} must be a number from 0 to 100, got {text!r}")
+            doc["options"][key] = value
         run_id = _start(ui, project, "compare", doc, _text(form, "label") or "comparison")
         return RedirectResponse(f"/p/{pid}/runs/{run_id}", status_code=303)
 
@@ -951,7 +964,7 @@ def _run_figures(folder: Path, status: dict[str, Any]) -> dict[str, Any]:
             }
             for r in summary["ranking"]
         ]
-        figures["ru"] = ru_map_figure(rows)
+        figures["ru"] = ru_map_figure(rows, summary.get("limits"))
     return figures
 
 

@@ -132,9 +132,21 @@ def solution_space_figure(space: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def ru_map_figure(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The R-U map of a comparison: disclosure risk against information loss per run."""
-    return {
+def ru_map_figure(
+    rows: Sequence[dict[str, Any]], limits: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """The R-U map of a comparison: disclosure risk against information loss per run, and
+    the steward's ceilings (``limits``: ``max_risk``, ``max_loss``) as red lines."""
+    shapes = []
+    for key, axis in (("max_risk", "y"), ("max_loss", "x")):
+        if limits and limits.get(key) is not None:
+            line = {"type": "line", "line": {"color": "#c0392b", "width": 2}}
+            if axis == "y":  # DR is on the y axis here
+                line |= {"xref": "paper", "x0": 0, "x1": 1, "y0": limits[key], "y1": limits[key]}
+            else:
+                line |= {"yref": "paper", "y0": 0, "y1": 1, "x0": limits[key], "x1": limits[key]}
+            shapes.append(line)
+    figure = {
         "data": [
             {
                 "type": "scatter",
@@ -154,6 +166,9 @@ def ru_map_figure(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             height=420,
         ),
     }
+    if shapes:
+        figure["layout"]["shapes"] = shapes
+    return figure
 
 
 def comparison_bars(
