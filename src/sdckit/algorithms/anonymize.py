@@ -88,6 +88,13 @@ class AnonymizationResult:
     models: list[dict] = field(default_factory=list)
     suppression_limit: float = 0.0
 
+    def _repr_html_(self) -> str:
+        """The anonymization in a Jupyter notebook: the summary tables and charts of its HTML
+        report, compact (:func:`sdckit.core.display.notebook_html`)."""
+        from sdckit.core.display import notebook_html
+
+        return notebook_html("anonymization", self)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (keys exactly :data:`JSON_KEYS`)."""
         from sdckit.core.spec import json_ready

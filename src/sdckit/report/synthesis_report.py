@@ -58,12 +58,13 @@ def _marginal_figure(original: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
 
 
 def synthesis_report(
-    summary: dict[str, Any], original: pd.DataFrame, synthetic: pd.DataFrame
+    summary: dict[str, Any], original: pd.DataFrame | None, synthetic: pd.DataFrame
 ) -> Any:
     """The HTML report of a synthesis job (``summary``: the job's JSON document). Its first
     part is the release (what may be published with the synthetic data: method, parameters,
     guarantee); the second, headed as such, is the evaluation against the original records,
-    for the data steward and not covered by epsilon (:mod:`sdckit.synthesis.api`)."""
+    for the data steward and not covered by epsilon (:mod:`sdckit.synthesis.api`). Without
+    the ``original`` records the marginal plots are left out (their TVD table stays)."""
     from sdckit.report.writer import Report, Section
 
     release, ev = summary["release"], summary["steward_evaluation"]
@@ -210,7 +211,7 @@ def synthesis_report(
             Section(
                 steward.format("marginals, original and synthetic"),
                 table=[{"column": k, "TVD": v} for k, v in one_way.items()],
-                figures=[_marginal_figure(original, synthetic)],
+                figures=[] if original is None else [_marginal_figure(original, synthetic)],
             )
         )
     plain = {

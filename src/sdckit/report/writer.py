@@ -130,8 +130,9 @@ class _TemplateCache(FileSystemBytecodeCache):
 
 
 @functools.cache
-def _template() -> Template:
-    """The report's page template, compiled once per process.
+def _template(name: str = "report.html") -> Template:
+    """The report's page template (``notebook.html``: the same sections as a fragment for
+    Jupyter), compiled once per process.
 
     Jinja2's own bytecode cache keeps the compiled template between runs (in its per-user
     directory under the temporary folder, mode 0700, checked by Jinja2; keyed by the
@@ -148,7 +149,7 @@ def _template() -> Template:
         autoescape=select_autoescape(["html"]),
         bytecode_cache=cache,
     )
-    return env.get_template("report.html")
+    return env.get_template(name)
 
 
 @dataclass
@@ -175,6 +176,15 @@ class Report:
             generated=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
             version=__version__,
             run_id=current_run_id(),
+        )
+
+    def render_fragment(self) -> str:
+        """The sections as one ``<div>`` with its own scoped styles and no page around it:
+        what a result shows in a Jupyter notebook (``_repr_html_``)."""
+        return _template("notebook.html").render(
+            title=self.title,
+            subtitle=self.subtitle,
+            sections=[s.render_context() for s in self.sections],
         )
 
     def write_html(self, path: Target) -> Target:

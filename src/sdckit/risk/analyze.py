@@ -57,6 +57,13 @@ class RiskAnalysis:
     extras: dict[str, Any] = field(default_factory=dict)
     risk_records: np.ndarray | None = None  # records per class_risk entry, without classes
 
+    def _repr_html_(self) -> str:
+        """The risk analysis in a Jupyter notebook: the summary tables and charts of its HTML
+        report, compact (:func:`sdckit.core.display.notebook_html`)."""
+        from sdckit.core.display import notebook_html
+
+        return notebook_html("risk_analysis", self)
+
     def __getitem__(self, key: str) -> Any:
         return self.summary[key]
 

@@ -334,6 +334,13 @@ class SynthesisResult:
     evaluation_notes: list[str] = field(default_factory=list)
     elapsed_seconds: float = 0.0
 
+    def _repr_html_(self) -> str:
+        """The synthesis in a Jupyter notebook: the summary tables and charts of its HTML
+        report, compact (:func:`sdckit.core.display.notebook_html`)."""
+        from sdckit.core.display import notebook_html
+
+        return notebook_html("synthesis", self)
+
     @property
     def data(self) -> pd.DataFrame:
         """The first synthetic copy."""

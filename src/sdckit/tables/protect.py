@@ -58,6 +58,13 @@ class Protection:
     safe: bool
     details: dict[str, Any] = field(default_factory=dict)
 
+    def _repr_html_(self) -> str:
+        """The protected table in a Jupyter notebook: the summary tables and charts of its HTML
+        report, compact (:func:`sdckit.core.display.notebook_html`)."""
+        from sdckit.core.display import notebook_html
+
+        return notebook_html("protection", self)
+
     def cells(self) -> pd.DataFrame:
         """One row per cell: the codes, ``value``, ``freq``, ``status``, ``audit_lower``,
         ``audit_upper``, ``published`` (the released table)."""
