@@ -68,3 +68,25 @@ def test_a_protected_table_shows_its_cells_with_their_status() -> None:
     assert "sdckit table" in html
     assert (result.status == "primary").any()  # cells under 3 contributors
     assert 'class="primary"' in html and 'class="secondary"' in html
+
+
+def test_progress_true_shows_a_bar_fed_by_the_search(monkeypatch) -> None:
+    # the bar (rich's: a live line on a terminal, a live cell in Jupyter) follows the
+    # search's progress(done, total) calls, and the result is the one without a bar
+    import rich.progress
+
+    seen: list[tuple[int, int]] = []
+    update = rich.progress.Progress.update
+
+    def record(self, task, **kwargs):  # type: ignore[no-untyped-def]
+        if "completed" in kwargs:
+            seen.append((kwargs["completed"], kwargs["total"]))
+        return update(self, task, **kwargs)
+
+    monkeypatch.setattr(rich.progress.Progress, "update", record)
+    df, h = load_adult()
+    schema = Schema.from_roles(quasi_identifying=QIS, hierarchies={q: h[q] for q in QIS})
+    shown = sdckit.anonymize(df, schema, [KAnonymity(5)], suppression_limit=0.05, progress=True)
+    plain = sdckit.anonymize(df, schema, [KAnonymity(5)], suppression_limit=0.05)
+    assert shown.transformation == plain.transformation
+    assert seen and all(0 <= done <= total for done, total in seen)

@@ -392,7 +392,7 @@ def anonymize(
     metric: str | Mapping[str, Any] | None = None,
     algorithm: str = "optimal",
     seed: int | None = None,
-    progress: Callable[[int, int], Any] | None = None,
+    progress: Callable[[int, int], Any] | bool | None = None,
     risk: bool = True,
     **algorithm_options: Any,
 ) -> AnonymizationResult:
@@ -407,12 +407,32 @@ def anonymize(
     information loss ``optimal`` minimises (name or ``{"name", "aggregate", "weights", ...}``;
     default ``loss``; the heuristics choose by their own rule and refuse a metric); ``algorithm``
     one of :data:`ALGORITHMS`; ``seed`` the random seed for randomized algorithms;
-    ``progress(done, total)`` is passed to the algorithm. ``risk=False`` skips the risk
+    ``progress(done, total)`` is passed to the algorithm; ``progress=True`` shows a progress
+    bar (:func:`sdckit.core.progress.progress_bar`: a live line on a terminal, a live cell
+    in a Jupyter notebook). ``risk=False`` skips the risk
     analyses (``risk_before``/``risk_after`` are then empty). Raises
     :class:`~sdckit.errors.NoSolutionError` when nothing satisfies the models within the
     limit, other :class:`~sdckit.errors.SdcInputError` subclasses for bad input and
     :class:`~sdckit.errors.VerificationError` if the release fails the independent check.
     """
+    if progress is True:
+        from sdckit.core.progress import progress_bar
+
+        with progress_bar(f"{algorithm} search") as update:
+            return anonymize(
+                data,
+                schema,
+                models,
+                suppression_limit=suppression_limit,
+                metric=metric,
+                algorithm=algorithm,
+                seed=seed,
+                progress=update,
+                risk=risk,
+                **algorithm_options,
+            )
+    if progress is False:
+        progress = None
     t0 = time.perf_counter()
     if isinstance(models, PrivacyModel):
         models = [models]

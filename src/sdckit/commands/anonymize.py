@@ -30,21 +30,9 @@ def progress_bar(enabled: bool, label: str) -> Iterator[Callable[[int, int], Non
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from sdckit.core.progress import progress_bar as bar
 
-    with Progress(
-        TextColumn(label),
-        BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,}"),
-        TimeElapsedColumn(),
-        console=err.console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with bar(label, err.console) as update:
         yield update
 
 
