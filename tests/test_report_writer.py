@@ -40,8 +40,8 @@ def _cached(folder: Path) -> list[Path]:
 
 
 def test_a_cached_template_renders_the_page_a_compiled_one_does(cache_folder: Path) -> None:
-    first = _report().render_html()  # compiled, and stored
-    assert len(_cached(cache_folder)) == 1
+    first = _report().render_html()  # compiled, and stored: the page and its sections
+    assert len(_cached(cache_folder)) == 2
     writer._template.cache_clear()  # as a new process: loaded from the cache
     second = _report().render_html()
     assert second == first
@@ -50,12 +50,15 @@ def test_a_cached_template_renders_the_page_a_compiled_one_does(cache_folder: Pa
 
 def test_a_damaged_cache_file_is_compiled_again(cache_folder: Path) -> None:
     first = _report().render_html()
-    (stored,) = _cached(cache_folder)
-    stored.write_bytes(stored.read_bytes()[:20])  # truncated
+    stored = _cached(cache_folder)  # the page and the sections it includes
+    assert len(stored) == 2
+    for file in stored:
+        file.write_bytes(file.read_bytes()[:20])  # truncated
     writer._template.cache_clear()
     assert _report().render_html() == first
-    assert len(stored.read_bytes()) > 100  # written again, whole
-    stored.write_bytes(b"not a cache file at all")
+    assert all(len(file.read_bytes()) > 100 for file in stored)  # written again, whole
+    for file in stored:
+        file.write_bytes(b"not a cache file at all")
     writer._template.cache_clear()
     assert _report().render_html() == first
 

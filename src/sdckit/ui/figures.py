@@ -140,13 +140,13 @@ def ru_map_figure(
     shapes = []
     for key, axis in (("max_risk", "y"), ("max_loss", "x")):
         if limits and limits.get(key) is not None:
-            line = {"type": "line", "line": {"color": "#c0392b", "width": 2}}
+            line: dict[str, Any] = {"type": "line", "line": {"color": "#c0392b", "width": 2}}
             if axis == "y":  # DR is on the y axis here
                 line |= {"xref": "paper", "x0": 0, "x1": 1, "y0": limits[key], "y1": limits[key]}
             else:
                 line |= {"yref": "paper", "y0": 0, "y1": 1, "x0": limits[key], "x1": limits[key]}
             shapes.append(line)
-    figure = {
+    figure: dict[str, Any] = {
         "data": [
             {
                 "type": "scatter",
