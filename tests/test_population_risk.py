@@ -1,4 +1,4 @@
-"""Tests for sdckit.risk.population: Pitman, Zayatz, SNB and Dankar's decision rule.
+"""Tests for sdckit.models.population_estimators: Pitman, Zayatz, SNB and Dankar's decision rule.
 
 Reference values marked "ARX code" come from running the estimator code of ARX 3.x
 (``ModelPitman``/``ModelZayatz``/``ModelSNB`` with the ``de.linearbits.newtonraphson`` solver and
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from sdckit.errors import DataError
-from sdckit.risk import population as P
-from sdckit.risk.population import (
+from sdckit.models import population_estimators as P
+from sdckit.models.population_estimators import (
     class_size_distribution,
     dankar,
     pitman,

@@ -412,7 +412,7 @@ def sampling_measures(
 ) -> dict[str, Any]:
     """The summary's population-uniqueness estimates from the class sizes (``classes``: as
     :func:`class_size_measures`)."""
-    from sdckit.risk.population import population_uniqueness
+    from sdckit.models.population_estimators import population_uniqueness
 
     return {
         "sampling_fraction": sampling_fraction,

@@ -12,6 +12,10 @@ estimates that ARX reports (``org.deidentifier.arx.risk.RiskModelPopulationUniqu
 * :func:`dankar` -- the decision rule of Dankar, El Emam, Neisa & Roffey (2012), which picks one
   of the three from the sampling fraction and the estimates themselves.
 
+(They serve the risk analysis, :mod:`sdckit.risk.analyze`, and the ``population_uniqueness``
+privacy model, :class:`sdckit.models.risk_thresholds.PopulationUniquenessThreshold`; the
+module is in :mod:`sdckit.models` because the risk package imports the models package.)
+
 **What is returned.** Every function returns, as ARX's ``getFractionOfUniqueTuples(model)``
 does, the *estimated number of population uniques divided by the population size*
 ``N = n / f``: the share of the population's records that are unique in the population,
@@ -73,8 +77,13 @@ __all__ = [
     "snb",
     "dankar",
     "population_uniqueness",
+    "population_unique_share",
     "DANKAR_PITMAN_LIMIT",
+    "ESTIMATORS",
 ]
+
+#: The estimators by name, as ARX's ``PopulationUniquenessModel``.
+ESTIMATORS = ("pitman", "zayatz", "snb", "dankar")
 
 #: Dankar et al. (2012) / ARX: Pitman's model is used for sampling fractions up to this value.
 DANKAR_PITMAN_LIMIT = 0.1
@@ -717,3 +726,48 @@ def population_uniqueness(
     s = _snb_of(h, f, arx_compat)
     d, model = _dankar_rule(f, h.c1, lambda: p, lambda: z, lambda: s)
     return {"pitman": p, "zayatz": z, "snb": s, "dankar": d, "dankar_model": model}
+
+
+def population_unique_share(
+    class_sizes: np.ndarray,
+    sampling_fraction: float,
+    estimator: str = "dankar",
+    *,
+    classes: np.ndarray | None = None,
+    dankar_fallback: bool = True,
+    arx_compat: bool = False,
+) -> tuple[float, str]:
+    """One estimate of the population-unique share, by name (one of :data:`ESTIMATORS`).
+
+    Computes only the estimator asked for (Dankar's rule: only the models it consults), so
+    it is the cheap call for repeated evaluation, e.g. once per lattice node. Returns
+    ``(share, model)``: the share as :func:`pitman`, :func:`zayatz`, :func:`snb` or
+    :func:`dankar` give it, and the model that produced it (the estimator itself, or for
+    ``"dankar"`` the one its rule picked, ``"none"`` without sample uniques).
+
+    ``classes``: how many classes have each size in ``class_sizes`` (a class-size histogram),
+    by default one each. ``dankar_fallback=False`` leaves out Dankar's Zayatz fallback for
+    ``f <= 0.1``: an invalid Pitman estimate gives NaN instead, as ARX's
+    ``PopulationUniqueness`` privacy model evaluates the rule
+    (``getFractionOfUniqueTuplesDankar(false)``).
+    """
+    if estimator not in ESTIMATORS:
+        raise DataError(f"estimator: expected one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    f = _check_fraction(sampling_fraction)
+    h = _histogram(class_sizes, classes)
+    if estimator == "pitman":
+        return _pitman_of(h, f), "pitman"
+    if estimator == "zayatz":
+        return _zayatz_of(h, f), "zayatz"
+    if estimator == "snb":
+        return _snb_of(h, f, arx_compat), "snb"
+    if not dankar_fallback and h.c1 and f <= DANKAR_PITMAN_LIMIT:
+        p = _pitman_of(h, f)
+        return (p, "pitman") if _valid(p) else (math.nan, "pitman")
+    return _dankar_rule(
+        f,
+        h.c1,
+        lambda: _pitman_of(h, f),
+        lambda: _zayatz_of(h, f),
+        lambda: _snb_of(h, f, arx_compat),
+    )
