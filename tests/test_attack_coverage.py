@@ -98,6 +98,7 @@ def test_rows_outside_the_survey() -> None:
         "lkc": {RL, AL},
         "average_risk": {RL},
         "sample_uniqueness": {RL},
+        "population_uniqueness": {RL},
         "beta_likeness": {AL, PA},
         "delta_disclosure": {AL, PA},
     }
@@ -178,6 +179,8 @@ def test_measured_models_without_sensitive_attributes() -> None:
     base = ["k_anonymity", "average_risk", "sample_uniqueness"]
     assert measured_models({"records": 5}) == base
     assert measured_models({"population_records": 100}) == [*base, "k_map"]
+    shares = {"population_uniques_share": {"dankar": 0.01}}
+    assert measured_models(shares) == [*base, "population_uniqueness"]
 
 
 def test_anonymize_json_and_html(tmp_path: Path) -> None:

@@ -288,6 +288,10 @@ MODEL_CALLS: dict[str, tuple[dict, dict]] = {
     ),
     "average_risk": ({"threshold": 0.5}, {"threshold": 1.5}),
     "sample_uniqueness": ({"threshold": 0.2}, {"threshold": -0.1}),
+    "population_uniqueness": (
+        {"threshold": 0.5, "sampling_fraction": 0.5},
+        {"threshold": 0.5, "sampling_fraction": 1.5},
+    ),
     "differential_privacy": ({"epsilon": 2.0, "delta": 0.01}, {"epsilon": 0.0, "delta": 0.01}),
     "ke_anonymity": ({"attribute": "y", "k": 2, "e": 0.5}, {"attribute": "y", "k": 0, "e": 0.5}),
     "epsilon_m_anonymity": (

@@ -41,6 +41,8 @@ MODELS = [
     m.LKCPrivacy(2, 4, 0.5, {"s": ["flu"]}),
     m.AverageRiskThreshold(0.1),
     m.SampleUniquenessThreshold(0.05),
+    m.PopulationUniquenessThreshold(0.01, sampling_fraction=0.1),
+    m.PopulationUniquenessThreshold(0.01, "zayatz", population_size=1000),
 ]
 
 

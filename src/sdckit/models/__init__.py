@@ -38,7 +38,11 @@ if TYPE_CHECKING:
     from sdckit.models.multir import MultiRKAnonymity
     from sdckit.models.personalized import PersonalizedPrivacy
     from sdckit.models.presence import DeltaPresence, KMap
-    from sdckit.models.risk_thresholds import AverageRiskThreshold, SampleUniquenessThreshold
+    from sdckit.models.risk_thresholds import (
+        AverageRiskThreshold,
+        PopulationUniquenessThreshold,
+        SampleUniquenessThreshold,
+    )
     from sdckit.models.tcloseness import TCloseness
     from sdckit.models.xy_privacy import XYPrivacy
 
@@ -98,6 +102,7 @@ for _name, _target, _traits in (
     ("lkc", "lkc:LKCPrivacy", _S),
     ("average_risk", "risk_thresholds:AverageRiskThreshold", None),
     ("sample_uniqueness", "risk_thresholds:SampleUniquenessThreshold", None),
+    ("population_uniqueness", "risk_thresholds:PopulationUniquenessThreshold", None),
     (
         "differential_privacy",
         "differential_privacy:DifferentialPrivacy",
@@ -157,6 +162,7 @@ __all__ = [
     "ModelResult",
     "MultiRKAnonymity",
     "PersonalizedPrivacy",
+    "PopulationUniquenessThreshold",
     "PrivacyModel",
     "PrivacyTemplate",
     "SampleUniquenessThreshold",

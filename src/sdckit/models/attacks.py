@@ -126,10 +126,17 @@ ATTACK_TABLE: dict[str, ModelAttacks] = {
         "model, El Emam & Dankar 2008; ARX's average-risk model)",
     ),
     "sample_uniqueness": _row(
-        "sample / population uniqueness",
+        "sample uniqueness",
         "RL",
-        "bounds the share of unique records, the records record linkage singles out "
-        "(Pitman, Zayatz, SNB, Dankar estimators as in ARX)",
+        "bounds the share of records unique in the release, the records record linkage "
+        "singles out (ARX's sample-uniqueness model)",
+    ),
+    "population_uniqueness": _row(
+        "population uniqueness",
+        "RL",
+        "bounds the estimated share of the population unique on the quasi-identifiers, the "
+        "people record linkage singles out (Pitman, Zayatz, SNB, Dankar estimators as in "
+        "ARX's population-uniqueness model)",
     ),
     "beta_likeness": _row(
         "beta-likeness",

@@ -460,13 +460,16 @@ def measured_models(summary: Mapping[str, Any]) -> list[str]:
     """The job-file names of the privacy models whose quantity an analysis ``summary``
     reports: ``k_anonymity`` (class sizes), ``average_risk`` (average prosecutor risk) and
     ``sample_uniqueness`` (sample uniques) always, ``k_map`` with a population table
-    (``population_records``), ``l_diversity`` and ``xy_privacy`` (the largest value share:
-    (X,Y)-linkability with ``Y`` the attribute) with sensitive attributes (``sensitive``), and
-    ``ke_anonymity`` when one of them is numeric (``min_range``).
+    (``population_records``), ``population_uniqueness`` with a sampling fraction (the
+    estimated ``population_uniques_share``), ``l_diversity`` and ``xy_privacy`` (the largest
+    value share: (X,Y)-linkability with ``Y`` the attribute) with sensitive attributes
+    (``sensitive``), and ``ke_anonymity`` when one of them is numeric (``min_range``).
     For :func:`sdckit.models.attacks.attack_coverage`."""
     names = ["k_anonymity", "average_risk", "sample_uniqueness"]
     if summary.get("population_records") is not None:
         names.append("k_map")
+    if summary.get("population_uniques_share") is not None:
+        names.append("population_uniqueness")
     sensitive = summary.get("sensitive") or {}
     if sensitive:
         names += ["l_diversity", "xy_privacy"]
