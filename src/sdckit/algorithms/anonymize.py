@@ -65,6 +65,7 @@ JSON_KEYS = (
     "risk_after",
     "attack_coverage",
     "privacy",
+    "model_checks",
 )
 
 
@@ -118,6 +119,9 @@ class AnonymizationResult:
                 # a differentially private algorithm's guarantee and its accounting (SafePub):
                 # what epsilon covers, step by step; None for the other algorithms
                 "privacy": self.details.get("privacy"),
+                # what the verification measured for each release-wide (global) model: the
+                # average risk, the sample or population uniqueness against the threshold
+                "model_checks": self.details.get("model_checks", []),
             }
         )
 
@@ -262,6 +266,7 @@ def verify_release(
     schema: Schema,
     models: Sequence[PrivacyModel],
     suppression_limit: float,
+    measured: list[dict[str, Any]] | None = None,
 ) -> tuple[list[str], FrequencySet]:
     """Independently re-check a release from its rows: the names of the models it satisfies
     and the frequency set of its rows on the verification key (suppression flag excluded;
@@ -272,6 +277,8 @@ def verify_release(
     Anatomy's group id) plus the suppression flag; models are prepared on all records (so
     t-closeness compares with the distribution of the whole input) and evaluated on the
     classes of the non-suppressed records. Raises :class:`VerificationError` on any failure.
+    ``measured``, when given, receives ``{"model": name, **details}`` of each global model
+    (``is_global``: the release-wide quantity it was checked on, e.g. the estimate).
     """
     from sdckit.algorithms.optimal import suppression_budget
 
@@ -345,6 +352,8 @@ def verify_release(
                 f"violating classes): {r.details}. This is a bug in sdckit; nothing was written."
             )
         names.append(r.model)
+        if measured is not None and m.is_global:
+            measured.append({"model": r.model, **r.details})
     return names, released_classes
 
 
@@ -460,8 +469,9 @@ def anonymize(
     # the same definitions as output_metrics); otherwise they come from the released rows
     metrics_all = output.details.get("metrics") or output_metrics(work, output, schema, spec)
     t2 = time.perf_counter()
+    model_checks: list[dict[str, Any]] = []
     satisfied, released_classes = verify_release(
-        work, output, schema, models, float(suppression_limit)
+        work, output, schema, models, float(suppression_limit), model_checks
     )
     t3 = time.perf_counter()
     released = output.data
@@ -499,6 +509,8 @@ def anonymize(
     if notices:
         details["notices"] = notices
     details["metric"] = spec.name
+    if model_checks:
+        details["model_checks"] = model_checks
     details["metric_conventions"] = {
         **spec.conventions(),
         "precision": "Sweeney's precision, higher is better (ARX prints 1 - precision)",

@@ -135,6 +135,21 @@ def anonymization_report(result: AnonymizationResult) -> Report:
             table=pd.DataFrame({"model": result.models_satisfied, "satisfied": "yes"}),
         )
     )
+    checks = result.details.get("model_checks")
+    if checks:
+        report.add(
+            Section(
+                "Release-wide risk models (measured on the released records)",
+                table=pd.DataFrame(
+                    [
+                        {"model": c["model"], "measure": k, "value": v}
+                        for c in checks
+                        for k, v in c.items()
+                        if k != "model"
+                    ]
+                ),
+            )
+        )
     if result.models:
         from sdckit.models.attacks import attack_coverage
         from sdckit.report.attack_coverage import attack_coverage_section
