@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # scipy is imported where it is used: a k-anonymity run never
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -64,6 +64,7 @@ from sdckit.core.frequency import (
     sensitive_column,
 )
 from sdckit.core.release import SUPPRESSED, AlgorithmOutput
+from sdckit.core.rollups import RollupCache
 from sdckit.core.schema import Schema
 from sdckit.errors import (
     ConfigError,
@@ -83,14 +84,8 @@ __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
 _REL_TOL = 1e-12
 _COUNT_SLACK = 1e-6  # a real-valued bound on a record count must exceed the budget by this
-SNAPSHOT_CLASSES = 2000  # sources larger than this get an intermediate snapshot
 TOP_RATIO = 1000  # top-down picks per bound-ordered pick (speed only)
 _EVALUATED, _PRUNED, _DOMINATED = 1, 2, 4
-_CACHE_BUDGET = 20_000_000  # classes kept in cached frequency sets (all nodes together)
-#: ... and at most this many times the base frequency set's classes, so that the cache (some
-#: 60 bytes a class) stays proportional to the data: 2,000,000 nearly unique records would
-#: otherwise cache 20,000,000 classes (over 1 GB) on top of the data itself.
-_CACHE_PER_BASE_CLASS = 3
 MAX_LATTICE = 2_000_000
 _SCAN = 256  # nodes examined at once when the search looks for its next node
 
@@ -291,14 +286,7 @@ class LatticeSearch:
         self.state = np.zeros(size, dtype=np.uint8)
         self.decided = 0  # nodes evaluated, pruned or dominated (progress)
         self._prune_by_projections()
-        self._cache: dict[int, FrequencySet] = {}
-        self._cache_levels = np.zeros((64, m), dtype=np.int32)
-        self._cache_classes = np.zeros(64, dtype=np.int64)
-        self._cache_index: list[int] = []
-        self._cache_total = 0
-        self._cache_budget = min(
-            _CACHE_BUDGET, max(1_000_000, _CACHE_PER_BASE_CLASS * self.base.n_classes)
-        )
+        self.rollup_cache = RollupCache(self.base.n_classes, m, keep_maps=self.keep_base_map)
         self._store(0, self.base)
         self.checked: list[NodeResult] = []
 
@@ -377,39 +365,12 @@ class LatticeSearch:
 
     # -- cache of evaluated frequency sets (roll-up sources) -------------------------------
     def _store(self, index: int, fs: FrequencySet) -> None:
-        if self._cache_total + fs.n_classes > self._cache_budget and index != 0:
-            return
-        if not self.keep_base_map:
-            fs = replace(fs, base_row_class=None, base_map=None, parent_map=None)
-        k = len(self._cache_index)
-        if k == len(self._cache_classes):
-            self._cache_levels = np.concatenate([self._cache_levels, self._cache_levels])
-            self._cache_classes = np.concatenate([self._cache_classes, self._cache_classes])
-        self._cache_levels[k] = self.nodes[index]
-        self._cache_classes[k] = fs.n_classes
-        self._cache_index.append(index)
-        self._cache[index] = fs
-        self._cache_total += fs.n_classes
+        self.rollup_cache.store(self.nodes[index], fs, force=index == 0)
 
     def frequency_set(self, index: int) -> FrequencySet:
-        """The node's frequency set, rolled up from the cached node below with fewest classes."""
-        if index in self._cache:
-            return self._cache[index]
-        node = self.nodes[index]
-        k = len(self._cache_index)
-        below = (self._cache_levels[:k] <= node).all(axis=1)
-        cand = np.flatnonzero(below)
-        src = self._cache_index[int(cand[np.argmin(self._cache_classes[cand])])]
-        source = self._cache[src]
-        if source.n_classes > SNAPSHOT_CLASSES:
-            # a large source: roll up to a node halfway first and keep it as a snapshot, so
-            # that the next nodes in this region start from a small frequency set
-            mid = (self.nodes[src] + node) // 2
-            mid_index = int((mid * self.strides).sum())
-            if mid_index != src and mid_index != index and mid_index not in self._cache:
-                source = source.rollup(mid.tolist())
-                self._store(mid_index, source)
-        return source.rollup(node.tolist())
+        """The node's frequency set, rolled up from the cached node below with fewest classes
+        (:class:`~sdckit.core.rollups.RollupCache`)."""
+        return self.rollup_cache.get(self.nodes[index])
 
     # -- one node ------------------------------------------------------------------------
     def evaluate(self, index: int) -> tuple[NodeResult, FrequencySet, np.ndarray]:

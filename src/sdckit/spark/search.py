@@ -78,8 +78,7 @@ class DistributedLatticeSearch(LatticeSearch):
         super()._store(index, fs)
 
     def _local_source(self, node: np.ndarray) -> bool:
-        k = len(self._cache_index)
-        return bool(k) and bool((self._cache_levels[:k] <= node).all(axis=1).any())
+        return self.rollup_cache.has_source(node)
 
     def _spark_source(self, index: int) -> ClassTable:
         node = self.nodes[index]
