@@ -13,13 +13,16 @@
   k-anonymity", JAMIA 15(5), 2008, 627-637, and checks k'-anonymity with a derived ``k'``.
 
 The population is encoded with the sample's QI codes (the QI hierarchies; values of a QI
-without hierarchy that the sample lacks get codes of their own) and aggregated once; classes
-of the sample and of the population are joined on integer keys with
-:func:`~sdckit.core.frequency.group_keys`.
+without hierarchy that the sample lacks get codes of their own) and aggregated once into a
+frequency set; at each transformation the population's classes are rolled up from a cached
+finer set, as the sample's are (ARX keeps the population in its groupify table and counts the
+research subset beside it), and each sample class finds its population class by its codes.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -27,7 +30,14 @@ import pandas as pd
 from pydantic import Field, PrivateAttr, model_validator
 
 from sdckit.core.encoding import as_text
-from sdckit.core.frequency import FrequencySet, group_keys
+from sdckit.core.frequency import (
+    FrequencySet,
+    QuasiIdentifier,
+    build_frequency_set,
+    encode_quasi_identifier,
+    group_keys,
+)
+from sdckit.core.rollups import RollupCache
 from sdckit.core.spec import Integer, Number
 from sdckit.errors import ConfigError, DataError, HierarchyError, ParameterError, preview
 from sdckit.models.base import ModelResult, PrivacyModel
@@ -35,15 +45,31 @@ from sdckit.models.base import ModelResult, PrivacyModel
 __all__ = ["DeltaPresence", "KMap", "PopulationIndex", "derive_k"]
 
 _ESTIMATORS = ("poisson", "zero_truncated_poisson")
+_KEY_LIMIT = 1 << 62  # mixed-radix keys below this are exact in int64
 Share = Annotated[Number, Field(ge=0, le=1)]
+
+
+def _radix_key(keys: np.ndarray, cards: Sequence[int]) -> np.ndarray:
+    """Each row's codes as one int64 in mixed radix (first column most significant): the
+    rows' lexicographic order (``prod(cards) < _KEY_LIMIT``)."""
+    key = np.zeros(len(keys), dtype=np.int64)
+    for i, card in enumerate(cards):
+        key *= max(int(card), 1)
+        key += keys[:, i]
+    return key
 
 
 class PopulationIndex:
     """A population table encoded with a sample's QI codes, for class-wise population counts.
 
     Built from the ungeneralized sample frequency set ``base`` (its quasi-identifiers carry
-    the hierarchies and dictionaries). :meth:`counts_for` returns, for the classes of any
-    frequency set derived from ``base``, the number of population records in each class.
+    the hierarchies and dictionaries). The population is encoded as the sample is
+    (:func:`~sdckit.core.frequency.encode_quasi_identifier`) and kept as a frequency set
+    (:attr:`classes`); :meth:`join` returns, for the classes of any
+    frequency set derived from ``base``, the number of population records in each class. The
+    population's frequency set at a transformation is rolled up from the cached finer one with
+    the fewest classes (:class:`~sdckit.core.rollups.RollupCache`, the lattice search's own
+    cache), so a search rolls the population up as it rolls the sample up, node to node.
     """
 
     def __init__(self, population: pd.DataFrame, base: FrequencySet, model: str) -> None:
@@ -61,41 +87,61 @@ class PopulationIndex:
                 f"(population columns: {preview(list(population.columns))})"
             )
         self.model = model
-        cols, cards = [], []
+        qis = []
         for q in base.quasi_identifiers:
             if q.hierarchy is not None:
                 try:
-                    codes = q.hierarchy.leaf_index(population[q.name], column=q.name)
+                    qis.append(encode_quasi_identifier(population[q.name], q.name, q.hierarchy))
                 except HierarchyError as exc:
                     raise HierarchyError(f"{model}, population table: {exc}") from None
-                card = q.cardinality(0)
-            else:
-                text = as_text(population[q.name])
-                known = pd.Index(np.asarray(q.values, dtype=object)).get_indexer(text)
-                unknown = known < 0
-                codes = known.astype(np.int64)
-                card = len(q.values)
-                if unknown.any():  # values the sample lacks: codes of their own
-                    _, extra = np.unique(text[unknown], return_inverse=True)
-                    codes[unknown] = card + extra
-                    card += int(extra.max()) + 1
-            cols.append(np.asarray(codes, dtype=np.int64))
-            cards.append(card)
-        self._cards0 = cards
-        n_pop = len(population)
-        if cols:
-            group, n_groups, rep = group_keys(cols, cards)
-            self.keys0 = np.stack([c[rep] for c in cols], axis=1)
-        else:
-            group = np.zeros(n_pop, dtype=np.int64)
-            n_groups = 1 if n_pop else 0
-            self.keys0 = np.zeros((n_groups, 0), dtype=np.int64)
-        self.counts0 = np.bincount(group, minlength=n_groups).astype(np.int64)
-        self.n_records = n_pop
+                continue
+            text = as_text(population[q.name])
+            known = pd.Index(np.asarray(q.values, dtype=object)).get_indexer(text)
+            unknown = known < 0
+            codes = known.astype(np.int32)
+            values = np.asarray(q.values, dtype=object)
+            if unknown.any():  # values the sample lacks: codes of their own
+                extra_values, extra = np.unique(text[unknown], return_inverse=True)
+                codes[unknown] = len(values) + extra
+                values = np.concatenate([values, extra_values.astype(object)])
+            qis.append(QuasiIdentifier(q.name, codes, values, None))
+        self.n_records = len(population)
         self.quasi_identifiers = base.quasi_identifiers
+        #: the population's classes at level 0 (the sample's leaf codes)
+        self.classes = build_frequency_set(qis) if qis else None
+        self._rollups = RollupCache(self.classes.n_classes if self.classes else 0, len(qis))
+        if self.classes is not None:
+            self._rollups.store(self.classes.levels, self.classes, force=True)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the cached roll-ups (rebuilt on demand from the base set)."""
+        state = dict(self.__dict__)
+        state["_rollups"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        n_qis = len(self.quasi_identifiers)
+        self._rollups = RollupCache(self.classes.n_classes if self.classes else 0, n_qis)
+        if self.classes is not None:
+            self._rollups.store(self.classes.levels, self.classes, force=True)
+
+    def at_levels(self, levels: Sequence[int]) -> FrequencySet:
+        """The population's frequency set at ``levels`` (rolled up and cached)."""
+        if self.classes is None:
+            raise ConfigError(f"{self.model}: the data has no quasi-identifier")
+        pop = self._rollups.get(levels)
+        self._rollups.store(levels, pop)  # a source for the next, coarser transformations
+        return pop
 
     def join(self, fs: FrequencySet) -> tuple[np.ndarray, np.ndarray]:
-        """``(pcount per class of fs, population counts of classes fs does not have)``."""
+        """``(pcount per class of fs, population counts of classes fs does not have)``.
+
+        The population's classes at ``fs.levels`` (:meth:`at_levels`) are sorted by their
+        codes (:func:`~sdckit.core.frequency.group_keys` orders classes lexicographically), so
+        each class of ``fs`` finds its population class by a binary search on the mixed-radix
+        key of its codes; a class the population lacks gets 0.
+        """
         if fs.names != tuple(q.name for q in self.quasi_identifiers):
             raise ConfigError(
                 f"{self.model}: the frequency set has quasi-identifiers "
@@ -103,27 +149,29 @@ class PopulationIndex:
                 f"{[q.name for q in self.quasi_identifiers]}"
             )
         n = fs.n_classes
-        cols, cards = [], []
-        for i, (q, level) in enumerate(zip(fs.quasi_identifiers, fs.levels, strict=True)):
-            pop = self.keys0[:, i]
-            if level > 0:
-                pop = q.step(0, level)[pop]
-                card = q.cardinality(level)
-            else:
-                card = self._cards0[i]
-            cols.append(np.concatenate([fs.keys[:, i].astype(np.int64), pop]))
-            cards.append(card)
-        if not cols:
+        if self.classes is None:
             pcount = np.full(n, self.n_records, dtype=np.int64)
             return pcount, np.zeros(0, dtype=np.int64)
-        group, n_groups, _ = group_keys(cols, cards)
-        sample_group = group[:n]
-        pop_per_group = np.bincount(group[n:], weights=self.counts0, minlength=n_groups).astype(
-            np.int64
-        )
-        has_sample = np.zeros(n_groups, dtype=bool)
-        has_sample[sample_group] = True
-        return pop_per_group[sample_group], pop_per_group[~has_sample & (pop_per_group > 0)]
+        pop = self.at_levels(fs.levels)
+        cards = [q.cardinality(lv) for q, lv in zip(pop.quasi_identifiers, fs.levels, strict=True)]
+        if math.prod(cards) >= _KEY_LIMIT:  # no exact int64 key: group both sets' codes
+            cols = [
+                np.concatenate([fs.keys[:, i], pop.keys[:, i]]).astype(np.int64)
+                for i in range(len(cards))
+            ]
+            group, n_groups, _ = group_keys(cols, cards)
+            at = np.full(n_groups, -1, dtype=np.int64)
+            at[group[n:]] = np.arange(pop.n_classes)
+            at = at[group[:n]]
+            found = at >= 0
+        else:
+            pkey, skey = _radix_key(pop.keys, cards), _radix_key(fs.keys, cards)
+            at = np.minimum(np.searchsorted(pkey, skey), max(pop.n_classes - 1, 0))
+            found = pkey[at] == skey if pop.n_classes else np.zeros(n, dtype=bool)
+        pcount = np.where(found, pop.counts[at] if pop.n_classes else 0, 0).astype(np.int64)
+        has_sample = np.zeros(pop.n_classes, dtype=bool)
+        has_sample[at[found]] = True
+        return pcount, pop.counts[~has_sample]
 
     def check_contains(self, base: FrequencySet) -> None:
         """The population must contain every sample record (class-wise at level 0)."""
