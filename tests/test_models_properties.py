@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from itertools import combinations
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ from sdckit.models import (
     LDiversity,
     LKCPrivacy,
     TCloseness,
+    presence,
 )
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -362,21 +364,59 @@ def test_delta_presence_and_k_map_equal_pandas_join(pop, hierarchy, data):
     if not take.any():
         take[0] = True
     sample = pop[take].reset_index(drop=True)
-    level = data.draw(st.integers(0, 2))
     base = frequency_set(sample, ["qa", "qb"], hierarchies={"qa": hierarchy})
-    fs = base.rollup((level, 0))
-    gen = {v: hierarchy.generalize([v], level)[0] for v in pop["qa"].unique()}
-    pop_sizes = pop.assign(qa=pop["qa"].map(gen)).groupby(["qa", "qb"]).size()
-    labels = fs.labels()
-    pcount = np.array([pop_sizes[(a, b)] for a, b in zip(labels["qa"], labels["qb"], strict=True)])
     dp = DeltaPresence(0.2, 0.6, pop)
     dp.prepare(base)
-    np.testing.assert_allclose(dp.deltas(fs), fs.counts / pcount)
-    delta = fs.counts / pcount
-    assert dp.evaluate(fs).violating.tolist() == ((delta < 0.2) | (delta > 0.6)).tolist()
     km = KMap(3, population=pop)
     km.prepare(base)
-    assert km.evaluate(fs).violating.tolist() == (pcount < 3).tolist()
+    # levels in any order: the population's roll-ups are cached between evaluations
+    for level in data.draw(st.permutations([0, 1, 2])):
+        fs = base.rollup((level, 0))
+        gen = {v: hierarchy.generalize([v], level)[0] for v in pop["qa"].unique()}
+        pop_sizes = pop.assign(qa=pop["qa"].map(gen)).groupby(["qa", "qb"]).size()
+        labels = fs.labels()
+        pcount = np.array(
+            [pop_sizes[(a, b)] for a, b in zip(labels["qa"], labels["qb"], strict=True)]
+        )
+        delta = fs.counts / pcount
+        empty = len(pop_sizes) - fs.n_classes
+        for key_limit in (presence._KEY_LIMIT, 1):  # binary search on keys; grouping codes
+            with patch.object(presence, "_KEY_LIMIT", key_limit):
+                np.testing.assert_allclose(dp.deltas(fs), delta)
+                res = dp.evaluate(fs)
+                assert res.violating.tolist() == ((delta < 0.2) | (delta > 0.6)).tolist()
+                assert res.details["empty_population_classes"] == empty
+                assert km.evaluate(fs).violating.tolist() == (pcount < 3).tolist()
+
+
+@pytest.mark.parametrize("delta_max", [0.0, 0.1, 0.15, 0.2, 0.25, 1 / 3, 0.5, 1 / 7, 0.7, 1.0])
+def test_delta_presence_population_bound_is_the_fewest_safe_population(delta_max):
+    """``m`` of minimal_population_class_size: every population class smaller than ``m`` has
+    ``1 / p > delta_max`` in floating point (any released count violates), and ``m`` itself
+    does not (or, with delta_max = 0, every class violates)."""
+    pop = pd.DataFrame({"qa": ["a0", "a1", "a1", "a2"] * 3, "qb": ["x", "y", "x", "y"] * 3})
+    base = frequency_set(pop.iloc[:4], ["qa", "qb"])
+    dp = DeltaPresence(0.0, delta_max, pop)
+    assert dp.minimal_population_class_size() is None  # not prepared
+    dp.prepare(base)
+    bound = dp.minimal_population_class_size()
+    if delta_max == 1.0:
+        assert bound is None  # every population class of one record or more can hold
+        return
+    assert bound is not None
+    classes, fewest = bound
+    assert classes.n_records == len(pop)
+    if delta_max == 0.0:
+        assert fewest == len(pop) + 1
+        return
+    assert 1.0 / fewest <= delta_max
+    assert all(1.0 / p > delta_max for p in range(1, fewest))
+    km = KMap(4, population=pop)
+    km.prepare(base)
+    assert km.minimal_population_class_size() == (km._index.classes, 4)
+    km1 = KMap(1, population=pop)
+    km1.prepare(base)
+    assert km1.minimal_population_class_size() is None
 
 
 @pytest.mark.parametrize("estimator", ["poisson", "zero_truncated_poisson"])

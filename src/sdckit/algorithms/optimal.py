@@ -302,14 +302,26 @@ class LatticeSearch:
         fails, whatever the models. Projections are aggregated from leaf-level count tables,
         level by level (``np.add.reduceat`` over the codes sorted by parent: sums of whole
         counts, exact in float64).
+
+        Models that compare each class with the population records it covers (k-map,
+        δ-presence: :meth:`~sdckit.models.base.PrivacyModel.minimal_population_class_size`)
+        prune the same way from the population's tables: a node's population class lies in
+        the population's projection class, so every record of a projection cell whose
+        population count is below the model's ``m`` is suppressed at the node.
         """
         k_min = max((md.minimal_class_size() for md in self.models), default=1)
-        if k_min <= 1:
+        qis = self.base.quasi_identifiers
+        cards = [q.cardinality(0) for q in qis]
+        references = []  # (population leaf tables, fewest population records per class)
+        for md in self.models:
+            ref = md.minimal_population_class_size()
+            if ref is not None and [q.cardinality(0) for q in ref[0].quasi_identifiers] == cards:
+                references.append((LeafTables(ref[0]), ref[1]))
+        if k_min <= 1 and not references:
             return
         # the floor per node, as an array with one axis per attribute (index order = C order)
         floor = np.zeros(tuple(int(h) for h in self.heights), dtype=np.int64)
         m = floor.ndim
-        qis = self.base.quasi_identifiers
         tables = self.tables
         assert tables is not None  # set in __post_init__
         # per attribute, the codes of all its levels numbered one after the other (``starts``:
@@ -335,9 +347,16 @@ class LatticeSearch:
                 blocks.append(np.add.reduceat(blocks[-1][order], runs, axis=0))
             return np.concatenate(blocks)
 
-        def small_records(sizes: np.ndarray, at_rows: np.ndarray, at_cols=None) -> np.ndarray:
-            """Records in cells with 0 < size < k_min, summed per level (block of codes)."""
-            small = np.where((sizes > 0) & (sizes < k_min), sizes, 0.0)
+        def small_records(
+            sizes: np.ndarray, population: list[np.ndarray], at_rows: np.ndarray, at_cols=None
+        ) -> np.ndarray:
+            """Records in cells with 0 < size < k_min or with fewer population records than a
+            population model needs (``population``: its table beside ``sizes``, per
+            reference), summed per level (block of codes)."""
+            bad = sizes < k_min
+            for pop, (_, fewest) in zip(population, references, strict=True):
+                bad |= pop < fewest
+            small = np.where((sizes > 0) & bad, sizes, 0.0)
             out = np.add.reduceat(small, at_rows, axis=0)
             if at_cols is not None:
                 out = np.add.reduceat(out, at_cols, axis=1)
@@ -348,7 +367,8 @@ class LatticeSearch:
             return tuple(floor.shape[a] if a in at else 1 for a in range(m))
 
         for i in range(len(qis)):
-            small = small_records(by_code(tables.marginal(i), i), starts[i])
+            pops = [by_code(ref.marginal(i), i) for ref, _ in references]
+            small = small_records(by_code(tables.marginal(i), i), pops, starts[i])
             np.maximum(floor, small.reshape(axes(i)), out=floor)
         # pairs of attributes (Incognito's 2-subsets), while the joint leaf table is small
         for i in range(len(qis)):
@@ -356,10 +376,14 @@ class LatticeSearch:
                 di, dj = qis[i].cardinality(0), qis[j].cardinality(0)
                 if di * dj > _PAIR_CELLS:
                     continue
-                joint = tables.joint(i, j)
-                # codes of j x codes of i (rows gathered: contiguous), transposed
-                sizes = by_code(np.ascontiguousarray(by_code(joint, i).T), j).T
-                small = small_records(sizes, starts[i], starts[j])
+
+                def to_codes(joint: np.ndarray, i: int = i, j: int = j) -> np.ndarray:
+                    """codes of j x codes of i (rows gathered: contiguous), transposed"""
+                    return by_code(np.ascontiguousarray(by_code(joint, i).T), j).T
+
+                sizes = to_codes(tables.joint(i, j))
+                pops = [to_codes(ref.joint(i, j)) for ref, _ in references]
+                small = small_records(sizes, pops, starts[i], starts[j])
                 np.maximum(floor, small.reshape(axes(i, j)), out=floor)
         self._mark(np.flatnonzero(floor.ravel() > self.budget), _PRUNED)
 

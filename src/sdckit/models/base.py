@@ -114,6 +114,15 @@ class PrivacyModel(Spec):
         """
         return 1
 
+    def minimal_population_class_size(self) -> tuple[FrequencySet, int] | None:
+        """For a model that compares each released class with the population records it
+        covers (k-map, δ-presence with a population table; after :meth:`prepare`):
+        ``(population, m)``, the population's classes at leaf level and the fewest population
+        records a class must cover -- a released class whose population class has fewer than
+        ``m`` records always violates the model. Algorithms may prune with it as with
+        :meth:`minimal_class_size`. Default: None (no such bound)."""
+        return None
+
     def finer_violations(self, fs: FrequencySet, result: ModelResult) -> float:
         """Lower bound on the records violating the model at every finer transformation.
 

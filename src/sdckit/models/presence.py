@@ -173,6 +173,13 @@ class PopulationIndex:
         has_sample[at[found]] = True
         return pcount, pop.counts[~has_sample]
 
+    def threshold(self, fewest: int) -> tuple[FrequencySet, int] | None:
+        """For :meth:`~sdckit.models.base.PrivacyModel.minimal_population_class_size`: the
+        population's leaf classes and ``fewest``, or None when that bounds nothing."""
+        if self.classes is None or fewest <= 1:
+            return None
+        return self.classes, fewest
+
     def check_contains(self, base: FrequencySet) -> None:
         """The population must contain every sample record (class-wise at level 0)."""
         pcount, _ = self.join(base)
@@ -237,6 +244,24 @@ class DeltaPresence(PrivacyModel):
         """Encode and aggregate the population with the data's QI codes."""
         self._index = PopulationIndex(self.population, base, self.name)
         self._index.check_contains(base)
+
+    def minimal_population_class_size(self) -> tuple[FrequencySet, int] | None:
+        """The population's classes and the fewest population records ``m`` a released class
+        must cover: ``delta = count / pcount >= 1 / pcount``, so a class with
+        ``1 / pcount > delta_max`` violates whatever its count; ``m`` is the smallest ``p``
+        with ``1 / p <= delta_max`` (computed in the same floating point as :meth:`evaluate`;
+        with ``delta_max = 0`` every class violates). None before :meth:`prepare` or when
+        ``m = 1``."""
+        if self._index is None:
+            return None
+        if self.delta_max <= 0:
+            return self._index.threshold(self._index.n_records + 1)
+        fewest = max(1, math.ceil(1.0 / self.delta_max))
+        while fewest > 1 and 1.0 / (fewest - 1) <= self.delta_max:
+            fewest -= 1
+        while 1.0 / fewest > self.delta_max:
+            fewest += 1
+        return self._index.threshold(fewest)
 
     def deltas(self, fs: FrequencySet) -> np.ndarray:
         """delta = count / population count, per class of ``fs``."""
@@ -402,6 +427,11 @@ class KMap(PrivacyModel):
 
     def minimal_class_size(self) -> int:
         return self.derived_k if self.derived_k is not None else 1
+
+    def minimal_population_class_size(self) -> tuple[FrequencySet, int] | None:
+        """With a population table (after :meth:`prepare`): its classes and ``k`` (a class
+        covering fewer than ``k`` population records violates k-map); else None."""
+        return None if self._index is None else self._index.threshold(self.k)
 
     def size_conflict(self, n_records: int) -> str | None:
         """``k`` above the size of the given population."""
