@@ -36,6 +36,7 @@ from sdckit.core.frequency import (
     attribute_columns,
     build_frequency_set,
     encode_ordered,
+    encode_quasi_identifier,
     sensitive_column,
 )
 from sdckit.core.release import SUPPRESSED, AlgorithmOutput
@@ -385,9 +386,12 @@ def _evaluate_on_population(
     for q in qis:
         h = hierarchies[q]
         level = int(trans[q])
-        leaf = h.leaf_index(population[q], column=q)
-        generalized[q] = np.asarray(h.labels[level], dtype=object)[h.levels[level][leaf]]
-    check = model.with_params(population=pd.DataFrame(generalized))
+        # leaf codes as the input's were found (distinct values matched once); the labels
+        # at the level as categories, so the check matches distinct labels, not every row
+        leaf = encode_quasi_identifier(population[q], q, h).codes
+        labels = pd.Index(np.asarray(h.labels[level], dtype=object))
+        generalized[q] = pd.Categorical.from_codes(h.levels[level][leaf], categories=labels)
+    check = model.with_params(population=pd.DataFrame(generalized, index=population.index))
     check.prepare(published)
     return check.evaluate(published)
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, PrivateAttr, model_validator
 
-from sdckit.core.encoding import as_text
+from sdckit.core.encoding import encode
 from sdckit.core.frequency import (
     FrequencySet,
     QuasiIdentifier,
@@ -95,15 +95,15 @@ class PopulationIndex:
                 except HierarchyError as exc:
                     raise HierarchyError(f"{model}, population table: {exc}") from None
                 continue
-            text = as_text(population[q.name])
-            known = pd.Index(np.asarray(q.values, dtype=object)).get_indexer(text)
-            unknown = known < 0
-            codes = known.astype(np.int32)
+            # the distinct values (text form, as the sample's were encoded) matched once
+            enc = encode(population[q.name], q.name)
             values = np.asarray(q.values, dtype=object)
+            known = pd.Index(values).get_indexer(enc.values)
+            unknown = known < 0
             if unknown.any():  # values the sample lacks: codes of their own
-                extra_values, extra = np.unique(text[unknown], return_inverse=True)
-                codes[unknown] = len(values) + extra
-                values = np.concatenate([values, extra_values.astype(object)])
+                known[unknown] = len(values) + np.arange(int(unknown.sum()))
+                values = np.concatenate([values, enc.values[unknown]])
+            codes = known.astype(np.int32)[enc.codes]
             qis.append(QuasiIdentifier(q.name, codes, values, None))
         self.n_records = len(population)
         self.quasi_identifiers = base.quasi_identifiers
