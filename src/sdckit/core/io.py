@@ -1,4 +1,5 @@
-"""Reading and writing tables: CSV (delimiter given or sniffed), Parquet, DataFrames.
+"""Reading and writing tables: CSV (delimiter given or sniffed), Parquet, DataFrames, and
+SPSS/Stata/SAS files (:mod:`sdckit.core.formats`, with their labels).
 
 Rules (docs/architecture.md): cells are read exactly as written (no NA guessing, so a missing
 value is written back as it was read); outputs are written to a temporary file in the target
@@ -29,6 +30,7 @@ import pandas as pd
 
 from sdckit.core.encoding import is_numeric
 from sdckit.core.folder_lock import folder_locks
+from sdckit.core.formats import WRITERS, FileMeta, is_stat_file, read_stat_file, write_stat_file
 from sdckit.core.uri import Target, is_remote, output_target, uri_scheme
 from sdckit.errors import DataError
 
@@ -65,7 +67,10 @@ def read_table(
     quotechar: str = '"',
     columns: list[str] | None = None,
 ) -> pd.DataFrame:
-    """Read a data set: a DataFrame (copied), a ``.parquet`` file, or a CSV file.
+    """Read a data set: a DataFrame (copied), a ``.parquet`` file, an SPSS, Stata or SAS file
+    (``.sav .zsav .por .dta .sas7bdat .xpt``: value labels as the values, user-defined
+    missing values missing, the file's labels in ``attrs["file_meta"]``, see
+    :mod:`sdckit.core.formats`), or a CSV file.
 
     CSV cells are read as text exactly as written (``keep_default_na=False``); numeric
     conversion happens where a method needs numbers (:func:`to_numeric`). The delimiter is
@@ -85,6 +90,8 @@ def read_table(
             )
         if parts:
             df = _read_parquet_folder(path)
+        elif is_stat_file(path):
+            df = read_stat_file(path)
         elif path.suffix.lower() in (".parquet", ".pq"):
             try:
                 df = pd.read_parquet(path)
@@ -802,8 +809,11 @@ def write_table(
     delimiter: str = ",",
     encoding: str = "utf-8",
     neutralize: bool = False,
+    meta: FileMeta | None = None,
 ) -> Target:
-    """Atomically write ``df`` as CSV (any suffix but ``.parquet``) or Parquet.
+    """Atomically write ``df`` as CSV (any other suffix), Parquet (``.parquet``), or an SPSS,
+    Stata or SAS transport file (``.sav .zsav .por .dta .xpt``, with ``meta``'s labels -- by
+    default those ``df`` carries from its input: :func:`sdckit.core.formats.write_stat_file`).
 
     ``neutralize=True`` writes :func:`neutralize_formulas` of ``df`` (CSV injection defence).
     """
@@ -811,6 +821,9 @@ def write_table(
         path = Path(path)
     if neutralize:
         df = neutralize_formulas(df)
+    if str(path).lower().endswith(WRITERS):
+        suffix = "." + str(path).rsplit(".", 1)[-1].lower()
+        return atomic_write(path, lambda p: write_stat_file(df, p, meta, suffix=suffix))
     if str(path).lower().endswith((".parquet", ".pq")):
         return atomic_write(path, lambda p: df.to_parquet(p, index=False))
 

@@ -26,6 +26,7 @@ from sdckit.core.registry import Registry
 from sdckit.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sdckit.core.formats import FileMeta
     from sdckit.core.io import OutputSet
     from sdckit.core.schema import Schema
     from sdckit.core.uri import Target
@@ -312,14 +313,15 @@ class LocalSource(Source):
         out = job.output
         written: dict[str, Target] = {}
         if out.path is not None:
+            meta = self.file_meta()
             written["data"] = write_table(
-                result.data, out.path, out.delimiter, neutralize=out.neutralize_formulas
+                result.data, out.path, out.delimiter, out.neutralize_formulas, meta
             )
             release = Path(out.path)  # (a local path: this engine writes no URI)
             for name, table in getattr(result, "extra_tables", {}).items():
                 extra = release.with_name(f"{release.stem}.{name}{release.suffix}")
                 written[name] = write_table(
-                    table, extra, out.delimiter, neutralize=out.neutralize_formulas
+                    table, extra, out.delimiter, out.neutralize_formulas, meta
                 )
         return result, written
 
@@ -332,10 +334,18 @@ class LocalSource(Source):
         return mask_locally(self.job, pipeline, methods, where, share_limit)
 
     def write(self, frame: Any, path: Target, delimiter: str, neutralize: bool = False) -> Target:
-        """:func:`sdckit.core.io.write_table` (CSV or Parquet by suffix, atomically)."""
+        """:func:`sdckit.core.io.write_table` (CSV, Parquet, SPSS, Stata or SAS transport by
+        suffix, atomically; the input file's labels with the last)."""
         from sdckit.core.io import write_table
 
-        return write_table(frame, path, delimiter, neutralize=neutralize)
+        return write_table(frame, path, delimiter, neutralize, self.file_meta())
+
+    def file_meta(self) -> FileMeta | None:
+        """The labels of an SPSS, Stata or SAS input (:class:`sdckit.core.formats.FileMeta`;
+        None for another input), which the release is written with."""
+        from sdckit.core.formats import file_meta
+
+        return file_meta(self.table())
 
 
 #: The engines a job runs on, by ``engine:`` name; the Spark engine is loaded on first use.

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sdckit.core.formats import file_meta
 from sdckit.core.io import output_set, write_table
 from sdckit.core.uri import Target
 from sdckit.errors import ConfigError, SdcInputError
@@ -129,9 +130,10 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
         summary["run_id"] = outputs.run_id
         if out.path is not None:
             paths = copy_paths(Path(out.path), len(result.copies))  # (local: no URI here)
+            meta = file_meta(job.read_input())  # an SPSS/Stata/SAS input's labels
             for i, (copy, path) in enumerate(zip(result.copies, paths, strict=True), 1):
                 written[f"data_{i}" if len(paths) > 1 else "data"] = write_table(
-                    copy, path, out.delimiter
+                    copy, path, out.delimiter, meta=meta
                 )
             summary["outputs_data"] = [str(p) for p in paths]
         if out.report is not None:
