@@ -51,6 +51,25 @@ def to_pandas(sdf: DataFrame) -> pd.DataFrame:
     return cast(pd.DataFrame, sdf.toPandas())
 
 
+def refuse_stat_file(path: str | Path, what: str = "input") -> None:
+    """DataError for an SPSS, Stata or SAS file (:func:`sdckit.core.formats.is_stat_file`):
+    Spark reads and writes none of them, so such data goes through Parquet."""
+    from sdckit.core.formats import is_stat_file
+
+    if is_stat_file(path) and what == "input":
+        raise DataError(
+            f"input {str(path)!r} is an SPSS/Stata/SAS file, which the Spark engine cannot "
+            "read: convert it to Parquet first (sdckit.read_table(path).to_parquet(...)) or "
+            "run the job on the local engine"
+        )
+    if is_stat_file(path):
+        raise DataError(
+            f"{what} {str(path)!r} is an SPSS/Stata/SAS file, which the Spark engine cannot "
+            "write (its release is a folder of part files): write it as Parquet "
+            "(`released.parquet`) or run the job on the local engine"
+        )
+
+
 def csv_delimiter(path: str | Path, encoding: str = "utf-8") -> str:
     """The delimiter of a local CSV file (or folder of CSV parts), sniffed from its first
     64 KiB as :func:`sdckit.core.io.read_table` does."""
@@ -76,6 +95,7 @@ def input_columns(
     it) or a Parquet source without a reader here. The same DataErrors as :func:`read_spark`
     for a missing input and a column name given twice."""
     src = str(source)
+    refuse_stat_file(src)
     if _is_uri(src):
         return None
     local = Path(src.removeprefix("file://"))
@@ -119,6 +139,7 @@ def read_spark(
     Quoted fields follow RFC 4180 (``""`` inside quotes). Errors name the source.
     """
     src = str(source)
+    refuse_stat_file(src)
     if not _is_uri(src):
         local = Path(src.removeprefix("file://"))
         if not local.exists():

@@ -291,6 +291,9 @@ class SparkSource(Source):
                 f"{self.job.key('output.path')} is missing: a Spark job writes its release as "
                 "a folder of part files, e.g. `output: {path: released.parquet}`"
             )
+        from sdckit.spark.io import refuse_stat_file
+
+        refuse_stat_file(path, self.job.key("output.path"))
         return path
 
     def _identifying(self, pseudonymized: bool = True) -> set[str]:

@@ -29,6 +29,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 
+from sdckit.core.formats import READERS
 from sdckit.errors import ConfigError, SdcInputError
 from sdckit.ui import MAX_HIERARCHY, MAX_UPLOAD, analysis
 from sdckit.ui.figures import (
@@ -200,12 +201,13 @@ def create_app(
         form = await request.form()
         file = form.get("file")
         if not isinstance(file, UploadFile) or not file.filename:
-            raise ConfigError("choose a CSV or Parquet file to upload")
+            raise ConfigError("choose a CSV, Parquet, SPSS, Stata or SAS file to upload")
         suffix = Path(file.filename).suffix.lower()
-        if suffix not in (".csv", ".txt", ".tsv", ".parquet", ".pq"):
+        if suffix not in (".csv", ".txt", ".tsv", ".parquet", ".pq", *READERS):
             raise ConfigError(
-                f"{file.filename!r} is not a CSV or Parquet file (its name ends in "
-                f"{suffix or 'nothing'}); upload a .csv or .parquet file"
+                f"{file.filename!r} is not a CSV, Parquet, SPSS, Stata or SAS file (its name "
+                f"ends in {suffix or 'nothing'}); upload a .csv, .parquet, .sav, .dta, "
+                ".sas7bdat or .xpt file"
             )
         filename = file.filename
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdckit.core.formats import is_stat_file
 from sdckit.core.io import read_table, write_text
 from sdckit.errors import ConfigError, DataError
 
@@ -251,10 +252,18 @@ def _head(
     path: Path, delimiter: str | None, rows: int = 2000, name: str | None = None
 ) -> pd.DataFrame:
     """The first ``rows`` rows of a data file, read as a job reads it (CSV as text, the
-    delimiter sniffed unless given; Parquet by its first row group). Its header is checked
+    delimiter sniffed unless given; Parquet by its first row group; an SPSS, Stata or SAS
+    file whole, its labels applied). Its header is checked
     first: at most :data:`MAX_COLUMNS` columns, each name once (the check of
     :func:`sdckit.core.io.read_table`). Messages name the file ``name`` (default: its own)."""
     name = name or path.name
+    if is_stat_file(path):  # read whole (pyreadstat), its labels applied as a job reads it
+        try:
+            data = read_table(path)
+        except DataError as exc:
+            raise DataError(str(exc).replace(repr(str(path)), repr(name))) from None
+        _check_header(list(data.columns), name)
+        return data.head(rows)
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
