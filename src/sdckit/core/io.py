@@ -30,7 +30,7 @@ import pandas as pd
 
 from sdckit.core.encoding import is_numeric
 from sdckit.core.folder_lock import folder_locks
-from sdckit.core.formats import WRITERS, FileMeta, is_stat_file, read_stat_file, write_stat_file
+from sdckit.core.formats import FileMeta, is_stat_file, read_stat_file, write_stat_file
 from sdckit.core.uri import Target, is_remote, output_target, uri_scheme
 from sdckit.errors import DataError
 
@@ -821,7 +821,7 @@ def write_table(
         path = Path(path)
     if neutralize:
         df = neutralize_formulas(df)
-    if str(path).lower().endswith(WRITERS):
+    if is_stat_file(str(path)):  # (.sas7bdat: refused, pyreadstat cannot write it)
         suffix = "." + str(path).rsplit(".", 1)[-1].lower()
         return atomic_write(path, lambda p: write_stat_file(df, p, meta, suffix=suffix))
     if str(path).lower().endswith((".parquet", ".pq")):
