@@ -158,7 +158,7 @@ def _job(tmp_path: Path, data: str, release: str) -> Path:
         },
         "models": [{"k_anonymity": {"k": 5}}],
         "suppression_limit": 0.1,
-        "output": {"path": release, "json": "report.json"},
+        "output": {"path": release, "json": "report.json", "report": "report.html"},
     }
     job = tmp_path / "job.yaml"
     job.write_text(yaml.safe_dump(doc), encoding="utf-8")
@@ -186,6 +186,8 @@ def test_anonymize_writes_the_release_in_the_inputs_format(
     assert meta.column_names_to_labels["age"] == "Age in years"
     assert meta.column_names_to_labels["weight"] == "Survey weight"
     np.testing.assert_array_equal(back["weight"].to_numpy(), raw["weight"].to_numpy())
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Age in years" in html  # the variable labels beside the attributes
     if release.endswith(".sav"):  # the user-missing ages: missing (or suppressed), declared
         ages = back["age"].iloc[[0, 5, 9]]
         assert all(np.isnan(a) or labels["age"][a] == "*" for a in ages)

@@ -56,7 +56,9 @@ def run_anonymize_job(
         summary["input"] = str(job.input["path"])
         summary.update(source.summary_fields())
         summary["run_id"] = outputs.run_id
-        _write_report_and_json(result, summary, written, out.report, json_path)
+        meta = source.file_meta()
+        labels = meta.column_labels if meta is not None else None
+        _write_report_and_json(result, summary, written, out.report, json_path, labels)
     return AnonymizeJobOutcome(result, summary, written)
 
 
@@ -66,14 +68,16 @@ def _write_report_and_json(
     written: dict[str, Target],
     report: Target | None,
     json_path: Target | None,
+    labels: dict[str, str] | None = None,
 ) -> None:
     """The report and the JSON of a job (inside its output set), the data files already in
-    ``written``; ``summary["outputs"]`` lists what was written (both engines)."""
+    ``written``; ``summary["outputs"]`` lists what was written (both engines). ``labels``:
+    the input file's variable labels, shown in the report."""
     summary["outputs"] = {k: str(v) for k, v in written.items()}
     if report is not None:
         from sdckit.report.anonymization_report import anonymization_report
 
-        written["report"] = anonymization_report(result).write_html(report)
+        written["report"] = anonymization_report(result, labels).write_html(report)
     if json_path is not None:
         if report is not None:
             summary["outputs"]["report"] = str(report)

@@ -114,6 +114,17 @@ class Source(ABC):
             self._table = data
         return data
 
+    def file_meta(self) -> FileMeta | None:
+        """The labels of an SPSS, Stata or SAS input (:class:`sdckit.core.formats.FileMeta`,
+        read with the table; those a DataFrame input carries in ``attrs``), which the release
+        is written with and the report shows; None for another input."""
+        from sdckit.core.formats import file_meta, is_stat_file
+
+        src = self.job.input["path"]
+        if isinstance(src, pd.DataFrame):
+            return file_meta(src)
+        return file_meta(self.table()) if is_stat_file(str(src)) else None
+
     @abstractmethod
     def column_values(self, name: str) -> pd.Series:
         """A column as hierarchy builders read it: the column itself, or its distinct values
@@ -315,13 +326,17 @@ class LocalSource(Source):
         if out.path is not None:
             meta = self.file_meta()
             written["data"] = write_table(
-                result.data, out.path, out.delimiter, out.neutralize_formulas, meta
+                result.data,
+                out.path,
+                out.delimiter,
+                neutralize=out.neutralize_formulas,
+                meta=meta,
             )
             release = Path(out.path)  # (a local path: this engine writes no URI)
             for name, table in getattr(result, "extra_tables", {}).items():
                 extra = release.with_name(f"{release.stem}.{name}{release.suffix}")
                 written[name] = write_table(
-                    table, extra, out.delimiter, out.neutralize_formulas, meta
+                    table, extra, out.delimiter, neutralize=out.neutralize_formulas, meta=meta
                 )
         return result, written
 
@@ -338,14 +353,7 @@ class LocalSource(Source):
         suffix, atomically; the input file's labels with the last)."""
         from sdckit.core.io import write_table
 
-        return write_table(frame, path, delimiter, neutralize, self.file_meta())
-
-    def file_meta(self) -> FileMeta | None:
-        """The labels of an SPSS, Stata or SAS input (:class:`sdckit.core.formats.FileMeta`;
-        None for another input), which the release is written with."""
-        from sdckit.core.formats import file_meta
-
-        return file_meta(self.table())
+        return write_table(frame, path, delimiter, neutralize=neutralize, meta=self.file_meta())
 
 
 #: The engines a job runs on, by ``engine:`` name; the Spark engine is loaded on first use.

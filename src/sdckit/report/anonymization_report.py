@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,8 +47,12 @@ def solution_space_figure(space: list[dict], chosen: list[int] | None, metric: s
     return ScatterChart("Checked transformations", "sum of generalization levels", metric, groups)
 
 
-def anonymization_report(result: AnonymizationResult) -> Report:
-    """Build the report: transformation, suppression, metrics, models, risk, solution space."""
+def anonymization_report(
+    result: AnonymizationResult, labels: Mapping[str, str] | None = None
+) -> Report:
+    """Build the report: transformation, suppression, metrics, models, risk, solution space.
+
+    ``labels``: variable labels (an SPSS/Stata/SAS input's), shown beside the attributes."""
     report = Report("sdckit anonymization", subtitle=f"algorithm: {result.algorithm}")
     n = result.risk_before.get("records") or len(result.data)
     facts = {
@@ -72,6 +77,8 @@ def anonymization_report(result: AnonymizationResult) -> Report:
                 ],
             }
         )
+        if labels and any(a in labels for a in result.transformation):
+            trans_table.insert(1, "label", [labels.get(a, "") for a in result.transformation])
     notices = list(result.details.get("notices") or [])
     if result.details.get("randomness") == INSECURE_KIND:  # safepub's noise from the seed
         notices.insert(0, NOT_PRIVATE)
