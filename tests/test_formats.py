@@ -227,3 +227,25 @@ def test_the_spark_engine_refuses_these_files(tmp_path: Path) -> None:
     _stata(tmp_path / "s.dta")
     with pytest.raises(DataError, match="convert it to Parquet first"):
         input_columns(tmp_path / "s.dta")
+
+
+def test_the_workbench_uploads_a_labelled_file(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    pytest.importorskip("python_multipart")
+    from fastapi.testclient import TestClient
+
+    from sdckit.ui.app import create_app
+    from sdckit.ui.projects import ProjectStore, preview
+
+    token = "test-token-0123456789"
+    client = TestClient(create_app(tmp_path / "ui", token=token), base_url="http://127.0.0.1")
+    assert client.get(f"/?token={token}", follow_redirects=False).status_code == 303
+    _spss(tmp_path / "survey.sav")
+    body = (tmp_path / "survey.sav").read_bytes()
+    r = client.post("/projects/upload", files={"file": ("survey.sav", body)})
+    assert r.status_code in (200, 303), r.text
+    (folder,) = (tmp_path / "ui" / "projects").iterdir()
+    project = json.loads((folder / "project.json").read_text(encoding="utf-8"))
+    assert project["columns"] == ["sex", "age", "region", "weight"]
+    shown = preview(ProjectStore(tmp_path / "ui").get(folder.name))
+    assert set(shown["sex"]) == {"male", "female"} and shown["age"].isna().sum() == 3

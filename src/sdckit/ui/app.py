@@ -205,9 +205,9 @@ def create_app(
         suffix = Path(file.filename).suffix.lower()
         if suffix not in (".csv", ".txt", ".tsv", ".parquet", ".pq", *READERS):
             raise ConfigError(
-                f"{file.filename!r} is not a CSV, Parquet, SPSS, Stata or SAS file (its name "
-                f"ends in {suffix or 'nothing'}); upload a .csv, .parquet, .sav, .dta, "
-                ".sas7bdat or .xpt file"
+                f"{file.filename!r} is not a CSV or Parquet file, nor an SPSS, Stata or SAS "
+                f"file (its name ends in {suffix or 'nothing'}); upload a .csv, .parquet, "
+                ".sav, .dta, .sas7bdat or .xpt file"
             )
         filename = file.filename
 
