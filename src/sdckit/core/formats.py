@@ -14,7 +14,8 @@ or recoded column (``20-39``, ``*``) of a labelled or numeric input column is wr
 labelled numeric codes -- the original code for a value that is still an original label, new
 codes after the largest original code (``1..n`` for a column that had no labels) for the new
 values, in natural order (``5-9`` before ``10-14``) -- with the values as their labels; a
-column of numbers stays numeric; other text is a string variable. Missing values are written
+column of numbers stays numeric; other text is a string variable (so is a string variable
+whose values had labels: written as its labels). Missing values are written
 as system missing (SPSS's user-missing declarations are written back with the columns they
 belong to); variable labels are kept; a weight or any other numeric column is written as it
 is. SPSS portable (``.por``) and SAS transport (``.xpt``) files hold no value labels: there,
@@ -216,7 +217,7 @@ def _prepare(
             out[name] = s
             if original and labelled:
                 value_labels[name] = {_int(k): v for k, v in original.items()}
-        elif original and labelled:
+        elif original and labelled and name in meta.numeric:  # (labels of a string: text)
             out[name], value_labels[name] = _coded(s, original)
         elif meta.format and name not in meta.numeric:  # a string variable in the input
             out[name] = s.astype("str").fillna("")
