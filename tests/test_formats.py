@@ -249,3 +249,25 @@ def test_the_workbench_uploads_a_labelled_file(tmp_path: Path) -> None:
     assert project["columns"] == ["sex", "age", "region", "weight"]
     shown = preview(ProjectStore(tmp_path / "ui").get(folder.name))
     assert set(shown["sex"]) == {"male", "female"} and shown["age"].isna().sum() == 3
+
+
+def test_a_spark_job_refuses_such_a_release_before_spark_starts(tmp_path: Path) -> None:
+    from sdckit.jobs.config import load_job
+
+    (tmp_path / "in.csv").write_text("age,x\n23,1\n45,2\n", encoding="utf-8")
+    doc = {
+        "input": "in.csv",
+        "engine": "spark",
+        "attributes": {
+            "age": {
+                "role": "quasi_identifying",
+                "type": "integer",
+                "hierarchy": {"interval": {"widths": [20], "bottom": 0}},
+            }
+        },
+        "models": [{"k_anonymity": {"k": 2}}],
+        "output": {"path": "release.dta"},
+    }
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(DataError, match="output.path .* cannot write .* Parquet"):
+        load_job(tmp_path / "job.yaml").open().check_anonymization()

@@ -415,8 +415,9 @@ class SparkSource(Source):
         staged beside it and renamed into place (:func:`sdckit.core.io.atomic_write_dir`)."""
         from sdckit.core.io import atomic_write_dir
         from sdckit.spark.frame import neutralize_formulas_spark, worker_errors
-        from sdckit.spark.io import write_spark
+        from sdckit.spark.io import refuse_stat_file, write_spark
 
+        refuse_stat_file(path, self.job.key("output.path"))  # no part files named .dta
         parts = self._partition_by(list(frame.columns), set())
         if neutralize:
             frame = neutralize_formulas_spark(frame)
