@@ -153,8 +153,9 @@ def _code_text(code: Any) -> str:
 def _apply_labels(values: pd.Series, labels: dict[Any, str]) -> pd.Series:
     """The labels of ``values``' codes (an unlabelled code as its text, missing kept)."""
     by_text = {_code_text(k): str(v) for k, v in labels.items()}
-    out = [None if pd.isna(v) else by_text.get(_code_text(v), _code_text(v)) for v in values]
-    return pd.Series(out, index=values.index, dtype="str")
+    index, codes = pd.factorize(values)  # one lookup per distinct code; missing: -1
+    text = np.array([by_text.get(_code_text(c), _code_text(c)) for c in codes] + [None])
+    return pd.Series(text[index], index=values.index, dtype="str")
 
 
 def _natural_key(text: str) -> tuple:
@@ -186,8 +187,10 @@ def _coded(values: pd.Series, labels: dict[Any, str]) -> tuple[pd.Series, dict[i
     codes: dict[str, int | float] = {v: inverse[v] for v in present if v in inverse}
     for i, v in enumerate(sorted((v for v in present if v not in codes), key=_natural_key)):
         codes[v] = start + i + 1
-    out = values.map(lambda v: np.nan if pd.isna(v) or str(v) == "" else codes[str(v)])
-    return out.astype("float64"), {_int(c): v for v, c in codes.items()}
+    index, distinct = pd.factorize(values)  # missing: -1, the appended NaN
+    lookup = np.array([codes.get(str(v), np.nan) for v in distinct] + [np.nan], dtype="float64")
+    out = pd.Series(lookup[index], index=values.index)  # "" has no code: NaN
+    return out, {_int(c): v for v, c in codes.items()}
 
 
 def _int(code: Any) -> int | float:
