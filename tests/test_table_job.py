@@ -257,3 +257,57 @@ def test_cell_key_job_on_the_tau_argus_demo(tmp_path: Path, shared_data: Path) -
     # hand-checked: (Sex 1, Age 6) has 6 records and cell key 0.07207875 -> noise -3
     assert cells.loc[("1", "6"), "value"] == 6 and cells.loc[("1", "6"), "published"] == 3
     assert cells.loc[("Total", "Total"), "published"] == 4582
+
+
+def test_an_excel_workbook_shows_the_table_with_the_offices_mark(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    output = {"cells": "cells.csv", "excel": "protected.xlsx", "mark": "C", "json": "t.json"}
+    run_table_job(load_job(_write_job(tmp_path, output=output)))
+    cells = _cells(tmp_path)
+    book = openpyxl.load_workbook(tmp_path / "protected.xlsx")
+    assert book.sheetnames == ["table", "status", "settings"]
+    grid = [list(r) for r in book["table"].iter_rows(values_only=True)]
+    assert grid[0][0] == "region \\ sector"
+    # every cell of the grid: the published value, or the office's mark where suppressed
+    sectors = [str(s) for s in grid[0][1:]]
+    for row in grid[1:]:
+        for sector, shown in zip(sectors, row[1:], strict=True):
+            cell = cells[(cells["region"].astype(str) == row[0]) & (cells["sector"] == sector)]
+            assert len(cell) == 1
+            published = cell["published"].iloc[0]
+            assert shown == ("C" if np.isnan(published) else published)
+    assert sum(v == "C" for row in grid[1:] for v in row[1:]) == int(
+        (cells["status"] != "safe").sum()
+    )
+    status = [list(r) for r in book["status"].iter_rows(values_only=True)]
+    assert status[0] == list(cells.columns) and len(status) == len(cells) + 1
+    settings = dict(book["settings"].iter_rows(min_row=2, values_only=True))
+    assert settings["suppressed cells shown as"] == "C"
+    assert settings["method"] == "optimal" and settings["safe"] is True
+
+
+def test_a_workbook_without_openpyxl_is_refused_before_any_work(tmp_path, monkeypatch) -> None:
+    import importlib.util
+
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "openpyxl" else find(name, *a)
+    )
+    job = load_job(_write_job(tmp_path, output={"excel": "protected.xlsx"}))
+    with pytest.raises(ConfigError, match=r"output\.excel.*sdckit\[formats\]"):
+        run_table_job(job)
+    assert not (tmp_path / "protected.xlsx").exists()
+
+
+def test_linked_tables_get_one_sheet_each(tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    job = _write_job(
+        tmp_path,
+        tables={"by region": ["region"], "by region and sector": ["region", "sector"]},
+        output={"excel": "linked.xlsx"},
+    )
+    run_table_job(load_job(job))
+    book = openpyxl.load_workbook(tmp_path / "linked.xlsx")
+    assert book.sheetnames == ["by region", "by region and sector", "status", "settings"]
+    one_way = [list(r) for r in book["by region"].iter_rows(values_only=True)]
+    assert one_way[0] == ["region", "value"] and len(one_way) == 1 + 4  # total + 3 regions

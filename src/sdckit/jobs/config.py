@@ -88,6 +88,8 @@ class OutputSpec:
     json: Target | None = None
     delimiter: str = ","
     cells: Target | None = None
+    excel: Target | None = None
+    mark: str = "x"
     neutralize_formulas: bool = False
     #: The columns the release folder is partitioned by (Hive layout; Spark engine only).
     partition_by: tuple[str, ...] = ()
@@ -175,6 +177,8 @@ class Job:
             delimiter=spec.delimiter or self._input_delimiter(),
             neutralize_formulas=spec.neutralize_formulas,
             cells=self._output_path("cells", spec.cells),
+            excel=self._output_path("excel", spec.excel),
+            mark="x" if spec.mark is None else spec.mark,
             partition_by=self._partition_by(spec.partition_by),
         )
 
@@ -268,6 +272,7 @@ class Job:
             self.key("output.report"): out.report,
             self.key("output.json"): out.json,
             self.key("output.cells"): out.cells,
+            self.key("output.excel"): out.excel,
         }
         own = {"--json": self.key("output.json"), "--html": self.key("output.report")}
         for flag, path in (overrides or {}).items():
@@ -294,7 +299,7 @@ class Job:
         and none of the command-line outputs ``given`` (the commands call this, so that a job
         never exits successfully without a word; the Python runners may run output-less)."""
         out = self.output
-        if all(v is None for v in (out.path, out.report, out.json, out.cells, *given)):
+        if all(v is None for v in (out.path, out.report, out.json, out.cells, out.excel, *given)):
             raise ConfigError(
                 f"{self.key('output')}: the job writes nothing; add e.g. `output: {{path: "
                 "out.csv, report: report.html, json: report.json}` (or pass --json FILE)"

@@ -172,6 +172,10 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
 
         path: str | None = None
         cells: str | None = None
+        #: a table job's Excel workbook (one sheet per table, ``status``, ``settings``) and
+        #: what its suppressed cells show (``mark``, default ``x``)
+        excel: str | None = None
+        mark: str | None = None
         report: str | None = None
         # the job-file key is `json`; as a field it replaces BaseModel's deprecated json()
         # method, which mypy reports as an incompatible override (the only one here)

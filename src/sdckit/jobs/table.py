@@ -328,6 +328,14 @@ def run_table_job(job: Job, *, json_out: Target | None = None) -> TableJobOutcom
             "`rules: [{frequency: {threshold: 3}}]`"
         )
     job.check_outputs({"--json": json_out})
+    if job.output.excel is not None:  # before any work: the workbook needs openpyxl
+        import importlib.util
+
+        if importlib.util.find_spec("openpyxl") is None:
+            raise ConfigError(
+                f"{job.key('output.excel')}: writing an Excel workbook needs openpyxl: "
+                "pip install 'sdckit[formats]'"
+            )
     opts = _options(job)
     if method not in TABLE_METHODS and method != "audit":  # before the data is read
         raise ConfigError(
@@ -385,6 +393,17 @@ def _write(
             summary["cells_file"] = str(cells_path)
         if out.report is not None:
             written["report"] = page(summary, cells, tables).write_html(out.report)
+        if out.excel is not None:
+            from sdckit.report.table_workbook import write_table_workbook
+
+            if hasattr(tables, "labels"):  # linked tables: one sheet each
+                names = {
+                    str(label): [d.name for d in t.dimensions]
+                    for t, label in zip(tables.tables, tables.labels, strict=True)
+                }
+            else:
+                names = {"table": [d.name for d in tables.dimensions]}
+            written["excel"] = write_table_workbook(out.excel, summary, cells, names, out.mark)
         if json_path is not None:
             summary["outputs"] = {k: str(v) for k, v in written.items()}
             written["json"] = write_json(json_path, summary)
