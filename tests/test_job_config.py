@@ -126,7 +126,7 @@ def test_interval_builder_spec(folder: Path) -> None:
         ({"seed": -1}, "seed must be >= 0, got -1"),
         (
             {"output": {"report": "r.html", "jsn": "x"}},
-            "output: unknown key 'jsn'; allowed: path, cells, report, json",
+            "output: unknown key 'jsn'; allowed: path, cells, excel, mark, report, json",
         ),
     ],
 )
