@@ -90,3 +90,20 @@ def test_progress_true_shows_a_bar_fed_by_the_search(monkeypatch) -> None:
     plain = sdckit.anonymize(df, schema, [KAnonymity(5)], suppression_limit=0.05)
     assert shown.transformation == plain.transformation
     assert seen and all(0 <= done <= total for done, total in seen)
+
+
+def test_a_mask_job_shows_its_masked_columns(tmp_path) -> None:
+    from sdckit.jobs.mask import run_mask_job
+
+    df, _ = load_adult()
+    df.head(400).to_csv(tmp_path / "in.csv", index=False)
+    job = {
+        "input": {"path": str(tmp_path / "in.csv")},
+        "methods": [{"microaggregation": {"columns": ["age"], "k": 5}}],
+        "seed": 3,
+    }
+    result = run_mask_job(job)
+    html = result._repr_html_()
+    _is_fragment(html)
+    assert "sdckit mask" in html and "age" in html
+    assert not list(tmp_path.glob("*.html"))  # shown, nothing written

@@ -43,6 +43,12 @@ class MaskJobResult:
     report: Any
     written: dict[str, Target] = field(default_factory=dict)
 
+    def _repr_html_(self) -> str:
+        """The mask job's result in a Jupyter notebook: the sections of its HTML report
+        (masked columns before/after, the numeric evaluation), as a fragment with scoped
+        styles (:meth:`sdckit.report.writer.Report.render_fragment`)."""
+        return str(self.report.render_fragment())
+
 
 @dataclass
 class MaskRun:
