@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from sdckit.core.monotone import first_holding
 from sdckit.dp._numbers import integer_array, open_probability, positive
 from sdckit.dp.accountant import Accountant, PrivacyCost
 from sdckit.dp.mechanisms import gaussian_noise, gaussian_sigma2
@@ -80,14 +81,8 @@ def partition_threshold(sigma: float, delta: float) -> int:
     hi = 1
     while not ok(hi):
         hi *= 2
-    lo = 0  # tail_bound(sigma, 0) >= 1/2 > delta
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi + 1
+    # tail_bound(sigma, 0) >= 1/2 > delta: 0 fails
+    return first_holding(ok, 0, hi) + 1
 
 
 def select_partitions(

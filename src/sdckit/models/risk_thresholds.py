@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import Field, PrivateAttr, model_validator
 
 from sdckit.core.frequency import FrequencySet
+from sdckit.core.monotone import first_holding
 from sdckit.core.spec import Integer, Number
 from sdckit.models.base import ModelResult, PrivacyModel
 from sdckit.models.population_estimators import population_unique_share
@@ -264,14 +265,7 @@ class PopulationUniquenessThreshold(PrivacyModel):
 
         if holds_at(0):
             return holds
-        failing, holding = 0, c1
-        while holding - failing > 1:
-            mid = (failing + holding) // 2
-            if holds_at(mid):
-                holding = mid
-            else:
-                failing = mid
-        holds[:holding] = False
+        holds[: first_holding(holds_at, 0, c1)] = False
         return holds
 
     def evaluate(self, fs: FrequencySet) -> ModelResult:
