@@ -101,6 +101,8 @@ def test_rows_outside_the_survey() -> None:
         "population_uniqueness": {RL},
         "beta_likeness": {AL, PA},
         "delta_disclosure": {AL, PA},
+        "profitability_prosecutor": {RL},
+        "profitability_journalist": {RL},
     }
     for name, attacks in expected.items():
         row = ATTACK_TABLE[name]

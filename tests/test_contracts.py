@@ -317,6 +317,14 @@ MODEL_CALLS: dict[str, tuple[dict, dict]] = {
         {"attribute": "region", "delta": 2.0},
         {"attribute": "region", "delta": -1},
     ),
+    "profitability_prosecutor": (
+        {"publisher_benefit": 1000, "adversary_gain": 300, "adversary_cost": 100},
+        {"publisher_benefit": -1},
+    ),
+    "profitability_journalist": (
+        {"population": POPULATION, "adversary_cost": 100},
+        {"population": POPULATION, "adversary_gain": float("inf")},
+    ),
 }
 #: registered algorithm -> (options of a valid run, options with one bad option)
 ALGORITHM_CALLS: dict[str, tuple[dict, dict]] = {
@@ -346,13 +354,15 @@ def refused_by_traits(algorithm: str, model: str) -> bool:
     """Whether the traits say ``algorithm`` cannot give ``model``: a differential privacy
     model needs a differential privacy algorithm, an algorithm may take only some models
     (``models``) or only the models checkable per partition (``per_partition``), or refuse a
-    model whatever the data (``refused_models``)."""
+    model whatever the data (``refused_models``); a model judged by its classes' hierarchy
+    levels (``full_domain``) needs a full-domain generalization (``needs_hierarchy``)."""
     a, m = ALGORITHMS.traits(algorithm), MODELS.traits(model)
     return (
         m.differential_privacy != a.differential_privacy
         or (a.models is not None and model not in a.models)
         or (a.per_partition and not m.per_partition)
         or model in dict(a.refused_models)
+        or (m.full_domain and not a.needs_hierarchy)
     )
 
 

@@ -30,18 +30,21 @@ import pandas as pd
 
 from sdckit.algorithms.registry import ALGORITHMS, needed_algorithms
 from sdckit.core import params
-from sdckit.core.encoding import EncodedColumn, encode
+from sdckit.core.encoding import EncodedColumn, as_text, encode
 from sdckit.core.frequency import (
     FrequencySet,
     attribute_columns,
     build_frequency_set,
     encode_ordered,
     encode_quasi_identifier,
+    frequency_set,
+    group_keys,
     sensitive_column,
 )
 from sdckit.core.release import SUPPRESSED, AlgorithmOutput
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, DataError, MissingHierarchyError, VerificationError
+from sdckit.models import model_traits
 from sdckit.models.base import PrivacyModel
 from sdckit.models.check import _validate as validate_models
 from sdckit.models.kanonymity import KAnonymity
@@ -226,6 +229,12 @@ def _validate(
                 f"model {m.name} cannot be given by algorithm {algorithm!r}: {why}; use a "
                 "generalization algorithm (optimal, mondrian, datafly, tds)"
             )
+        if model_traits(m).full_domain and not traits.needs_hierarchy:
+            raise ConfigError(
+                f"model {m.name} judges each class by the hierarchy levels its values are "
+                f"generalized to, which algorithm {algorithm!r} does not release; use a "
+                "full-domain generalization (algorithm optimal or datafly)"
+            )
     for q in schema.quasi_identifiers:
         if schema.hierarchy(q) is not None:
             continue
@@ -324,9 +333,12 @@ def verify_release(
 
     qi_objs = [QuasiIdentifier(k.name, k.codes, k.values) for k in [*keys, flag]]
     full = build_frequency_set(qi_objs, None, sensitive)
-    population_models = [m for m in models if getattr(m, "population", None) is not None]
+    leveled = [m for m in models if model_traits(m).full_domain]
+    population_models = [
+        m for m in models if getattr(m, "population", None) is not None and m not in leveled
+    ]
     for m in models:
-        if m not in population_models:
+        if m not in population_models and m not in leveled:
             m.prepare(full)
     kept = full.select(full.keys[:, -1] == 0)
     if population_models:
@@ -336,6 +348,18 @@ def verify_release(
     released_classes = build_frequency_set(qi_objs[:-1], None, {})
     names = []
     for m in models:
+        if m in leveled:
+            r = _evaluate_at_levels(m, original, released, supp, output, schema, key_cols)
+            if not r.satisfied:
+                raise VerificationError(
+                    f"the released data does not satisfy {r.model} at the release's "
+                    f"generalization levels ({r.n_violating_classes} violating classes): "
+                    f"{r.details}. This is a bug in sdckit; nothing was written."
+                )
+            names.append(r.model)
+            if measured is not None:
+                measured.append({"model": r.model, **r.details})
+            continue
         if m in population_models:
             r = _evaluate_on_population(m, published, output, schema, key_cols)
             if not r.satisfied:
@@ -356,6 +380,64 @@ def verify_release(
         if measured is not None and m.is_global:
             measured.append({"model": r.model, **r.details})
     return names, released_classes
+
+
+def _evaluate_at_levels(
+    model: PrivacyModel,
+    original: pd.DataFrame,
+    released: pd.DataFrame,
+    supp: np.ndarray,
+    output: AlgorithmOutput,
+    schema: Schema,
+    key_cols: Sequence[str],
+) -> Any:
+    """Evaluate a model that judges classes by their generalization levels (traits
+    ``full_domain``: profitability) on the published classes: each released label of a
+    quasi-identifier is looked up among its hierarchy's labels at the release's level (a
+    label that is not there fails the verification), the published records are grouped by
+    those codes, and the model -- a copy, prepared on the input's records at level 0 -- is
+    evaluated on these classes at the release's levels."""
+    trans = output.transformation
+    qis = list(schema.quasi_identifiers)
+    hierarchies = {q: h for q in qis if (h := schema.hierarchy(q)) is not None}
+    if trans is None or list(key_cols) != qis or len(hierarchies) != len(qis):
+        raise ConfigError(
+            f"{model.name} needs a full-domain generalization (algorithm optimal or datafly, "
+            "every quasi-identifier with a hierarchy): it judges each class by the hierarchy "
+            "levels of its values"
+        )
+    base = frequency_set(original, qis, hierarchies=hierarchies)
+    check = model.with_params()
+    check.prepare(base)
+    keep = ~np.asarray(supp, dtype=bool)
+    levels = tuple(int(trans[q]) for q in qis)
+    codes = []
+    for q, level in zip(qis, levels, strict=True):
+        h = hierarchies[q]
+        shown = released[q].reset_index(drop=True)[keep]
+        if level == 0:  # the original values: matched to the leaves as the input's were
+            code = h.levels[0][h.leaf_index(shown, column=q)].astype(np.int64)
+        else:
+            labels = pd.Index(np.asarray(h.labels[level], dtype=object))
+            code = labels.get_indexer(as_text(shown))
+        if (code < 0).any():
+            bad = shown.iloc[int(np.argmax(code < 0))]
+            raise VerificationError(
+                f"the released value {bad!r} of {q!r} is no label of its hierarchy at level "
+                f"{level}. This is a bug in sdckit; nothing was written."
+            )
+        codes.append(code.astype(np.int64))
+    cards = [len(hierarchies[q].labels[lv]) for q, lv in zip(qis, levels, strict=True)]
+    group, n_groups, rep = group_keys(codes, cards)
+    published = FrequencySet(
+        quasi_identifiers=base.quasi_identifiers,
+        levels=levels,
+        keys=np.stack([c[rep] for c in codes], axis=1).astype(np.int32)
+        if n_groups
+        else np.zeros((0, len(qis)), dtype=np.int32),
+        counts=np.bincount(group, minlength=n_groups).astype(np.int64),
+    )
+    return check.evaluate(published)
 
 
 def _evaluate_on_population(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from sdckit.models.multir import MultiRKAnonymity
     from sdckit.models.personalized import PersonalizedPrivacy
     from sdckit.models.presence import DeltaPresence, KMap
+    from sdckit.models.profitability import ProfitabilityJournalist, ProfitabilityProsecutor
     from sdckit.models.risk_thresholds import (
         AverageRiskThreshold,
         PopulationUniquenessThreshold,
@@ -66,6 +67,7 @@ class ModelTraits:
     sensitive: bool = False
     per_partition: bool = False
     differential_privacy: bool = False
+    full_domain: bool = False
     hierarchy_when: tuple[tuple[str, str], ...] | None = None
 
     def reads_hierarchy(self, params: Mapping[str, Any]) -> bool:
@@ -121,6 +123,16 @@ for _name, _target, _traits in (
     ("confidence_bounding", "confidence_bounding:ConfidenceBounding", _S),
     ("beta_likeness", "beta_likeness:BetaLikeness", _SP),
     ("delta_disclosure", "delta_disclosure:DeltaDisclosure", _SP),
+    (
+        "profitability_prosecutor",
+        "profitability:ProfitabilityProsecutor",
+        ModelTraits(full_domain=True),
+    ),
+    (
+        "profitability_journalist",
+        "profitability:ProfitabilityJournalist",
+        ModelTraits(full_domain=True),
+    ),
 ):
     MODELS.add(_name, f"sdckit.models.{_target}", _traits)
 
@@ -165,6 +177,8 @@ __all__ = [
     "PopulationUniquenessThreshold",
     "PrivacyModel",
     "PrivacyTemplate",
+    "ProfitabilityJournalist",
+    "ProfitabilityProsecutor",
     "SampleUniquenessThreshold",
     "TCloseness",
     "XYPrivacy",

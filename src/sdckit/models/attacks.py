@@ -26,8 +26,8 @@ table). :func:`attack_coverage` answers, for a list of models, which attacks eac
 and which attacks none of them covers.
 
 Rows taken from the survey's Table II cite it; the rows for sdckit's models the survey does
-not list (k-map, LKC-privacy, the risk thresholds, beta-likeness, delta-disclosure) give
-their own one-line reason with the model's paper.
+not list (k-map, LKC-privacy, the risk thresholds, beta-likeness, delta-disclosure,
+profitability) give their own one-line reason with the model's paper.
 """
 
 from __future__ import annotations
@@ -137,6 +137,19 @@ ATTACK_TABLE: dict[str, ModelAttacks] = {
         "bounds the estimated share of the population unique on the quasi-identifiers, the "
         "people record linkage singles out (Pitman, Zayatz, SNB, Dankar estimators as in "
         "ARX's population-uniqueness model)",
+    ),
+    "profitability_prosecutor": _row(
+        "profitability (prosecutor)",
+        "RL",
+        "Wan et al. 2015 (ARX's ProfitabilityProsecutor): a class is released only where the "
+        "publisher's expected payout stays positive given the adversary attacks when record "
+        "linkage pays (gain / class size > cost), bounding record linkage economically",
+    ),
+    "profitability_journalist": _row(
+        "profitability (journalist)",
+        "RL",
+        "Wan et al. 2015 (ARX's ProfitabilityJournalist): as the prosecutor variant, with the "
+        "linkage's success probability taken from the population class",
     ),
     "beta_likeness": _row(
         "beta-likeness",

@@ -77,6 +77,7 @@ def _check_models(
     columns: Sequence[str], schema: Schema, models: Sequence[PrivacyModel], algorithm: str
 ) -> list[str]:
     from sdckit.algorithms.registry import ALGORITHMS, needed_algorithms
+    from sdckit.models import model_traits
 
     if algorithm not in ALGORITHMS.where(lambda t: "spark" in t.engines):
         raise ConfigError(
@@ -105,6 +106,11 @@ def _check_models(
         raise ConfigError("name at least one privacy model, e.g. `models: [{k_anonymity: {k: 5}}]`")
     sensitive: list[str] = []
     for m in models:
+        if model_traits(m).full_domain:
+            raise ConfigError(
+                f"model {m.name} is not available on the Spark engine (the verification "
+                "judges its classes by their hierarchy levels on the driver); use engine local"
+            )
         if getattr(m, "population", None) is not None:
             raise ConfigError(
                 f"model {m.name} with a population table is not available on the Spark "

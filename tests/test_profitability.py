@@ -1,0 +1,288 @@
+"""Profitability (Wan et al. 2015, as ARX's ProfitabilityProsecutor/-Journalist): payoffs by
+hand, the verdict per class against a plain reference, every released class profitable, the
+job file and the refusals."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import sdckit
+from sdckit.cli import app
+from sdckit.core.frequency import frequency_set
+from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.schema import Schema
+from sdckit.errors import ConfigError, ParameterError
+from sdckit.models import ProfitabilityJournalist, ProfitabilityProsecutor, check
+from sdckit.models.profitability import information_loss, publisher_payout
+
+AGE = Hierarchy(
+    [["20", "20-29", "*"], ["25", "20-29", "*"], ["30", "30-39", "*"], ["35", "30-39", "*"]],
+    name="age",
+)
+SEX = Hierarchy([["m", "*"], ["f", "*"]], name="sex")
+SCHEMA = Schema.from_roles(quasi_identifying=["age", "sex"], hierarchies={"age": AGE, "sex": SEX})
+# classes at the leaves: (20,m) x1, (25,m) x2, (30,f) x3, (35,f) x4
+DATA = pd.DataFrame(
+    {
+        "age": ["20", "25", "25", "30", "30", "30", "35", "35", "35", "35"],
+        "sex": ["m", "m", "m", "f", "f", "f", "f", "f", "f", "f"],
+    }
+)
+
+
+def _details(result) -> dict:
+    return result.to_dict()["models"][0]["details"]
+
+
+def test_payouts_at_the_leaves_by_hand() -> None:
+    """IL = 0 at the leaves; every class is attacked (300 / |c| - 4 > 0 for |c| < 75), so the
+    payout is 100 - 300 / |c|: -200, -50, 0, 25 for classes of 1, 2, 3, 4 records. A payout
+    of exactly 0 is not kept (ARX: payout > 0)."""
+    model = ProfitabilityProsecutor(publisher_benefit=100, publisher_loss=300)
+    res = check(DATA, SCHEMA, [model])
+    fs = res.frequency_set
+    assert fs.counts.tolist() == [1, 2, 3, 4]
+    r = res.results[0]
+    assert r.class_values.tolist() == [-200.0, -50.0, 0.0, 25.0]
+    assert r.violating.tolist() == [True, True, True, False]
+    d = _details(res)
+    assert d["publisher_payout"] == 100.0  # 4 records x 25, the kept class only
+    assert d["maximal_payout"] == 1000.0  # 10 records x 100
+    assert d["expected_publisher_loss"] == 300.0  # 4 x 300 / 4
+    assert (d["attacked_classes"], d["attacked_records"]) == (1, 4)
+    assert (d["violating_classes"], d["violating_records"]) == (3, 6)
+
+
+def test_information_loss_and_payout_of_a_generalization_by_hand() -> None:
+    """age at level 1 (decades, 2 of 4 leaves), sex at 0: IL = log(2) / log(8) = 1/3 for
+    every class; classes (20-29, m) x3 and (30-39, f) x7 with ARX's default amounts:
+    1200 * 2/3 - 300/3 = 700 and 1200 * 2/3 - 300/7 (attacked: 300/7 - 4 > 0)."""
+    res = check(DATA, SCHEMA, [ProfitabilityProsecutor()], levels=[1, 0])
+    fs = res.frequency_set
+    assert fs.counts.tolist() == [3, 7]
+    assert information_loss(fs) == pytest.approx([1 / 3, 1 / 3], rel=1e-12)
+    assert res.results[0].class_values == pytest.approx([700.0, 800.0 - 300 / 7], rel=1e-12)
+    assert res.satisfied
+    d = _details(res)
+    assert d["publisher_payout"] == pytest.approx(3 * 700 + 7 * (800 - 300 / 7), rel=1e-12)
+    assert d["mean_information_loss"] == pytest.approx(1 / 3, rel=1e-12)
+    # age at level 1 and sex at its root: 4 of 8 leaf combinations, IL = log 4 / log 8
+    fs2 = frequency_set(DATA, ["age", "sex"], hierarchies={"age": AGE, "sex": SEX}, levels=[1, 1])
+    assert information_loss(fs2) == pytest.approx([2 / 3, 2 / 3], rel=1e-12)
+
+
+def test_the_root_of_every_attribute_is_never_profitable() -> None:
+    """IL = 1 at the top of the lattice: the benefit is 0, so the payout is at most 0."""
+    res = check(DATA, SCHEMA, [ProfitabilityProsecutor(adversary_cost=1000)], levels=[2, 1])
+    assert information_loss(res.frequency_set).tolist() == [1.0]
+    assert res.results[0].violating.tolist() == [True]
+
+
+def test_the_adversary_attacks_only_when_attacking_pays() -> None:
+    """G p - C > 0 decides the attack: with G = 8, C = 4 a class of 2 gives 8/2 - 4 = 0 (no
+    attack: the full benefit), a unique gives 4 > 0 (attacked: 100 - 20 / 1)."""
+    payout, attacked = publisher_payout(
+        np.zeros(3), np.array([1.0, 0.5, 0.25]), 100.0, 20.0, 8.0, 4.0
+    )
+    assert attacked.tolist() == [True, False, False]
+    assert payout.tolist() == [80.0, 100.0, 100.0]
+    model = ProfitabilityProsecutor(publisher_benefit=10, publisher_loss=20, adversary_gain=8)
+    res = check(DATA, SCHEMA, [model])
+    # sizes 1, 2, 3, 4: only the unique is attacked, 10 - 20 < 0
+    assert res.results[0].class_values.tolist() == [-10.0, 10.0, 10.0, 10.0]
+    assert _details(res)["attacked_classes"] == 0  # among the kept classes
+
+
+def test_journalist_success_probability_is_one_over_the_population_class() -> None:
+    """The population holds each sample record and more: population classes at the leaves
+    (20,m) 4, (25,m) 2, (30,f) 6, (35,f) 4 (and (20,f) 5 the sample lacks). Payout with
+    B = 100, L = 300, G = 300, C = 4: 100 - 300/4 = 25, 100 - 150 = -50, 100 - 50 = 50,
+    25."""
+    extra = pd.DataFrame(
+        {"age": ["20"] * 3 + ["30"] * 3 + ["20"] * 5, "sex": ["m"] * 3 + ["f"] * 8}
+    )
+    population = pd.concat([DATA, extra], ignore_index=True)
+    model = ProfitabilityJournalist(population=population, publisher_benefit=100)
+    res = check(DATA, SCHEMA, [model])
+    assert res.results[0].class_values.tolist() == [25.0, -50.0, 50.0, 25.0]
+    assert res.results[0].violating.tolist() == [False, True, False, False]
+    # at age level 1: (20-29, m) has 6 population records, (30-39, f) 10
+    res1 = check(DATA, SCHEMA, [model], levels=[1, 0])
+    assert res1.results[0].class_values == pytest.approx(
+        [100 * 2 / 3 - 300 / 6, 100 * 2 / 3 - 300 / 10], rel=1e-12
+    )
+    assert model.describe()["population_records"] == len(population)
+
+
+def test_the_journalist_population_must_contain_the_data() -> None:
+    with pytest.raises(sdckit.errors.DataError, match="must contain every record"):
+        check(DATA, SCHEMA, [ProfitabilityJournalist(population=DATA.iloc[:5])])
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"publisher_benefit": -1}, "parameter 'publisher_benefit' must be >= 0"),
+        ({"adversary_cost": float("nan")}, "parameter 'adversary_cost' must be a finite"),
+        ({"adversary_gain": "many"}, "adversary_gain"),
+    ],
+)
+def test_bad_amounts_are_parameter_errors(params, message) -> None:
+    with pytest.raises(ParameterError, match=message):
+        ProfitabilityProsecutor(**params)
+
+
+def test_refusals_name_the_reason() -> None:
+    with pytest.raises(ConfigError, match="full-domain generalization"):
+        sdckit.anonymize(DATA, SCHEMA, [ProfitabilityProsecutor()], algorithm="mondrian")
+    free = ProfitabilityProsecutor(publisher_benefit=0)
+    with pytest.raises(sdckit.errors.NoSolutionError, match="publisher_benefit is 0"):
+        sdckit.anonymize(DATA, SCHEMA, [free], suppression_limit=0.5)
+    # a limit of 1 allows the empty release, as in ARX: every record suppressed
+    empty = sdckit.anonymize(DATA, SCHEMA, [free], suppression_limit=1.0)
+    assert empty.suppressed_records == len(DATA)
+    assert empty.details["model_checks"][0]["publisher_payout"] == 0.0
+
+
+# -- every released class is profitable ------------------------------------------------------
+def _reference_payouts(
+    released: pd.DataFrame, hierarchies: dict, amounts: dict, population_factor: int = 1
+) -> dict[tuple, float]:
+    """Plain per-class reference from the released rows: a released label covers the leaves
+    whose hierarchy row shows it at some level; IL = log(prod covered) / log(prod leaves);
+    the success probability 1 / (population_factor |c|). Keyed by the class's labels."""
+    b, l, g, c = (amounts[k] for k in ("benefit", "loss", "gain", "cost"))
+    max_il = math.log(math.prod(len(h.leaves) for h in hierarchies.values()))
+    out = {}
+    for key, group in released.groupby(list(hierarchies), sort=True):
+        covered = 1
+        for q, h in hierarchies.items():
+            label = str(group[q].iloc[0])
+            covered *= max(int((h.table == label).any(axis=1).sum()), 1)
+        il = math.log(covered) / max_il
+        p = 1 / (population_factor * len(group))
+        out[key] = b * (1 - il) - (l * p if g * p - c > 0 else 0.0)
+    return out
+
+
+def _kept(released: pd.DataFrame) -> pd.DataFrame:
+    """The released rows that are not suppressed: a suppressed row shows ``*`` in every
+    quasi-identifier, and no kept class can (at the root of every attribute IL = 1, so its
+    payout is at most 0)."""
+    return released[~((released["age"] == "*") & (released["sex"] == "*"))]
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(1, 40))
+    ages = draw(st.lists(st.sampled_from(["20", "25", "30", "35"]), min_size=n, max_size=n))
+    sexes = draw(st.lists(st.sampled_from(["m", "f"]), min_size=n, max_size=n))
+    amounts = {
+        "benefit": draw(st.sampled_from([10.0, 100.0, 1200.0])),
+        "loss": draw(st.sampled_from([0.0, 50.0, 300.0, 3000.0])),
+        "gain": draw(st.sampled_from([0.0, 8.0, 300.0])),
+        "cost": draw(st.sampled_from([0.0, 4.0, 40.0])),
+    }
+    return pd.DataFrame({"age": ages, "sex": sexes}), amounts
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), algorithm=st.sampled_from(["optimal", "datafly"]))
+def test_every_released_class_has_a_positive_payout(problem, algorithm) -> None:
+    data, amounts = problem
+    model = ProfitabilityProsecutor(
+        publisher_benefit=amounts["benefit"],
+        publisher_loss=amounts["loss"],
+        adversary_gain=amounts["gain"],
+        adversary_cost=amounts["cost"],
+    )
+    # the vectorized verdict equals the reference at every node of the lattice
+    for levels in np.ndindex(3, 2):
+        res = check(data, SCHEMA, [model], levels=list(levels))
+        labels = res.frequency_set.labels().drop(columns="count")
+        rows = labels.loc[labels.index.repeat(res.frequency_set.counts)]
+        reference = _reference_payouts(rows, {"age": AGE, "sex": SEX}, amounts)
+        expected = [reference[tuple(row)] for row in labels.itertuples(index=False)]
+        assert res.results[0].class_values == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    result = sdckit.anonymize(data, SCHEMA, [model], suppression_limit=1.0, algorithm=algorithm)
+    assert result.verified
+    kept = _kept(result.data)
+    assert len(kept) == len(data) - result.suppressed_records
+    payouts = _reference_payouts(kept, {"age": AGE, "sex": SEX}, amounts)
+    assert all(p > 0 for p in payouts.values())
+    (checked,) = result.details["model_checks"]
+    sizes = kept.groupby(["age", "sex"]).size()
+    assert checked["publisher_payout"] == pytest.approx(
+        sum(sizes[key] * p for key, p in payouts.items()), rel=1e-9, abs=1e-9
+    )
+
+
+# -- job file ----------------------------------------------------------------------------------
+def _write_job(tmp_path: Path, model: str) -> Path:
+    DATA.to_csv(tmp_path / "data.csv", index=False)
+    AGE.to_csv(tmp_path / "age.csv")
+    SEX.to_csv(tmp_path / "sex.csv")
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "input: {path: data.csv}\n"
+        "attributes:\n"
+        "  age: {role: quasi_identifying, hierarchy: age.csv}\n"
+        "  sex: {role: quasi_identifying, hierarchy: sex.csv}\n"
+        f"models: [{model}]\n"
+        "suppression_limit: 1.0\n"
+        "output: {path: out.csv, json: out.json}\n"
+    )
+    return job
+
+
+@pytest.mark.parametrize(
+    ("entry", "attacker"),
+    [
+        ("{profitability_prosecutor: {publisher_benefit: 100}}", "prosecutor"),
+        (
+            "{profitability_journalist: {publisher_benefit: 100, population: pop.csv}}",
+            "journalist",
+        ),
+    ],
+)
+def test_a_profitability_job_via_the_cli(tmp_path: Path, entry: str, attacker: str) -> None:
+    """The job's model is verified on the release and reported in ``model_checks``; every
+    released class has a positive payout by the plain reference (the journalist's population
+    is the data twice, so P = 2 |c|)."""
+    pd.concat([DATA, DATA]).to_csv(tmp_path / "pop.csv", index=False)
+    job = _write_job(tmp_path, entry)
+    res = CliRunner().invoke(app, ["anonymize", "--config", str(job), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert doc["verified"] is True
+    (checked,) = doc["model_checks"]
+    assert checked["attacker_model"] == attacker
+    assert checked["maximal_payout"] == 1000.0
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str)
+    assert len(out) == len(DATA)
+    assert min(_reference_payouts_job(out, attacker).values()) > 0
+
+
+def _reference_payouts_job(out: pd.DataFrame, attacker: str) -> dict[tuple, float]:
+    kept = _kept(out)
+    amounts = {"benefit": 100, "loss": 300, "gain": 300, "cost": 4}
+    # the journalist's population is the data twice: P = 2 |c| at the release's levels (a
+    # class is released or suppressed whole)
+    factor = 2 if attacker == "journalist" else 1
+    return _reference_payouts(kept, {"age": AGE, "sex": SEX}, amounts, factor)
+
+
+def test_a_bad_amount_in_a_job_names_the_key(tmp_path: Path) -> None:
+    job = _write_job(tmp_path, "{profitability_prosecutor: {adversary_cost: -4}}")
+    res = CliRunner().invoke(app, ["anonymize", "--config", str(job), "--quiet"])
+    assert res.exit_code == 2
+    assert "models[0].profitability_prosecutor.adversary_cost" in res.output
