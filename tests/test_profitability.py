@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import sdckit
+from sdckit.algorithms.optimal import optimal, prepare_base
 from sdckit.cli import app
 from sdckit.core.frequency import frequency_set
 from sdckit.core.hierarchy import Hierarchy
@@ -23,6 +24,8 @@ from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, ParameterError
 from sdckit.models import ProfitabilityJournalist, ProfitabilityProsecutor, check
 from sdckit.models.profitability import information_loss, publisher_payout
+from sdckit.utility.generalization import LatticeMetrics, MetricSpec
+from test_optimal import _exhaustive
 
 AGE = Hierarchy(
     [["20", "20-29", "*"], ["25", "20-29", "*"], ["30", "30-39", "*"], ["35", "30-39", "*"]],
@@ -286,3 +289,112 @@ def test_a_bad_amount_in_a_job_names_the_key(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["anonymize", "--config", str(job), "--quiet"])
     assert res.exit_code == 2
     assert "models[0].profitability_prosecutor.adversary_cost" in res.output
+
+
+# -- the publisher-payout metric (ARX MetricSDNMPublisherPayout) -------------------------------
+def test_publisher_payout_metric_by_hand() -> None:
+    """B = 100 with the model: at age level 1 the class (20-29, m) of 3 pays 100 * 2/3 - 100
+    < 0 (suppressed), (30-39, f) of 7 pays 200/3 - 300/7; cost n B - payout = 1000 - 7 *
+    (200/3 - 300/7) = 1000 - 1400/3 + 300 = 833.33..., below the leaves' (4 x 75 + 6 x 100 =
+    900) and every other node's, so the search picks it (the default loss metric does too)."""
+    model = ProfitabilityProsecutor(publisher_benefit=100)
+    res = sdckit.anonymize(DATA, SCHEMA, [model], suppression_limit=1.0, metric="publisher_payout")
+    assert res.transformation == {"age": 1, "sex": 0}
+    assert res.metrics["publisher_payout"] == pytest.approx(1000 - 1400 / 3 + 300, rel=1e-12)
+    assert res.details["model_checks"][0]["publisher_payout"] == pytest.approx(
+        1400 / 3 - 300, rel=1e-12
+    )
+
+
+def test_publisher_payout_metric_with_k_anonymity_and_a_journalist() -> None:
+    """Without a profitability model the metric takes ARX's default amounts: 2-anonymity at
+    the leaves suppresses the unique; kept classes of 2, 3, 4 pay 1200 - 300/|c| each:
+    cost 10 x 1200 - (2 x 1050 + 3 x 1100 + 4 x 1125) = 2100. Against a journalist with
+    the population twice the data (P = 2|c|) and B = 100 at the leaves: payouts -50, 25, 50,
+    62.5, the first class suppressed: cost 1000 - 450 = 550."""
+    res = sdckit.anonymize(
+        DATA,
+        SCHEMA,
+        [sdckit.models.KAnonymity(2)],
+        suppression_limit=1.0,
+        metric="publisher_payout",
+    )
+    assert res.transformation == {"age": 0, "sex": 0}
+    assert res.metrics["publisher_payout"] == pytest.approx(2100.0, rel=1e-12)
+    journalist = ProfitabilityJournalist(population=pd.concat([DATA, DATA]), publisher_benefit=100)
+    res = sdckit.anonymize(
+        DATA, SCHEMA, [journalist], suppression_limit=1.0, metric="publisher_payout"
+    )
+    assert res.transformation == {"age": 0, "sex": 0}
+    assert res.metrics["publisher_payout"] == pytest.approx(550.0, rel=1e-12)
+    assert res.details["model_checks"][0]["publisher_payout"] == pytest.approx(450.0)
+
+
+def test_publisher_payout_metric_refusals() -> None:
+    model = ProfitabilityProsecutor(publisher_benefit=100)
+    with pytest.raises(ConfigError, match="share one cost/benefit configuration"):
+        sdckit.anonymize(
+            DATA,
+            SCHEMA,
+            [model],
+            suppression_limit=1.0,
+            metric={"name": "publisher_payout", "publisher_benefit": 50},
+        )
+    with pytest.raises(ConfigError, match="profitability_journalist model"):
+        sdckit.anonymize(
+            DATA,
+            SCHEMA,
+            [model],
+            suppression_limit=1.0,
+            metric={"name": "publisher_payout", "attacker": "journalist"},
+        )
+    with pytest.raises(ParameterError, match="set.s. the publisher_payout metric"):
+        MetricSpec(name="loss", adversary_cost=3)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), gs_factor=st.sampled_from([0.2, 0.5, 0.8]), k=st.integers(1, 3))
+def test_the_search_with_the_payout_metric_finds_the_exhaustive_optimum(
+    problem, gs_factor, k
+) -> None:
+    """The metric is not monotone along generalization: the search must not skip the nodes
+    above a satisfying one; its lower bound must stay below the cost at every node."""
+    data, amounts = problem
+    model = ProfitabilityProsecutor(
+        publisher_benefit=amounts["benefit"],
+        publisher_loss=amounts["loss"],
+        adversary_gain=amounts["gain"],
+        adversary_cost=amounts["cost"],
+    )
+    models = [model, sdckit.models.KAnonymity(k)]
+    metric = MetricSpec(
+        name="publisher_payout",
+        gs_factor=gs_factor,
+        publisher_benefit=amounts["benefit"],
+        publisher_loss=amounts["loss"],
+        adversary_gain=amounts["gain"],
+        adversary_cost=amounts["cost"],
+    )
+    expected = _exhaustive(data, SCHEMA, models, 1.0, metric)
+    out = optimal(data, SCHEMA, models, suppression_limit=1.0, metric=metric)
+    assert out.details["metric_value"] == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert tuple(out.transformation.values()) == expected[1][1]
+    base, _ = prepare_base(data, SCHEMA, models)
+    lm = LatticeMetrics(base, metric)
+    nodes = np.array(list(np.ndindex(3, 2)))
+    bounds = lm.lower_bounds(nodes)
+    for levels, bound in zip(nodes, bounds, strict=True):
+        fs = base.rollup(tuple(levels))
+        violating = model.evaluate(fs).violating | (fs.counts < k)
+        assert bound <= lm.cost(fs, violating) * (1 + 1e-12) + 1e-9
+        assert bound <= lm.cost(fs, np.ones(fs.n_classes, dtype=bool)) * (1 + 1e-12) + 1e-9
+
+
+def test_a_payout_metric_job_via_the_cli(tmp_path: Path) -> None:
+    job = _write_job(tmp_path, "{profitability_prosecutor: {publisher_benefit: 100}}")
+    job.write_text(job.read_text() + "metric: publisher_payout\n")
+    res = CliRunner().invoke(app, ["anonymize", "--config", str(job), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert doc["transformation"] == {"age": 1, "sex": 0}
+    assert doc["metrics"]["publisher_payout"] == pytest.approx(1000 - 1400 / 3 + 300, rel=1e-12)

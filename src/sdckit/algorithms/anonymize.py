@@ -605,7 +605,11 @@ def anonymize(
         data=released,
         transformation=output.transformation,
         suppressed_records=output.suppressed_records,
-        metrics={k: metrics_all[k] for k in METRIC_KEYS},
+        metrics={
+            **{k: metrics_all[k] for k in METRIC_KEYS},
+            # the search's own metric when it is none of those (publisher_payout)
+            **({spec.name: metrics_all[spec.name]} if spec.name in metrics_all else {}),
+        },
         models_satisfied=satisfied,
         verified=True,
         nodes_checked=int(output.nodes_checked),

@@ -78,7 +78,7 @@ from sdckit.models.base import (
     enforce_global_models,
     settle_group_models,
 )
-from sdckit.utility.generalization import LatticeMetrics, MetricSpec, parse_metric
+from sdckit.utility.generalization import METRICS, LatticeMetrics, MetricSpec, parse_metric
 
 __all__ = ["LatticeSearch", "NodeResult", "optimal", "prepare_base"]
 
@@ -220,6 +220,56 @@ class LeafTables:
         ).reshape(di, dj)
 
 
+def payout_metric(spec: MetricSpec, models: Sequence[PrivacyModel]) -> MetricSpec:
+    """``spec`` with the cost/benefit amounts and attacker it leaves unset taken from the
+    job's profitability model, as ARX shares one ``ARXCostBenefitConfiguration`` between
+    its profitability models and its publisher-payout metric; an amount set in both to
+    different values is a :class:`~sdckit.errors.ConfigError`. Other metrics: unchanged."""
+    if spec.name != "publisher_payout":
+        return spec
+    sources = [
+        md
+        for md in models
+        if getattr(md, "spec_name", None)
+        in ("profitability_prosecutor", "profitability_journalist")
+    ]
+    changes: dict[str, Any] = {}
+    for md in sources:
+        for key in ("publisher_benefit", "publisher_loss", "adversary_gain", "adversary_cost"):
+            value = float(getattr(md, key))
+            mine = getattr(spec, key) if key not in changes else changes[key]
+            if mine is None:
+                changes[key] = value
+            elif float(mine) != value:
+                raise ConfigError(
+                    f"metric publisher_payout: {key} is {float(mine):g} but model {md.name} "
+                    f"has {value:g}; the metric and the profitability models share one "
+                    "cost/benefit configuration (as in ARX): set it once, on the model"
+                )
+        if spec.attacker is None and "attacker" not in changes:
+            changes["attacker"] = getattr(md, "attacker", "prosecutor")
+    return spec.with_params(**changes) if changes else spec
+
+
+def payout_success(
+    metric: MetricSpec, models: Sequence[PrivacyModel]
+) -> Callable[[FrequencySet], np.ndarray] | None:
+    """The adversary's success probability per class for the ``publisher_payout`` metric
+    against a journalist: the job's ``profitability_journalist`` model's (``1 / P`` from its
+    population, after :meth:`~sdckit.models.base.PrivacyModel.prepare`); None otherwise (the
+    metric then takes ``1 / |c|``, the prosecutor's)."""
+    if metric.name != "publisher_payout" or metric.attacker != "journalist":
+        return None
+    for md in models:
+        if getattr(md, "spec_name", None) == "profitability_journalist":
+            return md.success_probability  # type: ignore[attr-defined, no-any-return]
+    raise ConfigError(
+        "metric publisher_payout with attacker journalist takes the population class sizes "
+        "of the job's profitability_journalist model; add that model (with its population) "
+        "or use attacker prosecutor"
+    )
+
+
 @dataclass
 class LatticeSearch:
     """Best-first branch-and-bound search for the optimal full-domain generalization.
@@ -243,7 +293,9 @@ class LatticeSearch:
         marginals = None
         if not self.classes_here:
             marginals = [self.tables.marginal(i) for i in range(len(self.base.names))]
-        self.metrics = LatticeMetrics(self.base, self.metric, marginals)
+        self.metrics = LatticeMetrics(
+            self.base, self.metric, marginals, success=payout_success(self.metric, self.models)
+        )
         self.n_records = int(round(self.metrics.n))
         self.heights = np.array([q.height for q in self.base.quasi_identifiers], dtype=np.int64)
         size = int(np.prod(self.heights))
@@ -282,7 +334,11 @@ class LatticeSearch:
         # the budget proves that those nodes fail too, whatever the other models say
         self.bound_prunable = any(md.monotonic or md.bounds_finer_violations for md in local)
         self.keep_base_map = self.metric.name == "entropy"
-        self.generalization_monotone = all(md.monotonic_with_generalization for md in self.models)
+        # a coarser node without suppression cannot be better only when the models and the
+        # metric are monotone along generalization (the publisher payout is not)
+        self.generalization_monotone = self.metric.monotonic_with_generalization and all(
+            md.monotonic_with_generalization for md in self.models
+        )
         self.state = np.zeros(size, dtype=np.uint8)
         self.decided = 0  # nodes evaluated, pruned or dominated (progress)
         self._prune_by_projections()
@@ -649,7 +705,7 @@ def optimal(
     parse_options("optimal", options)
     del seed
     limit = params.suppression_limit(suppression_limit)
-    spec = parse_metric(metric)
+    spec = payout_metric(parse_metric(metric), models)
     if len(data) == 0:
         raise DataError("the data has no records; nothing to anonymize")
     base, _ = prepare_base(data, schema, models)
@@ -711,7 +767,8 @@ def solve(
     best = run_search(search, models, limit)
     fs = base.rollup(best.levels)
     _, _, violating = _reevaluate(search, fs)
-    details = solution_details(search, best, search.metrics.values(fs, violating))
+    which = METRICS if spec.name in METRICS else (*METRICS, spec.name)
+    details = solution_details(search, best, search.metrics.values(fs, violating, which))
     return OptimalSolution(
         levels=tuple(int(x) for x in best.levels),
         frequency_set=fs,
@@ -766,6 +823,8 @@ def solution_details(
         "height": values["height"],
         "iloss": values["iloss"],
     }
+    if "publisher_payout" in values:  # the search's own metric (not reported otherwise)
+        metrics["publisher_payout"] = values["publisher_payout"]
     return {
         "lattice_size": search.size,
         "metric": spec.name,

@@ -22,6 +22,8 @@ _METRIC_TEXT = {
     "aecs": "average equivalence class size (released records / classes)",
     "non_uniform_entropy": "bits lost, Gionis & Tassa 2009 (0 = original)",
     "height": "sum of the generalization levels",
+    "publisher_payout": "ARX's publisher payout cost: n x benefit - the released records' "
+    "expected payout (Wan et al. 2015), 0 = every record earns the full benefit",
 }
 
 

@@ -69,7 +69,10 @@ def check_request(
     sensitive = _check_models(columns, schema, models, algorithm)
     parse_options("optimal", algorithm_options)
     params.suppression_limit(suppression_limit)
-    parse_metric(metric)
+    if parse_metric(metric).name == "publisher_payout":
+        raise ConfigError(
+            "metric publisher_payout is not available on the Spark engine; use engine local"
+        )
     return sensitive
 
 

@@ -53,6 +53,18 @@ hierarchy; a suppressed record counts as generalized to the root ``*``):
   suppressed records, ``c_g`` of them showing ``g``).
 * **height** -- the sum of the transformation's levels (ARX ``MetricMDHeight``; Samarati
   2001's "height" of a lattice node).
+* **publisher_payout** -- ARX's publisher payout (``MetricSDNMPublisherPayout``; Wan et al.
+  2015, "A game theoretic framework for analyzing re-identification risk", PLoS ONE 10(3):
+  e0120592): a released record of class ``c`` earns ``payout(c) = B (1 - IL(c)) - (L p if
+  G p - C > 0 else 0)`` (:mod:`sdckit.models.profitability`: ``IL`` the entropy-based loss of
+  its hierarchy levels, ``p = 1/|c|`` against a prosecutor, ``1/P`` with ``P`` the population
+  class against a journalist), a suppressed one nothing; the search minimises
+  ``gF sum_kept |c| (B - payout(c)) + sF B (suppressed records)`` (``gs_factor`` as for
+  ``loss``), i.e. maximises the summed payout. Chosen as the search metric only (not among
+  the metrics every release reports); not monotone along generalization (bigger classes
+  lower ``p``), so the search does not skip the nodes above a satisfying one, and its lower
+  bound ``gF B sum_records IL`` (no attack, nothing suppressed) is used only while
+  ``sF >= gF`` (it is then below the cost).
 * **iloss** -- Xiao & Tao 2006 ("Personalized privacy preservation", SIGMOD):
   ``sum_records sum_i w_i (|v_g| - 1) / D_i`` with ``|v_g|`` leaves under the released value
   (for a numeric range: its width share, the continuous analogue).
@@ -60,7 +72,7 @@ hierarchy; a suppressed record counts as generalized to the root ``*``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -80,7 +92,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "AGGREGATES",
+    "COST_BENEFIT_DEFAULTS",
     "METRICS",
+    "SEARCH_METRICS",
     "LatticeMetrics",
     "MetricSpec",
     "aggregate_losses",
@@ -90,6 +104,16 @@ __all__ = [
 
 #: Metric names accepted by the searches (``non_uniform_entropy`` is an alias of ``entropy``).
 METRICS = ("loss", "precision", "discernibility", "aecs", "entropy", "height", "iloss")
+#: Metrics a search may minimise that are not among those every release reports (they need
+#: parameters of their own).
+SEARCH_METRICS = ("publisher_payout",)
+#: ARX's default cost/benefit configuration (``ARXCostBenefitConfiguration``).
+COST_BENEFIT_DEFAULTS = {
+    "publisher_benefit": 1200.0,
+    "publisher_loss": 300.0,
+    "adversary_gain": 300.0,
+    "adversary_cost": 4.0,
+}
 AGGREGATES = ("geometric", "arithmetic", "sum", "max")
 _ALIASES = {"non_uniform_entropy": "entropy", "nue": "entropy", "dm": "discernibility"}
 
@@ -121,6 +145,12 @@ class MetricSpec(Spec):
     suppressed : str, optional
         ``aecs`` (``released`` | ``as_class``) and ``entropy`` (``root`` | ``not_charged``
         | ``group``) only: how suppressed records count.
+    publisher_benefit, publisher_loss, adversary_gain, adversary_cost : float, optional
+        ``publisher_payout`` only: the cost/benefit amounts (>= 0); unset, those of the job's
+        profitability model, else ARX's defaults (1200, 300, 300, 4).
+    attacker : {"prosecutor", "journalist"}
+        ``publisher_payout`` only: the success probability ``1/|c|`` or ``1/P`` (the
+        journalist's needs the job's ``profitability_journalist`` model and its population).
 
     Examples
     --------
@@ -145,21 +175,36 @@ class MetricSpec(Spec):
         ),
     ] = 0.5
     suppressed: str | None = None
+    publisher_benefit: Annotated[Number, Field(ge=0)] | None = None
+    publisher_loss: Annotated[Number, Field(ge=0)] | None = None
+    adversary_gain: Annotated[Number, Field(ge=0)] | None = None
+    adversary_cost: Annotated[Number, Field(ge=0)] | None = None
+    attacker: Literal["prosecutor", "journalist"] | None = None
 
     @field_validator("name", mode="before")
     @classmethod
     def _known_name(cls, value: Any) -> str:
         name = _ALIASES.get(str(value), str(value)) if isinstance(value, str) else value
-        if name not in METRICS:
-            raise ValueError(f"must be one of {', '.join(METRICS)}")
+        if name not in METRICS + SEARCH_METRICS:
+            raise ValueError(f"must be one of {', '.join(METRICS + SEARCH_METRICS)}")
         return name
 
     @model_validator(mode="after")
     def _metric_options(self) -> MetricSpec:
-        if self.gs_factor != 0.5 and self.name != "loss":
+        if self.gs_factor != 0.5 and self.name not in ("loss", "publisher_payout"):
             raise ValueError(
-                f"gs_factor applies to the loss metric; metric {self.name!r} takes none"
+                f"gs_factor applies to the loss metric (and publisher_payout); metric "
+                f"{self.name!r} takes none"
             )
+        if self.name != "publisher_payout":
+            given = [
+                k for k in (*COST_BENEFIT_DEFAULTS, "attacker") if getattr(self, k) is not None
+            ]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} set(s) the publisher_payout metric; metric "
+                    f"{self.name!r} takes none"
+                )
         if self.suppressed is not None:
             choices = SUPPRESSED_CONVENTIONS.get(self.name)
             if choices is None:
@@ -174,6 +219,17 @@ class MetricSpec(Spec):
                 )
         object.__setattr__(self, "gs_factor", float(self.gs_factor))
         return self
+
+    @property
+    def monotonic_with_generalization(self) -> bool:
+        """Whether a coarser transformation without suppression never costs less (false for
+        ``publisher_payout``: bigger classes lower the adversary's success probability)."""
+        return self.name != "publisher_payout"
+
+    def amount(self, name: str) -> float:
+        """A cost/benefit amount of ``publisher_payout``: the spec's, else ARX's default."""
+        value = getattr(self, name)
+        return float(COST_BENEFIT_DEFAULTS[name] if value is None else value)
 
     @property
     def g_factor(self) -> float:
@@ -279,12 +335,17 @@ class LatticeMetrics:
         base: FrequencySet,
         spec: MetricSpec | str = "loss",
         marginals: Sequence[np.ndarray] | None = None,
+        success: Callable[[FrequencySet], np.ndarray] | None = None,
     ) -> None:
         """``marginals``: per QI, the records per leaf code, when ``base`` does not hold the
         classes itself (the Spark engine keeps them on the cluster and passes a frequency
         set of the QIs without classes); then the entropy charge of suppressed records is
-        given per call (:meth:`partials`' ``base_keys``)."""
+        given per call (:meth:`partials`' ``base_keys``). ``success``: for
+        ``publisher_payout`` against a journalist, per class of a frequency set the
+        adversary's success probability (the profitability model's, from its population);
+        by default ``1/|c|`` (prosecutor)."""
         self.spec = parse_metric(spec)
+        self._success = success
         qis = base.quasi_identifiers
         if any(lv != 0 for lv in base.levels):
             raise ConfigError("LatticeMetrics needs the ungeneralized frequency set (levels 0)")
@@ -302,6 +363,7 @@ class LatticeMetrics:
         self.entropy_root: list[np.ndarray] = []  # [i][leaf] -> -log2 f/n
         share_sum = np.zeros((self.m, int(self.heights.max(initial=1))))
         entropy_sum = np.zeros_like(share_sum)
+        log_under_sum = np.zeros_like(share_sum)  # sum over records of log10(leaves under)
         for i, q in enumerate(qis):
             if marginals is None:
                 freq = np.bincount(base.keys[:, i], weights=base.counts, minlength=q.cardinality(0))
@@ -321,11 +383,14 @@ class LatticeMetrics:
                 cost = _neg_log2_ratio(freq, big_f)
                 costs.append(cost)
                 share_sum[i, level] = (freq * sh[leaf_to_code]).sum()
+                log_under_sum[i, level] = (freq * np.log10(under)[leaf_to_code]).sum()
                 entropy_sum[i, level] = (freq * cost).sum()
             self.share.append(shares)
             self.entropy_cost.append(costs)
             self.entropy_root.append(_neg_log2_ratio(freq, np.full(len(freq), self.n)))
         self._share_sum = share_sum
+        self._log_under_sum = log_under_sum
+        self._max_il = float(np.log10(np.prod(self.domain))) if self.m else 0.0
         self._entropy_sum = entropy_sum
         self._base_keys = base.keys
         self._base_counts = base.counts.astype(float)
@@ -363,6 +428,14 @@ class LatticeMetrics:
         if name == "iloss":
             sums = self._share_sum[cols, nodes] - self.n / self.domain
             return (np.maximum(sums, 0.0) * self.weights).sum(axis=1)
+        if name == "publisher_payout" and self.spec.s_factor >= self.spec.g_factor:
+            # every record at least gF B IL: a kept one loses B IL and maybe its expected
+            # fine, a suppressed one sF B >= gF B >= gF B IL
+            if self._max_il <= 0:
+                return np.zeros(len(nodes))
+            il_sum = self._log_under_sum[cols, nodes].sum(axis=-1) / self._max_il
+            g = self.spec.g_factor
+            return g * self.spec.amount("publisher_benefit") * np.clip(il_sum, 0.0, self.n)
         return np.zeros(len(nodes))
 
     # -- the price of suppressing one more class ----------------------------------------------
@@ -469,6 +542,8 @@ class LatticeMetrics:
                     [(supp * np.take(self.share[i][level], codes_s[i])).sum()
                      for i, level in enumerate(fs.levels)]
                 ) if self.m else np.zeros(0)  # fmt: skip
+        if "publisher_payout" in names:
+            out["payout_kept"] = self._payout_kept(fs, keep)
         if "entropy" in names and suppressed.any():
             convention = self.spec.convention("entropy")
             if convention == "group":
@@ -533,6 +608,13 @@ class LatticeMetrics:
                 )
             elif name == "height":
                 out[name] = float(sum(levels))
+            elif name == "publisher_payout":
+                b = self.spec.amount("publisher_benefit")
+                kept_records = self.n - n_supp
+                out[name] = float(
+                    self.spec.g_factor * (kept_records * b - float(partials["payout_kept"]))
+                    + self.spec.s_factor * n_supp * b
+                )
             elif name == "entropy":
                 total = float(self._entropy_sum[np.arange(self.m), np.asarray(levels)].sum())
                 if "entropy_group" in partials:
@@ -543,6 +625,28 @@ class LatticeMetrics:
             else:  # pragma: no cover - parse_metric rejects others
                 raise ConfigError(f"unknown metric {name!r}")
         return out
+
+    def _payout_kept(self, fs: FrequencySet, keep: np.ndarray) -> float:
+        """The publisher's summed expected payout over the kept classes of ``fs``
+        (:mod:`sdckit.models.profitability`, the same definitions as the models)."""
+        from sdckit.models.profitability import information_loss, publisher_payout
+
+        if not keep.any():
+            return 0.0
+        if self._success is not None:
+            success = np.asarray(self._success(fs), dtype=float)
+        else:
+            success = 1.0 / np.maximum(fs.counts, 1).astype(float)
+        amount = self.spec.amount
+        payout, _ = publisher_payout(
+            information_loss(fs),
+            success,
+            amount("publisher_benefit"),
+            amount("publisher_loss"),
+            amount("adversary_gain"),
+            amount("adversary_cost"),
+        )
+        return float((fs.counts[keep].astype(float) * payout[keep]).sum())
 
     def _entropy_extra(
         self,
