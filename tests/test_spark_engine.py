@@ -328,6 +328,14 @@ def _set(path: str, value) -> Callable[[dict], None]:
 
 #: Bad spark jobs, each refused before Spark starts: (command, job, what the message says).
 BAD_SPARK_JOBS = {
+    "profitability model": (
+        *_bad("anonymize", _ANON, _set("models", [{"profitability_prosecutor": {}}])),
+        "is not available on the Spark engine",
+    ),
+    "publisher payout metric": (
+        *_bad("anonymize", _ANON, _set("metric", "publisher_payout")),
+        "metric publisher_payout is not available on the Spark engine",
+    ),
     "model parameter": (
         *_bad("anonymize", _ANON, _set("models", [{"k_anonymity": {"k": 0}}])),
         "models[0].k_anonymity.k must be >= 1, got 0",
