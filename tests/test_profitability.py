@@ -301,6 +301,14 @@ def test_publisher_payout_metric_by_hand() -> None:
     res = sdckit.anonymize(DATA, SCHEMA, [model], suppression_limit=1.0, metric="publisher_payout")
     assert res.transformation == {"age": 1, "sex": 0}
     assert res.metrics["publisher_payout"] == pytest.approx(1000 - 1400 / 3 + 300, rel=1e-12)
+    assert res.details["metric_conventions"]["publisher_payout"] == {
+        "gs_factor": 0.5,
+        "attacker": "prosecutor",
+        "publisher_benefit": 100.0,
+        "publisher_loss": 300.0,
+        "adversary_gain": 300.0,
+        "adversary_cost": 4.0,
+    }
     assert res.details["model_checks"][0]["publisher_payout"] == pytest.approx(
         1400 / 3 - 300, rel=1e-12
     )

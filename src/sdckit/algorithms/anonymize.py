@@ -535,7 +535,10 @@ def anonymize(
     _validate(data, schema, models, suppression_limit, algorithm)
     if ALGORITHMS.traits(algorithm).sampling:
         suppression_limit = 1.0
-    spec = parse_metric(metric)
+    from sdckit.algorithms.optimal import payout_metric
+
+    # publisher_payout: the amounts of the job's profitability model (what the JSON states)
+    spec = payout_metric(parse_metric(metric), models)
     func = _resolve(algorithm)
     identifiers, notices = _identifiers(data, schema)
     dropped = set(schema.identifying)

@@ -250,11 +250,18 @@ class MetricSpec(Spec):
 
     def conventions(self) -> dict[str, Any]:
         """What the JSON states next to the values: the convention behind each metric."""
-        return {
+        out: dict[str, Any] = {
             "loss_gs_factor": self.gs_factor if self.name == "loss" else 0.5,
             "aecs_suppressed": self.convention("aecs"),
             "non_uniform_entropy_suppressed": self.convention("entropy"),
         }
+        if self.name == "publisher_payout":  # the amounts ARX's payout metric was run with
+            out["publisher_payout"] = {
+                "gs_factor": self.gs_factor,
+                "attacker": self.attacker or "prosecutor",
+                **{k: self.amount(k) for k in COST_BENEFIT_DEFAULTS},
+            }
+        return out
 
     def weight_vector(self, names: Sequence[str]) -> np.ndarray:
         """Weights aligned with ``names`` (1 where not given)."""
