@@ -20,8 +20,12 @@ marital status in groups. The lattice has 5*2*6*4*3*3*3*3 = 19,440 nodes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column
@@ -214,3 +218,59 @@ def write_hierarchies(folder: Path) -> dict[str, Path]:
         path.write_text("".join(";".join(row) + "\n" for row in rows))
         out[name] = path
     return out
+
+
+def _pick_np(u: np.ndarray, weights: Sequence[float], labels: Sequence[str]) -> np.ndarray:
+    """:func:`_pick` on numpy: ``labels[i]`` where ``u`` falls in the i-th interval of the
+    normalized cumulative ``weights``."""
+    cum = np.cumsum(np.asarray(weights, dtype=float))
+    index = np.minimum(np.searchsorted(cum / cum[-1], u, side="right"), len(labels) - 1)
+    return np.asarray(labels, dtype=object)[index]
+
+
+def generate_local(rows: int, seed: int = 0) -> pd.DataFrame:
+    """The same distributions as :func:`generate`, drawn with numpy (``default_rng(seed)``)
+    instead of Spark: ``rows`` near-unique records, the QIs and the sensitive attribute."""
+    rng = np.random.default_rng(seed)
+    u = rng.random((10, rows))
+    a, b = 1.0, -2.0 / 3.0 / 100.0
+    z = a * 100 + b * 100 * 100 / 2
+    age = np.minimum(np.floor((-a + np.sqrt(a * a + 2 * b * z * u[0])) / b), 99).astype(int)
+    s = 1.0 - ZIP_EXPONENT
+    top = (N_ZIPS + 1) ** s - 1.0
+    rank = np.minimum(np.floor((1.0 + u[2] * top) ** (1.0 / s) - 1.0), N_ZIPS - 1).astype(int)
+    zips = np.array([zip_code(r) for r in range(N_ZIPS)], dtype=object)[rank]
+    month = np.floor(u[3] * 12).astype(int) + 1
+    day = np.floor(u[4] * np.asarray(DAYS_IN_MONTH)[month - 1]).astype(int) + 1
+    education = _pick_np(u[5], [w for _, w, _ in EDUCATION], [e for e, _, _ in EDUCATION])
+    group_of = {e: EDUCATION_GROUPS.index(g) for e, _, g in EDUCATION}
+    edu_group = np.array([group_of[e] for e in education])
+    occ_group = np.empty(rows, dtype=object)
+    for i, weights in enumerate(OCCUPATION_GIVEN_EDUCATION):
+        at = edu_group == i
+        occ_group[at] = _pick_np(u[6][at], weights, OCCUPATION_GROUPS)
+    occupation = np.empty(rows, dtype=object)
+    within = [1 / (j + 1) for j in range(5)]
+    for g, jobs in OCCUPATIONS.items():
+        at = occ_group == g
+        occupation[at] = _pick_np(u[7][at], within, jobs)
+    band = np.searchsorted(np.asarray(AGE_BOUNDS), age, side="right")
+    marital = np.empty(rows, dtype=object)
+    labels = [m for m, _, _ in MARITAL]
+    for i in range(4):
+        at = band == i
+        marital[at] = _pick_np(u[8][at], [w[i] for _, _, w in MARITAL], labels)
+    diagnosis = _pick_np(u[9], [1 / (i + 1) for i in range(len(DIAGNOSES))], DIAGNOSES)
+    return pd.DataFrame(
+        {
+            "age": age,
+            "sex": _pick_np(u[1], [0.49, 0.51], SEXES),
+            "zip": zips,
+            "birth_month": month,
+            "birth_day": day,
+            "education": education,
+            "occupation": occupation,
+            "marital_status": marital,
+            SENSITIVE: diagnosis,
+        }
+    )

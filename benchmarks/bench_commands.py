@@ -15,8 +15,9 @@ pydantic, typer, PyYAML, Jinja2; the machine's share of every figure below); ``-
 ``anonymize`` job files on the bundled Adult data (k=5 at 0% and 5%, distinct 3-diversity and
 equal-distance 0.2-closeness of occupation at 5%, all writing CSV + JSON + HTML) and on Cup
 (k=5 5%, needs ``../shared/data/arx``); ``mask`` MDAV k=5 on 100,000 x 10 normal columns
-(seed 0) with its report; ``analyze`` on 1,000,000 resampled Adult rows x 8 QIs with the
-default measures.
+(seed 0) with its report; ``analyze`` on 1,000,000 resampled Adult rows x 8 QIs and on
+1,000,000 near-unique census-like records x 8 QIs (:func:`_nearunique.generate_local`, seed 0:
+SUDA2 and distinction over records nearly all unique) with the default measures.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ import numpy as np
 import pandas as pd
 
 import sdckit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _nearunique as nearunique  # noqa: E402
 from sdckit.datasets import ADULT_COLUMNS, data_dir, load_adult
 
 SHARED_ARX = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arx"
@@ -185,6 +189,24 @@ def cases(folder: Path) -> list[tuple[str, str, str, list[str]]]:
                 ",".join(qi8),
                 "--json",
                 str(folder / "risk.json"),
+                "--quiet",
+            ],
+        )
+    )
+    near = nearunique.generate_local(1_000_000, seed=0)
+    near[nearunique.QIS].to_csv(folder / "nearunique1m.csv", index=False)
+    out.append(
+        (
+            "analyze 1,000,000 near-unique",
+            "-",
+            "<= 10 s over floor",
+            [
+                "analyze",
+                str(folder / "nearunique1m.csv"),
+                "--qi",
+                ",".join(nearunique.QIS),
+                "--json",
+                str(folder / "risk_near.json"),
                 "--quiet",
             ],
         )

@@ -283,3 +283,78 @@ def test_adult_regression(shared_data):
     # pinned values of this implementation (30,162 x 9 keys)
     assert res.msu_count_by_size.tolist() == [2, 1204, 14890, 26029, 15983, 4172, 498, 31, 0]
     assert res.to_dict()["score_sum"] == 20402731.0
+
+
+def _near_unique(n: int = 3000, seed: int = 11) -> pd.DataFrame:
+    """Census-like keys where most records are unique: age, sex, a long-tailed ZIP code,
+    birth month and day (seeded)."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(0, 90, n),
+            "sex": rng.integers(0, 2, n),
+            "zip": np.minimum((rng.pareto(0.8, n) * 20).astype(int), 499),
+            "month": rng.integers(1, 13, n),
+            "day": rng.integers(1, 29, n),
+        }
+    ).astype(str)
+
+
+def _pandas_msu_counts(frame: pd.DataFrame) -> np.ndarray:
+    """MSU counts by size from pandas group sizes of every key subset (independent)."""
+    cols = list(frame.columns)
+    unique: dict[tuple[str, ...], np.ndarray] = {}
+    out = np.zeros((len(frame), len(cols)), dtype=np.int64)
+    for k in range(1, len(cols) + 1):
+        for subset in combinations(cols, k):
+            size = frame.groupby(list(subset))[cols[0]].transform("size").to_numpy()
+            unique[subset] = size == 1
+            minimal = np.ones(len(frame), dtype=bool)
+            for drop in subset if k > 1 else ():
+                minimal &= ~unique[tuple(c for c in subset if c != drop)]
+            out[:, k - 1] = out[:, k - 1] + (unique[subset] & minimal)
+    return out
+
+
+@pytest.mark.parametrize("kernel", [False, True], ids=["numpy", "numba"])
+def test_near_unique_equals_reference_and_pinned_values(kernel, monkeypatch):
+    # the subset walk skips records already unique on a parent; the numba kernel groups
+    # from KERNEL_ROWS records on: both must give the definition's MSUs exactly
+    import sdckit.risk.subsets as subsets
+
+    monkeypatch.setattr(subsets, "KERNEL_ROWS", 0 if kernel else 10**9)
+    frame = _near_unique()
+    res = suda2(_codes(frame))
+    np.testing.assert_array_equal(res.msu_counts, _pandas_msu_counts(frame))
+    # the values of the level-wise implementation this walk replaced (sdckit ce1818a)
+    assert res.msu_count_by_size.tolist() == [115, 4778, 6854, 167, 0]
+    assert res.n_sample_uniques == 2996
+    summary = res.to_dict()
+    assert summary["records_with_score"] == 2996
+    assert summary["score_sum"] == 45303.0
+    assert summary["dis_sum"] == pytest.approx(2654.199409726342, rel=1e-12)
+    # frequency-set form (distinct rows with counts) gives the same record scores
+    keys, counts = np.unique(_codes(frame), axis=0, return_counts=True)
+    by_class = suda2(keys, counts=counts)
+    assert by_class.to_dict() == pytest.approx(summary, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda m: st.lists(st.tuples(*[st.integers(0, 2)] * m), min_size=1, max_size=12)
+    ),
+    st.booleans(),
+)
+def test_kernel_matches_brute_force_definition(rows, with_missing):
+    import sdckit.risk.subsets as subsets
+
+    codes = np.array(rows, dtype=np.int64)
+    m = codes.shape[1]
+    missing = 2 if with_missing else None
+    saved, subsets.KERNEL_ROWS = subsets.KERNEL_ROWS, 0
+    try:
+        res = suda2(codes, missing_codes=[missing] * m if with_missing else None)
+    finally:
+        subsets.KERNEL_ROWS = saved
+    np.testing.assert_array_equal(res.msu_counts, np.array(_brute_force(rows, missing)))

@@ -8,18 +8,27 @@ equivalence classes of sizes ``f_j``,
 * separation(S) = share of record pairs that differ on S
   = 1 - sum_j f_j (f_j - 1) / (n (n - 1)).
 
-Both are computed from projections of one frequency set; a combination is projected from the
-smallest already-computed superset, so each projection groups few classes.
+Both are computed from one frequency set, on its classes. All combinations up to a size are
+grouped bottom up (:func:`sdckit.risk.subsets.walk_subsets`): a combination is grouped from a
+subset on the classes not already unique there, each other class being a group of one, so
+``distinction = (classes left out + groups) / n`` and ``separation`` sums over the groups
+only. When the two largest levels of combinations would hold too many classes, each
+combination is instead projected from the smallest already-computed superset.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations
 
 import numpy as np
 
 from sdckit.core.frequency import FrequencySet, group_keys
+from sdckit.risk.subsets import walk_subsets
+
+#: Memory the bottom-up walk may hold (two adjacent levels of open classes, 8 bytes each).
+MAX_WALK_BYTES = 1_500_000_000
 
 
 def distinction(counts: np.ndarray) -> float:
@@ -53,7 +62,35 @@ def attribute_combinations(names: Sequence[str], max_size: int | None = None) ->
 def distinction_separation(
     fs: FrequencySet, max_size: int | None = None
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Distinction and separation for each QI combination, keyed ``"A"`` or ``"A,B"``.
+    """Distinction and separation for each QI combination, keyed ``"A"`` or ``"A,B"``, in
+    :func:`attribute_combinations` order (see the module docstring for the two ways)."""
+    names = list(fs.names)
+    combos = attribute_combinations(names, max_size)
+    top = max((len(c) for c in combos), default=0)
+    sizes = [math.comb(len(names), k) for k in range(top + 1)]
+    peak = max((sizes[k - 1] + sizes[k] for k in range(1, top)), default=0)
+    if peak * fs.n_classes * 8 > MAX_WALK_BYTES:
+        return _top_down(fs, max_size)
+    n = float(fs.n_records)
+    cards = [q.cardinality(lv) for q, lv in zip(fs.quasi_identifiers, fs.levels, strict=True)]
+    dist: dict[str, float] = {}
+    sep: dict[str, float] = {}
+    for level in walk_subsets(fs.keys, cards, fs.counts, top):
+        for subset, groups in level.items():
+            key = ",".join(names[i] for i in subset)
+            n_groups = fs.n_classes - len(groups.grouped) + groups.n_groups
+            dist[key] = float(n_groups / n) if n else 0.0
+            if n < 2:
+                sep[key] = 1.0 if n == 1 else 0.0
+            else:
+                sep[key] = float(1.0 - groups.pairs / (n * (n - 1)))
+    return dist, sep
+
+
+def _top_down(
+    fs: FrequencySet, max_size: int | None = None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`distinction_separation` projecting each combination from a superset.
 
     Combinations are visited from the largest down; each is grouped from the cached superset
     with the fewest classes (one more attribute), on class keys, never on rows. Only class

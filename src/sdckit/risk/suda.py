@@ -39,12 +39,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 
 from sdckit.core.frequency import group_keys
 from sdckit.errors import ConfigError, DataError
+from sdckit.risk.subsets import walk_subsets
 
 _MAX_SUBSETS = 200_000  # key-variable subsets examined at most
 _MAX_LEVEL_BYTES = 2_000_000_000  # memory for two adjacent levels of subsets at most
@@ -175,37 +175,30 @@ def _msu_counts(
 ) -> np.ndarray:
     """MSU counts by size for distinct rows ``codes`` (each occurring ``mult`` times).
 
-    Level-wise over the key-variable subsets: the grouping of ``S`` extends that of ``S``
-    minus its last variable; ``S`` is unique for a row when its group count is 1 and an MSU when,
-    in addition, no ``S \\ {j}`` is unique for it and none of its variables is missing there.
+    Level-wise over the key-variable subsets (:func:`sdckit.risk.subsets.walk_subsets`: a
+    subset is grouped on the rows not yet unique on one of its parents only). ``T`` is an MSU
+    of a row unique on it when the row is unique on none of the ``T \\ {j}`` and none of
+    ``T``'s variables is missing there; rows unique on a parent are never MSUs of ``T`` and
+    are not even grouped.
     """
     n_rows, m = codes.shape
     cards = codes.max(axis=0) + 1
-    counts_by_size = np.zeros((n_rows, max_size), dtype=np.int64)
-    candidate = mult == 1  # only records unique on all variables can have MSUs
-    previous: dict[tuple[int, ...], tuple[np.ndarray, int, np.ndarray]] = {}
-    for k in range(1, max_size + 1):
-        current: dict[tuple[int, ...], tuple[np.ndarray, int, np.ndarray]] = {}
-        open_rows = np.zeros(n_rows, dtype=bool)  # non-unique on some size-k subset
-        for subset in combinations(range(m), k):
-            last = subset[-1]
-            if k == 1:
-                ids, n_ids = codes[:, last], int(cards[last])
-            else:
-                parent_ids, parent_n, _ = previous[subset[:-1]]
-                ids, n_ids, _ = group_keys(
-                    [parent_ids, codes[:, last]], [parent_n, int(cards[last])]
-                )
-            unique = np.bincount(ids, weights=mult, minlength=n_ids)[ids] == 1.0
-            msu = unique & ~missing[:, list(subset)].any(axis=1)
+    by_size = [np.zeros(n_rows, dtype=np.int64) for _ in range(max_size)]
+    any_missing = bool(missing.any())
+    masks: dict[tuple[int, ...], np.ndarray] = {}  # per subset of the previous level
+    for k, level in enumerate(walk_subsets(codes, cards, mult, max_size), start=1):
+        for subset, groups in level.items():
+            rows = groups.grouped[groups.unique]  # unique on the subset, not on its parent
             for i in range(k if k > 1 else 0):
-                msu &= ~previous[subset[:i] + subset[i + 1 :]][2]
-            counts_by_size[:, k - 1] += msu
-            open_rows |= ~unique
-            current[subset] = (ids, n_ids, unique)
-        previous = current
-        if not (open_rows & candidate).any():
+                if len(rows):
+                    rows = rows[masks[subset[:i] + subset[i + 1 :]][rows]]
+            if any_missing and len(rows):
+                rows = rows[~missing[np.ix_(rows, list(subset))].any(axis=1)]
+            by_size[k - 1][rows] += 1
+        if not any(g.single_open for g in level.values()):
             break  # every unique row is unique on all size-k subsets: no larger MSUs
+        masks = {s: g.open_mask(n_rows) for s, g in level.items()} if k < max_size else {}
+    counts_by_size = np.column_stack(by_size)
     return counts_by_size
 
 
@@ -273,7 +266,7 @@ def suda2(
     distinct = np.empty((n_rows, m), dtype=np.int64)
     for j in range(m):  # dense per-column codes keep the mixed-radix keys small
         distinct[:, j] = np.unique(codes[representative, j], return_inverse=True)[1]
-    per_row = _msu_counts(distinct, mult.astype(float), missing[representative], size)
+    per_row = _msu_counts(distinct, mult, missing[representative], size)
     weights = suda_weights(m)[:size]
     score = (per_row.astype(float) @ weights)[row]
     n_uniques = int(np.count_nonzero(mult == 1))
