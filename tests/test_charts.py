@@ -60,3 +60,21 @@ def test_risk_page_draws_without_matplotlib(tmp_path):
     assert "MPL False" in res.stdout, res.stderr[-500:]
     html = (tmp_path / "r.html").read_text()
     assert html.count("<svg") == 1 and "Per-record re-identification risk" in html
+
+
+def test_grouped_bars_side_by_side_with_a_legend():
+    from sdckit.report.charts import GroupedBarChart
+
+    chart = GroupedBarChart(
+        "age", "% of records", ["<20", "20-40"], {"original": [10, 40], "synthetic": [20, 30]}
+    )
+    svg = chart.to_svg()
+    heights = _bars(svg)
+    # one bar per (series, category), then a legend swatch per series (8 high)
+    bars = [h for h in heights if h != 8.0]
+    assert bars == [heights[0], heights[1], heights[3], heights[4]]
+    assert bars[1] == 4 * bars[0] and bars[2] == 2 * bars[0] and bars[3] == 3 * bars[0]
+    assert svg.count(">original</text>") == 1 and svg.count(">synthetic</text>") == 1
+    assert "&lt;20" in svg and svg.count("<svg") == 1
+    row = ChartRow([chart, chart], "two").to_svg()
+    assert row.count("<svg") == 1 and row.count(">age</text>") == 2

@@ -69,3 +69,26 @@ def test_tcap_hand_computed() -> None:
     assert r.baseline == pytest.approx((2 / 6) ** 2 + 4 * (1 / 6) ** 2)
     # the original itself as "synthetic": every homogeneous class attributes correctly
     assert tcap(original, original, ["age", "sex"], "job").tcap == 1.0
+
+
+def test_dcr_sample_is_the_dcr_of_a_seeded_subset() -> None:
+    from sdckit.errors import ParameterError
+
+    rng = np.random.default_rng(5)
+    training, holdout, synthetic = population(rng, 800), population(rng, 200), population(rng, 600)
+    full = dcr_holdout(training, holdout, synthetic)
+    assert (full.synthetic_records, full.measured_records) == (600, 600)
+    # a sample at least the file's size measures every record: the same figures
+    assert dcr_holdout(training, holdout, synthetic, sample=600) == full
+    sampled = dcr_holdout(training, holdout, synthetic, sample=150, seed=7)
+    assert (sampled.synthetic_records, sampled.measured_records) == (600, 150)
+    # the same as the DCR of the records the seed picks, measured directly
+    picked = np.sort(np.random.default_rng(7).choice(600, 150, replace=False))
+    direct = dcr_holdout(training, holdout, synthetic.iloc[picked])
+    assert sampled.share_closer_to_training == direct.share_closer_to_training
+    assert sampled.dcr_training_median == direct.dcr_training_median
+    assert sampled.to_dict()["measured_records"] == 150
+    assert dcr_holdout(training, holdout, synthetic, sample=150, seed=7) == sampled
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ParameterError, match="sample must be"):
+            dcr_holdout(training, holdout, synthetic, sample=bad)  # type: ignore[arg-type]

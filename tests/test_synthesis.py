@@ -211,6 +211,10 @@ def test_marginal_dp_through_the_api_states_its_budget(bn: pd.DataFrame) -> None
     assert ev["training_records"] == 4800 and ev["holdout_records"] == 1200
     assert set(ev["utility"]) >= {"pmse", "s_pmse", "tvd_1way_mean", "tvd_2way_mean"}
     assert 0 <= ev["risk"]["dcr_share_closer_than_holdout"] <= 1
+    # the DCR measures a seeded sample of the synthetic records, and says so
+    dcr = ev["risk"]["dcr"]
+    assert dcr["measured_records"] == min(2000, dcr["synthetic_records"]) == 2000
+    assert any("random sample of 2,000" in note for note in ev["notes"])
     with pytest.raises(ParameterError, match="needs its privacy budget"):
         sdckit.synthesize(bn, "marginal_dp")
     with pytest.raises(ParameterError, match="takes no epsilon"):
@@ -596,3 +600,24 @@ def test_synthesize_job_warns_about_original_records(tmp_path, bn: pd.DataFrame)
     job = _job(tmp_path, small, method="hybrid", options={"original_share_warning": "high"})
     res = runner.invoke(app, ["synthesize", "--config", str(job)])
     assert res.exit_code == 2 and "original_share_warning" in res.output
+
+
+def test_dcr_sample_changes_only_the_records_measured(bn: pd.DataFrame) -> None:
+    runs = {
+        size: sdckit.synthesize(
+            bn,
+            "marginal_dp",
+            seed=3,
+            epsilon=1.0,
+            delta=1e-6,
+            dcr_sample=size,
+            insecure_reproducible_noise=True,
+            **BN_DECLARED,
+        )  # fmt: skip
+        for size in (None, 100)
+    }
+    pd.testing.assert_frame_equal(runs[None].data, runs[100].data)  # same copies
+    everything, sampled = runs[None].risk["dcr"], runs[100].risk["dcr"]
+    assert everything["measured_records"] == everything["synthetic_records"] == len(runs[None].data)
+    assert sampled["measured_records"] == 100
+    assert not any("random sample" in n for n in runs[None].evaluation_notes)

@@ -273,3 +273,21 @@ def test_s_pmse_null_expectation_and_ratio() -> None:
     both = propensity_mse(a, b)
     assert both.c == 0.75 and propensity_score_utility(a, b) == both.pmse
     assert both.to_dict()["s_pmse"] == both.s_pmse
+
+
+def test_logistic_fit_sparse_design_equals_dense(monkeypatch) -> None:
+    # one-hot designs are multiplied as sparse matrices; the fit must not change
+    import sdckit.utility.propensity as propensity
+
+    rng = np.random.default_rng(0)
+    n, cards = 20_000, (5, 9, 16)
+    codes = [rng.integers(0, k, n) for k in cards]
+    x = np.hstack([np.eye(k)[c][:, 1:] for c, k in zip(codes, cards, strict=True)])
+    x = np.hstack([x, rng.normal(size=(n, 1))])
+    t = (rng.random(n) < 0.3 + 0.3 * (codes[0] == 1)).astype(float)
+    sparse_fit = propensity._logistic_fit(x, t, propensity.PROPENSITY_C)
+    monkeypatch.setattr(propensity, "SPARSE_DENSITY", -1.0)  # the dense products
+    dense_fit = propensity._logistic_fit(x, t, propensity.PROPENSITY_C)
+    np.testing.assert_allclose(sparse_fit, dense_fit, rtol=0, atol=1e-12)
+    # the intercept is not penalized: the mean probability is the share of ones (nearly)
+    assert sparse_fit.mean() == pytest.approx(t.mean(), abs=1e-6)

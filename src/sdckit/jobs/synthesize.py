@@ -18,7 +18,9 @@
                                            # records: per copy (default: as many as the
                                            # input, holdout or not; n: is its former name);
                                            # regression: {target: age, predictors: [sex]};
-                                           # original_share_warning (default 0.1)
+                                           # original_share_warning (default 0.1);
+                                           # dcr_sample: synthetic records the DCR
+                                           # measures (default 2000; null: all)
     output: {path: synthetic.csv, report: synth.html, json: synth.json}
 
 With ``m`` > 1 copies, copy ``i`` is written to ``<stem>_<i><suffix>`` (``synthetic_1.csv``,
@@ -47,7 +49,14 @@ from sdckit.report.writer import write_json
 __all__ = ["SynthesizeJobOutcome", "copy_paths", "run_synthesize_job"]
 
 #: Options of the job itself (the others are the method's parameters).
-_JOB_OPTIONS = ("holdout", "records", "n", "regression", "original_share_warning")
+_JOB_OPTIONS = (
+    "holdout",
+    "records",
+    "n",
+    "regression",
+    "original_share_warning",
+    "dcr_sample",
+)
 
 
 @dataclass
@@ -69,7 +78,7 @@ def copy_paths(path: Path, m: int) -> list[Path]:
 def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> SynthesizeJobOutcome:
     """Synthesize as the job says and write the copies, the report and the JSON."""
     from sdckit.jobs.mask import _typed
-    from sdckit.synthesis.api import METHODS, synthesize
+    from sdckit.synthesis.api import DCR_SAMPLE, METHODS, synthesize
 
     spec = job.spec
     method = spec.method or "cart"
@@ -113,6 +122,7 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
             holdout=options.get("holdout", 0.2),
             regression=options.get("regression"),
             original_share_warning=options.get("original_share_warning"),
+            dcr_sample=options.get("dcr_sample", DCR_SAMPLE),
             schema=schema if spec.attributes else None,
             **parameters,
         )

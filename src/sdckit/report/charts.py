@@ -17,7 +17,7 @@ from html import escape
 
 import numpy as np
 
-__all__ = ["BarChart", "ChartRow", "ScatterChart", "histogram_chart"]
+__all__ = ["BarChart", "ChartRow", "GroupedBarChart", "ScatterChart", "histogram_chart"]
 
 _W, _H = 360.0, 230.0  # one panel, in SVG user units (pixels at 100%)
 _LEFT, _RIGHT, _TOP, _BOTTOM = 48.0, 10.0, 24.0, 40.0
@@ -126,6 +126,59 @@ class BarChart:
         return _svg([self.panel()], self.title)
 
 
+@dataclass(frozen=True)
+class GroupedBarChart:
+    """Bars of several series side by side over category ``labels`` (``series``: a legend
+    label -> one value per category; ``colors`` in the series' order), with a legend; e.g. an
+    original and a synthetic distribution. Labels are cut to ``label_chars`` characters and
+    written slanted."""
+
+    title: str
+    ylabel: str
+    labels: Sequence[str]
+    series: dict[str, Sequence[float]]
+    colors: Sequence[str] = ("#3d6fb6", "#e08a2c")
+    label_chars: int = 12
+
+    def panel(self) -> list[str]:
+        """The SVG elements of this chart as one panel."""
+        values = [np.asarray(v, dtype=float) for v in self.series.values()]
+        top = max((float(np.nanmax(v)) for v in values if v.size), default=0.0)
+        ticks = _nice_ticks(top)
+        y_max = float(ticks[-1]) or 1.0
+        out = _frame(self.title, "", self.ylabel, ticks, y_max)
+        plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
+        slot = plot_w / max(len(self.labels), 1)
+        width = slot * 0.8 / max(len(values), 1)
+        for k, (name, v) in enumerate(zip(self.series, values, strict=True)):
+            color = self.colors[k % len(self.colors)]
+            for i, (label, value) in enumerate(zip(self.labels, v, strict=True)):
+                h = plot_h * (0.0 if np.isnan(value) else value) / y_max
+                x = _LEFT + i * slot + slot * 0.1 + k * width
+                out.append(
+                    f'<rect x="{x:.1f}" y="{_H - _BOTTOM - h:.1f}" width="{width:.1f}" '
+                    f'height="{h:.1f}" fill="{color}"><title>{escape(str(label))}, '
+                    f"{escape(name)}: {_fmt(round(float(value), 4))}</title></rect>"
+                )
+            out.append(
+                f'<rect x="{_W - _RIGHT - 80}" y="{_TOP + 2 + 12 * k}" width="8" height="8" '
+                f'fill="{color}"/><text x="{_W - _RIGHT - 68}" y="{_TOP + 10 + 12 * k}" '
+                f"{_FONT}>{escape(name)}</text>"
+            )
+        for i, label in enumerate(self.labels):
+            x, y = _LEFT + (i + 0.5) * slot, _H - _BOTTOM + 8
+            out.append(
+                f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="end" font-size="7" '
+                f'font-family="sans-serif" transform="rotate(-45 {x:.1f} {y:.1f})">'
+                f"{escape(str(label)[: self.label_chars])}</text>"
+            )
+        return out
+
+    def to_svg(self) -> str:
+        """The chart as one ``<svg>`` element."""
+        return _svg([self.panel()], self.title)
+
+
 def histogram_chart(
     values: np.ndarray,
     bins: np.ndarray,
@@ -215,7 +268,7 @@ class ScatterChart:
 class ChartRow:
     """Bar charts side by side, as the panels of one ``<svg>`` element."""
 
-    charts: Sequence[BarChart]
+    charts: Sequence[BarChart | GroupedBarChart]
     label: str
 
     def to_svg(self) -> str:

@@ -16,45 +16,34 @@ PLOTTED_COLUMNS = 12
 PLOTTED_CATEGORIES = 15
 
 
-def _marginal_figure(original: pd.DataFrame, synthetic: pd.DataFrame) -> Any:
-    """Small multiples: per column, the original's and the synthetic data's distribution
-    (shares; numeric columns as histograms over the original's range)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _marginal_charts(original: pd.DataFrame, synthetic: pd.DataFrame) -> list[Any]:
+    """Small multiples, three to a row: per column, the original's and the synthetic data's
+    distribution (% of records; numeric columns over 20 equal bins of the original's range,
+    categorical ones over the original's most frequent categories), as inline SVG."""
+    from sdckit.report.charts import ChartRow, GroupedBarChart
 
     cols = [c for c in original.columns if c in synthetic.columns][:PLOTTED_COLUMNS]
-    ncols = 3
-    nrows = max(1, -(-len(cols) // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(12, 3.0 * nrows), squeeze=False)
-    for ax, c in zip(axes.ravel(), cols, strict=False):
+    charts = []
+    for c in cols:
         o, s = original[c], synthetic[c]
         if pd.api.types.is_numeric_dtype(o) and pd.api.types.is_numeric_dtype(s):
             ov = o.to_numpy(dtype=np.float64, na_value=np.nan)
             sv = s.to_numpy(dtype=np.float64, na_value=np.nan)
             ov, sv = ov[~np.isnan(ov)], sv[~np.isnan(sv)]
-            if len(ov):
-                bins = np.histogram_bin_edges(ov, bins=20)
-                ax.hist(ov, bins=bins, alpha=0.55, density=True, label="original")
-                sv = sv[(sv >= bins[0]) & (sv <= bins[-1])]  # a density needs a count
-                if len(sv):
-                    ax.hist(sv, bins=bins, alpha=0.55, density=True, label="synthetic")
+            bins = np.histogram_bin_edges(ov if len(ov) else np.zeros(1), bins=20)
+            shares = [np.histogram(v, bins=bins)[0] / max(len(v), 1) * 100 for v in (ov, sv)]
+            labels = [f"{e:.3g}" for e in bins[:-1]]
         else:
             oc = o.astype(str).value_counts(normalize=True)
             sc = s.astype(str).value_counts(normalize=True)
-            top = list(oc.index[:PLOTTED_CATEGORIES])
-            x = np.arange(len(top))
-            ax.bar(x - 0.2, oc.reindex(top).fillna(0), width=0.4, label="original")
-            ax.bar(x + 0.2, sc.reindex(top).fillna(0), width=0.4, label="synthetic")
-            ax.set_xticks(x, [t[:12] for t in top], rotation=60, fontsize=7)
-        ax.set_title(str(c), fontsize=9)
-    for ax in axes.ravel()[len(cols) :]:
-        ax.axis("off")
-    if cols:
-        axes.ravel()[0].legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+            labels = list(oc.index[:PLOTTED_CATEGORIES])
+            shares = [x.reindex(labels).fillna(0).to_numpy() * 100 for x in (oc, sc)]
+        series = {"original": shares[0], "synthetic": shares[1]}
+        charts.append(GroupedBarChart(str(c), "% of records", labels, series))
+    return [
+        ChartRow(charts[i : i + 3], "marginals, original and synthetic")
+        for i in range(0, len(charts), 3)
+    ]
 
 
 def synthesis_report(
@@ -165,7 +154,14 @@ def synthesis_report(
             r.get("dcr_share_closer_than_holdout"),
             f"expected {dcr.get('expected_share')} when nothing is copied",
         ),
-        ("exact copies of training records", dcr.get("exact_copies"), ""),
+        (
+            "exact copies of training records (among the records the DCR measured)",
+            dcr.get("exact_copies"),
+            f"DCR measured on {dcr.get('measured_records')} of {dcr.get('synthetic_records')} "
+            "synthetic records (a seeded random sample when fewer)"
+            if dcr
+            else "",
+        ),
         (
             "median nearest-neighbour distance ratio, training records",
             dcr.get("nndr_training_median"),
@@ -211,7 +207,7 @@ def synthesis_report(
             Section(
                 steward.format("marginals, original and synthetic"),
                 table=[{"column": k, "TVD": v} for k, v in one_way.items()],
-                figures=[] if original is None else [_marginal_figure(original, synthetic)],
+                figures=[] if original is None else _marginal_charts(original, synthetic),
             )
         )
     plain = {

@@ -32,6 +32,7 @@ import pandas as pd
 
 from sdckit.core.encoding import as_text, is_numeric
 from sdckit.core.frequency import group_keys
+from sdckit.errors import ParameterError
 from sdckit.utility.numeric import check_aligned
 
 __all__ = ["HoldoutDCR", "TCAP", "dcr_holdout", "tcap"]
@@ -48,9 +49,12 @@ class HoldoutDCR:
     exact_copies: int
     nndr_training_median: float = float("nan")
     nndr_holdout_median: float = float("nan")
+    synthetic_records: int = 0  # in the synthetic file
+    measured_records: int = 0  # of them measured (a seeded random sample when fewer)
 
     def to_dict(self) -> dict[str, float | int]:
-        """JSON-ready figures (``dcr_share_closer_than_holdout`` is the share)."""
+        """JSON-ready figures (``dcr_share_closer_than_holdout`` is the share;
+        ``measured_records`` of the ``synthetic_records`` were measured)."""
         return {
             "dcr_share_closer_than_holdout": self.share_closer_to_training,
             "expected_share": self.expected_share,
@@ -59,6 +63,8 @@ class HoldoutDCR:
             "exact_copies": self.exact_copies,
             "nndr_training_median": self.nndr_training_median,
             "nndr_holdout_median": self.nndr_holdout_median,
+            "synthetic_records": self.synthetic_records,
+            "measured_records": self.measured_records,
         }
 
 
@@ -186,13 +192,32 @@ def dcr_holdout(
     holdout: pd.DataFrame,
     synthetic: pd.DataFrame,
     columns: Sequence[str] | str | None = None,
+    *,
+    sample: int | None = None,
+    seed: int | np.random.Generator | None = 0,
 ) -> HoldoutDCR:
     """Distance-to-closest-record shares of ``synthetic`` against ``training`` (seen by the
     synthesizer) and ``holdout`` (not seen), over ``columns`` (default: every column of
     ``training``); see the module docstring. Raises :class:`~sdckit.errors.DataError` for a
-    missing column or an empty file."""
+    missing column or an empty file.
+
+    ``sample``: measure at most this many synthetic records, drawn without replacement by
+    ``seed`` (each costs a pass over the training and holdout records, so the whole file
+    costs ``n_synthetic x (n_training + n_holdout)`` distances; the shares and medians are
+    then estimates from the sample, the result states how many were measured). ``None``:
+    every synthetic record."""
     cols = check_aligned(training, synthetic, columns, "DCR", aligned=False)
     check_aligned(training, holdout, cols, "DCR", aligned=False)
+    total = len(synthetic)
+    if sample is not None:
+        if isinstance(sample, bool) or not isinstance(sample, int | np.integer) or sample < 1:
+            raise ParameterError(
+                f"DCR: sample must be a number of synthetic records >= 1 (or None for all), "
+                f"got {sample!r}"
+            )
+        if total > sample:
+            picked = np.sort(np.random.default_rng(seed).choice(total, int(sample), replace=False))
+            synthetic = synthetic.iloc[picked].reset_index(drop=True)
     p = max(len(cols), 1)
     d_train, d2_train = _nearest_gower(training, synthetic, cols, training)
     d_hold, d2_hold = _nearest_gower(holdout, synthetic, cols, training)
@@ -208,6 +233,8 @@ def dcr_holdout(
         exact_copies=int((d_train <= tol).sum()),
         nndr_training_median=float(np.median(nndr_train)),
         nndr_holdout_median=float(np.median(nndr_hold)),
+        synthetic_records=total,
+        measured_records=len(synthetic),
     )
 
 

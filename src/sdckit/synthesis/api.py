@@ -19,7 +19,10 @@ Evaluation (:func:`evaluate_synthetic`): with ``holdout`` > 0 (default 0.2) a ra
 the records is held out: the synthesizer is fitted on the rest (the *training* records) and
 the holdout serves as the reference for the distance-to-closest-record risk
 (:func:`sdckit.risk.synthetic.dcr_holdout`): a synthesizer that copies its training records puts
-more synthetic records closer to the training part than the training share predicts. Utility
+more synthetic records closer to the training part than the training share predicts (on a
+seeded random sample of at most ``dcr_sample`` synthetic records, default :data:`DCR_SAMPLE`:
+its cost is every synthetic record against every original one; the JSON states the records
+measured). Utility
 (pMSE/S_pMSE, 1-/2-way TVD) and TCAP compare the first copy with the training records. With
 ``holdout: 0`` every record is used for fitting and the DCR against a holdout is not measured.
 
@@ -49,6 +52,7 @@ from sdckit.errors import DataError, ParameterError, SdcInputError
 from sdckit.synthesis.base import Synthesizer, as_generator
 
 __all__ = [
+    "DCR_SAMPLE",
     "METHODS",
     "SynthesisResult",
     "SynthesisTraits",
@@ -418,6 +422,10 @@ class SynthesisResult:
         )
 
 
+#: Synthetic records the DCR measures by default (a seeded random sample of them when more).
+DCR_SAMPLE = 2000
+
+
 def _split(
     data: pd.DataFrame, holdout: float, rng: np.random.Generator
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -445,12 +453,15 @@ def evaluate_synthetic(
     quasi_identifiers: Sequence[str] | None = None,
     target: str | None = None,
     regression: Mapping[str, Any] | None = None,
+    dcr_sample: int | None = DCR_SAMPLE,
+    seed: int | np.random.Generator | None = 0,
 ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """Utility and risk of ``synthetic`` against the ``training`` records it was fitted on:
     ``utility`` {pmse, s_pmse, tvd_1way_mean, tvd_2way_mean} and ``risk``
     {dcr_share_closer_than_holdout, tcap, ...}; ``regression`` ``{target, predictors}`` adds
     Karr et al.'s confidence-interval overlap (:mod:`sdckit.utility.regression`); a measure
-    that does not apply is None with the reason in the notes."""
+    that does not apply is None with the reason in the notes. The DCR measures a random
+    sample of at most ``dcr_sample`` synthetic records drawn by ``seed`` (``None``: all)."""
     from sdckit.risk.synthetic import dcr_holdout, tcap
     from sdckit.utility.marginals import marginal_distances
     from sdckit.utility.propensity import propensity_mse
@@ -497,8 +508,13 @@ def evaluate_synthetic(
         notes.append("DCR against a holdout not measured: no records were held out (holdout: 0)")
     else:
         try:
-            d = dcr_holdout(orig, holdout[columns], syn)
+            d = dcr_holdout(orig, holdout[columns], syn, sample=dcr_sample, seed=seed)
             dd = d.to_dict()
+            if d.measured_records < d.synthetic_records:
+                notes.append(
+                    f"DCR measured on a random sample of {d.measured_records:,} of the "
+                    f"{d.synthetic_records:,} synthetic records (dcr_sample; null for all)"
+                )
             risk["dcr_share_closer_than_holdout"] = d.share_closer_to_training
             risk["dcr"] = dd
         except SdcInputError as exc:
@@ -539,6 +555,7 @@ def synthesize(
     target: str | None = None,
     regression: Mapping[str, Any] | None = None,
     original_share_warning: float | None = None,
+    dcr_sample: int | None = DCR_SAMPLE,
     **parameters: Any,
 ) -> SynthesisResult:
     """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
@@ -556,7 +573,9 @@ def synthesize(
     the budget of a differentially private method; ``schema``: roles and hierarchies
     (safepub's hierarchies, partial's quasi-identifiers, TCAP's keys and target);
     ``quasi_identifiers``/``target`` override the schema's for TCAP; ``regression``
-    (``{target, predictors}``) adds the regression CI overlap to the utility; further keyword
+    (``{target, predictors}``) adds the regression CI overlap to the utility; ``dcr_sample``:
+    the synthetic records the DCR measures at most (a random sample drawn from the seed;
+    ``None``: all); further keyword
     arguments are the method's parameters (module docstring of each method). Identifying
     attributes of ``schema`` are dropped.
 
@@ -619,6 +638,8 @@ def synthesize(
             quasi_identifiers=quasi_identifiers,
             target=target,
             regression=regression,
+            dcr_sample=dcr_sample,
+            seed=split_rng.spawn(1)[0],  # a stream of its own: the copies stay the same
         )
     released = copies[0] if len(copies) == 1 else pd.concat(copies, ignore_index=True)
     originals = original_records(data, released, threshold=share_limit).to_dict()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -107,27 +108,44 @@ class PropensityMSE:
         }
 
 
+#: Largest share of nonzero entries at which the regression's design is multiplied as sparse.
+SPARSE_DENSITY = 0.25
+
+
 def _logistic_fit(x: np.ndarray, t: np.ndarray, c_inverse: float) -> np.ndarray:
     """Fitted probabilities of the L2-penalized logistic regression of ``t`` on ``x`` (with an
     unpenalized intercept): minimizes ``sum_i logloss_i + ||w||^2 / (2 C)``, scikit-learn's
     objective, by Newton's method (iteratively reweighted least squares) with step halving;
-    converged when the Newton decrement is below 1e-12 per record."""
+    converged when the Newton decrement is below 1e-12 per record. A design of mostly zeros
+    (one-hot columns) is multiplied as a sparse matrix: the Hessian ``X' W X`` then costs
+    the nonzeros' pairs per record, not the columns' square."""
     n = len(x)
     design = np.hstack([np.ones((n, 1)), x])
     penalty = np.full(design.shape[1], 1.0 / c_inverse)
     penalty[0] = 0.0
     w = np.zeros(design.shape[1])
     w[0] = np.log(t.mean() / (1 - t.mean())) if 0 < t.mean() < 1 else 0.0
+    matrix: Any = design
+    if design.size >= 100_000 and np.count_nonzero(design) <= SPARSE_DENSITY * design.size:
+        from scipy import sparse
+
+        matrix = sparse.csr_matrix(design)
+    transposed = matrix.T.tocsr() if matrix is not design else design.T
 
     def loss(weights: np.ndarray) -> float:
-        z = design @ weights
+        z = matrix @ weights
         return float(np.sum(np.logaddexp(0.0, z) - t * z) + 0.5 * penalty @ weights**2)
+
+    def hessian(curvature: np.ndarray) -> np.ndarray:
+        if matrix is design:
+            return (design * curvature[:, None]).T @ design
+        return np.asarray((transposed.multiply(curvature[None, :]) @ matrix).toarray())
 
     current = loss(w)
     for _ in range(200):
-        p = 0.5 * (1.0 + np.tanh(0.5 * (design @ w)))  # stable sigmoid
-        grad = design.T @ (p - t) + penalty * w
-        hess = (design * (p * (1 - p))[:, None]).T @ design + np.diag(penalty + 1e-12)
+        p = 0.5 * (1.0 + np.tanh(0.5 * (matrix @ w)))  # stable sigmoid
+        grad = transposed @ (p - t) + penalty * w
+        hess = hessian(p * (1 - p)) + np.diag(penalty + 1e-12)
         step = np.linalg.solve(hess, grad)
         decrement = float(grad @ step)
         if decrement < 1e-12 * n:
@@ -142,7 +160,7 @@ def _logistic_fit(x: np.ndarray, t: np.ndarray, c_inverse: float) -> np.ndarray:
         else:
             break
         w, current = trial, value
-    return 0.5 * (1.0 + np.tanh(0.5 * (design @ w)))
+    return 0.5 * (1.0 + np.tanh(0.5 * (matrix @ w)))
 
 
 def propensity_mse(
