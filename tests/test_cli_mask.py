@@ -320,3 +320,33 @@ def test_mask_reports_the_share_of_released_records_equal_to_an_original(tmp_pat
         job = _job(tmp_path, methods, options=options)
         res = runner.invoke(app, ["mask", "--config", str(job)])
         assert res.exit_code == 2 and fragment in res.output, res.output
+
+
+def test_text_columns_typed_from_their_distinct_values():
+    # each distinct value is parsed once; the rules stay: numbers with missing tokens become
+    # Int64/float64, a leading zero or one non-number keeps text, an empty cell is missing
+    import pandas as pd
+
+    from sdckit.jobs.mask import _typed
+
+    class NoRoles:
+        attributes: dict = {}
+
+    frame = pd.DataFrame(
+        {
+            "a": ["1", "2", " 3", "NA", None, ""],
+            "b": ["01", "2", "3", "4", "5", "6"],
+            "c": ["x", "", " ", "NA", None, "y"],
+            "d": ["1.5", "2", "?", ".", "nan", "7"],
+            "g": ["1", "2", "3", "4", "5", "6"],
+        },
+        dtype=object,
+    )
+    out = _typed(frame, NoRoles())
+    assert str(out["a"].dtype) == "Int64" and out["a"].tolist()[:3] == [1, 2, 3]
+    assert out["a"].isna().tolist() == [False, False, False, True, True, True]
+    assert out["b"].tolist() == ["01", "2", "3", "4", "5", "6"]
+    assert out["c"].isna().tolist() == [False, True, True, False, True, False]
+    assert out["c"][3] == "NA"
+    assert out["d"].dtype == "float64" and out["d"].isna().sum() == 3
+    assert out["g"].dtype == "int64" and out["g"].sum() == 21

@@ -117,18 +117,20 @@ def _typed(data: pd.DataFrame, schema: Any) -> pd.DataFrame:
         if attr is not None and not attr.type.numeric:
             out[c] = s.mask(s.astype(str).str.strip() == "")  # empty cell = missing
             continue
-        if attr is None:  # numeric when every value parses (parsed once, reused)
-            text = s.astype(str).str.strip()
-            absent = text.isin(MISSING_TOKENS) | s.isna()
+        if attr is None:  # numeric when every value parses (each distinct value once)
+            codes, uniques = pd.factorize(s)  # a missing cell: code -1
+            text = pd.Series(uniques, dtype=object).astype(str).str.strip()
+            blank = np.r_[(text == "").to_numpy(), False][codes]  # (index -1: the False)
+            absent = text.isin(MISSING_TOKENS).to_numpy()
             present = text[~absent]
             if present.empty or present.str.match(r"^[+-]?0\d").any():
-                out[c] = s.mask(text == "")  # empty cell = missing
+                out[c] = s.mask(blank)  # empty cell = missing
                 continue
             parsed = pd.to_numeric(text.where(~absent), errors="coerce")
             if parsed[~absent].isna().any():
-                out[c] = s.mask(text == "")  # empty cell = missing
+                out[c] = s.mask(blank)  # empty cell = missing
                 continue
-            x = parsed.to_numpy(dtype=np.float64, na_value=np.nan)
+            x = np.r_[parsed.to_numpy(dtype=np.float64, na_value=np.nan), np.nan][codes]
         else:
             x = to_numeric(s, c, "the input")
         ok = ~np.isnan(x)

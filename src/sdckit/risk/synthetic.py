@@ -158,21 +158,30 @@ def _nearest_gower(
             blocks_q.append(eye[codes[len(tr) :]])
         ref_oh, q_oh = np.hstack(blocks_r), np.hstack(blocks_q)
     once = multiplicity == 1
-    for start in range(0, len(query), _BLOCK):
-        stop = min(start + _BLOCK, len(query))
-        d = np.zeros((stop - start, len(reference)), dtype=np.float64)
-        if q_oh is not None and ref_oh is not None:
-            d += len(categorical) - q_oh[start:stop] @ ref_oh.T
-        if q_num is not None and ref_num is not None:
-            for j in range(q_num.shape[1]):
-                d += np.abs(q_num[start:stop, j, None] - ref_num[None, :, j])
-        d = np.maximum(d, 0.0)
-        nearest = d.argmin(axis=1)
+    block = min(_BLOCK, max(len(query), 1))
+    d = np.empty((block, len(reference)), dtype=np.float64)  # one buffer for every block
+    spread = np.empty_like(d)
+    ref_oh_t = None if ref_oh is None else np.ascontiguousarray(ref_oh.T)
+    for start in range(0, len(query), block):
+        stop = min(start + block, len(query))
         rows = np.arange(stop - start)
-        d1 = d[rows, nearest]
+        dist = d[: stop - start]
+        if q_oh is not None and ref_oh_t is not None:
+            np.subtract(len(categorical), q_oh[start:stop] @ ref_oh_t, out=dist)
+        else:
+            dist.fill(0.0)
+        if q_num is not None and ref_num is not None:
+            tmp = spread[: stop - start]
+            for j in range(q_num.shape[1]):
+                np.subtract(q_num[start:stop, j, None], ref_num[None, :, j], out=tmp)
+                np.abs(tmp, out=tmp)
+                dist += tmp
+        np.maximum(dist, 0.0, out=dist)
+        nearest = dist.argmin(axis=1)
+        d1 = dist[rows, nearest]
         if len(reference) > 1:
-            d[rows, nearest] = np.inf  # the nearest once; its duplicates stay as the second
-            d2 = np.where(once[nearest], d.min(axis=1), d1)
+            dist[rows, nearest] = np.inf  # the nearest once; its duplicates stay as the second
+            d2 = np.where(once[nearest], dist.min(axis=1), d1)
         else:
             d2 = np.where(once[nearest], np.inf, d1)
         first[rest[start:stop]] = d1
