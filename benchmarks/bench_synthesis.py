@@ -192,6 +192,21 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
 # -- sdckit ---------------------------------------------------------------------------------------
 
 
+def whole_command_ratio(rows: list[tuple[str, str, str, dict[str, Any]]], method: str) -> str:
+    """The line comparing ``sdckit synthesize`` (the whole command: start-up, reading,
+    fitting, sampling, evaluating, writing) with fitting and sampling alone in this process;
+    the issue's target is at most 1.5."""
+    found = {(tool, label): r for tool, label, _, r in rows}
+    cli, inner = found.get(("sdckit CLI", method), {}), found.get(("sdckit", method), {})
+    if "seconds" not in cli or "seconds" not in inner:
+        return f"{method}: whole command / fit + sample: n/a"
+    ratio = cli["seconds"] / inner["seconds"]
+    return (
+        f"{method}: whole command {cli['seconds']:.2f} s / fit + sample {inner['seconds']:.2f} s"
+        f" = {ratio:.2f} (target <= 1.5 for marginal_dp)"
+    )
+
+
 def sdckit_available() -> str | None:
     """None when ``sdckit.synthesize`` exists, else why not."""
     try:
@@ -522,6 +537,8 @@ def main() -> None:
     print()
     print_table(rows, len(original), len(seeds))
     print()
+    for method in SDCKIT_CLI_METHODS:
+        print(whole_command_ratio(rows, method))
     print(f"machine: {started}")
     versions = ", ".join(f"{k} {v}" for k, v in sdckit_versions().items())
     print(f"- sdckit side: {versions}")
