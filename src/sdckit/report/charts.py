@@ -11,7 +11,7 @@ takes both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
@@ -136,7 +136,7 @@ class GroupedBarChart:
     title: str
     ylabel: str
     labels: Sequence[str]
-    series: dict[str, Sequence[float]]
+    series: Mapping[str, Sequence[float] | np.ndarray]
     colors: Sequence[str] = ("#3d6fb6", "#e08a2c")
     label_chars: int = 12
 
