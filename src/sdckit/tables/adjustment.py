@@ -57,10 +57,16 @@ from sdckit.errors import ConfigError, DataError, ParameterError, VerificationEr
 from sdckit.tables.rules import Primary
 from sdckit.tables.table import Table
 
-__all__ = ["Adjustment", "controlled_adjustment"]
+__all__ = ["DEFAULT_GAP", "Adjustment", "controlled_adjustment"]
 
 #: Relative tolerance of the checks on the solution (protection reached, additivity).
 _TOL = 1e-7
+#: The default relative optimality gap of the CTA program: HiGHS stops once the distance of
+#: its best adjustment is within 1% of its proven lower bound. The LP relaxation is tight
+#: here (its bound is typically within 1-2% of the optimum), so a good adjustment is found
+#: at the root while closing the last 1% takes the branch and bound 10-20 times longer
+#: (measured on a 21 x 21 table with 120 primaries: 0.6% at 1 s, 0.01% at 17-24 s).
+DEFAULT_GAP = 0.01
 
 
 @dataclass
@@ -82,9 +88,10 @@ class Adjustment:
         """JSON-ready summary: ``objective`` (the weighted distance), ``sum_abs_adjustment``,
         ``max_abs_adjustment``, ``sum_rel_adjustment``, ``max_rel_adjustment`` (relative to
         ``max(|value|, 1)``), ``cells_changed``, ``primary_up``, ``primary_down``,
-        ``weights`` (the cost's name), ``nonnegative``, ``fixed_cells``, ``optimal`` (False
-        when the time limit stopped the search first), ``mip_gap`` (HiGHS's relative gap of
-        the directions chosen) and ``solve_seconds``."""
+        ``weights`` (the cost's name), ``nonnegative``, ``fixed_cells``, ``optimal`` (within
+        ``gap_tolerance`` of the smallest distance; False when the time limit stopped the
+        search first), ``mip_gap`` (HiGHS's relative gap of the directions chosen),
+        ``gap_tolerance`` and ``solve_seconds``."""
         return dict(self.details)
 
 
@@ -96,6 +103,7 @@ def controlled_adjustment(
     nonnegative: bool = True,
     fixed: np.ndarray | None = None,
     time_limit: float | None = None,
+    gap: float = DEFAULT_GAP,
 ) -> Adjustment:
     """The closest additive table with every primary cell outside its protection interval.
 
@@ -104,7 +112,10 @@ def controlled_adjustment(
     docstring; default relative change); ``nonnegative``: no published cell below 0;
     ``fixed``: a boolean mask of cells that must keep their value (``fixed[0]`` is the grand
     total -- every dimension's node 0); ``time_limit`` (seconds) bounds the search, the best
-    adjustment found by then is returned (``details["optimal"]`` False).
+    adjustment found by then is returned (``details["optimal"]`` False); ``gap``: the
+    relative optimality gap at which the search stops (:data:`DEFAULT_GAP`; ``1e-4`` for
+    HiGHS's own default) -- the distance returned is then at most ``1 + gap`` times the
+    smallest (``details["gap_tolerance"]``; ``details["mip_gap"]`` is the gap reached).
 
     Raises :class:`~sdckit.errors.ParameterError` for inconsistent arguments,
     :class:`~sdckit.errors.DataError` for negative cells under ``nonnegative``, and
@@ -119,6 +130,8 @@ def controlled_adjustment(
     fix = _fixed(fixed, n)
     if time_limit is not None and not (np.isfinite(time_limit) and time_limit > 0):
         raise ParameterError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if not (np.isfinite(gap) and 0 <= gap < 1):
+        raise ParameterError(f"gap must be a relative gap in [0, 1), got {gap!r}")
     if nonnegative and (a < 0).any():
         i = int(np.flatnonzero(a < 0)[0])
         raise DataError(
@@ -137,10 +150,10 @@ def controlled_adjustment(
     demand = float(np.maximum(upl, lpl).sum())
     tight = max(demand, 1.0)
     loose = tight + float(np.abs(a).sum())
-    res = _solve_mip(table, a, w, prim, upl, lpl, down_ok, fix, nonnegative, tight, time_limit)
+    res = _solve_mip(table, a, w, prim, upl, lpl, down_ok, fix, nonnegative, tight, time_limit, gap)
     if res.status == 2:  # retry with a far larger bound before saying "infeasible"
         left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1.0)
-        res = _solve_mip(table, a, w, prim, upl, lpl, down_ok, fix, nonnegative, loose, left)
+        res = _solve_mip(table, a, w, prim, upl, lpl, down_ok, fix, nonnegative, loose, left, gap)
     if res.status == 2:
         raise ConfigError(_infeasible_message(nonnegative, int(fix.sum())))
     if res.x is None:
@@ -150,7 +163,7 @@ def controlled_adjustment(
         )
     optimal = res.status == 0
     g = getattr(res, "mip_gap", None)
-    gap = float(g) if g is not None and np.isfinite(g) else None
+    reached = float(g) if g is not None and np.isfinite(g) else None
     k = len(prim)
     up = np.rint(res.x[2 * n :]).astype(bool)
     d = _polish(table, a, w, prim, up, upl, lpl, fix, nonnegative)
@@ -174,7 +187,8 @@ def controlled_adjustment(
         "nonnegative": bool(nonnegative),
         "fixed_cells": int(fix.sum()),
         "optimal": bool(optimal),
-        "mip_gap": gap,
+        "mip_gap": reached,
+        "gap_tolerance": float(gap),
         "solve_seconds": time.perf_counter() - t0,
     }
     return Adjustment(adjusted, d, direction, w, details)
@@ -193,6 +207,7 @@ def _solve_mip(
     nonnegative: bool,
     big: float,
     time_limit: float | None,
+    gap: float = DEFAULT_GAP,
 ) -> Any:
     """The CTA mixed integer program (module docstring) with big-M ``big``, by HiGHS."""
     from scipy import sparse
@@ -237,7 +252,7 @@ def _solve_mip(
         # d-_i + LPL_i y_i >= LPL_i  and  d-_i + M y_i <= M
         blocks.append(LinearConstraint(rows(n + prim, lpl[prim]), lpl[prim], np.inf))
         blocks.append(LinearConstraint(rows(n + prim, m_down), -np.inf, m_down))
-    options: dict[str, Any] = {"disp": False}
+    options: dict[str, Any] = {"disp": False, "mip_rel_gap": float(gap)}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     integrality = np.concatenate([np.zeros(2 * n), np.ones(k)])
