@@ -382,3 +382,105 @@ def unbounded_directions(
         size += 2 * k
     flush(batch)
     return out
+
+
+class MinMoveLP:
+    """The least-movement deviation LPs of the removal pass
+    (:meth:`sdckit.tables.patterns.AttackerModel.witness`) over one pattern, kept in one
+    warm-started HiGHS instance: variables ``u, v >= 0`` per cell of the pattern
+    (``d = u - v``, ``u <= up``, ``v <= down``), rows ``a (u - v) = 0``, objective
+    ``min sum (u + v)``. :meth:`publish` fixes a cell's deviation at 0 (its bounds) and
+    :meth:`solve` asks for a deviation moving one cell by at least ``need`` upwards or
+    downwards -- both bound changes only, so each solve restarts the dual simplex method
+    from the previous optimal basis (a few pivots) instead of building an LP. Where the
+    HiGHS object is missing or a solve ends neither optimal nor infeasible, the same LP goes
+    to :func:`scipy.optimize.linprog`, so results never depend on it."""
+
+    def __init__(self, a: sparse.csr_matrix, up: np.ndarray, down: np.ndarray) -> None:
+        self.a = a.tocsr()
+        self.m, self.n = self.a.shape
+        self.up = np.asarray(up, dtype=float)
+        self.down = np.asarray(down, dtype=float)
+        self.lb = np.zeros(2 * self.n)
+        self.ub = np.concatenate([self.up, self.down])
+        self._highs = None if _highs_core is None else self._build()
+
+    def _build(self) -> Any:
+        h = _highs_core
+        assert h is not None
+        try:
+            csc = sparse.hstack([self.a, -self.a], format="csc")
+            csc.sort_indices()
+            lp = h.HighsLp()
+            lp.num_col_ = 2 * self.n
+            lp.num_row_ = self.m
+            lp.a_matrix_.num_col_ = 2 * self.n
+            lp.a_matrix_.num_row_ = self.m
+            lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+            lp.col_cost_ = np.ones(2 * self.n)
+            lp.col_lower_ = self.lb.copy()
+            lp.col_upper_ = np.where(np.isfinite(self.ub), self.ub, h.kHighsInf)
+            lp.row_lower_ = np.zeros(self.m)
+            lp.row_upper_ = np.zeros(self.m)
+            lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+            lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+            lp.a_matrix_.value_ = csc.data.astype(float)
+            highs = h._Highs()
+            for key, val in (("output_flag", False), ("presolve", "off"), ("threads", 1)):
+                highs.setOptionValue(key, val)
+            if highs.passModel(lp) == h.HighsStatus.kError:
+                return None
+            return highs
+        except Exception:  # pragma: no cover - an incompatible SciPy build: use linprog
+            return None
+
+    def _set(self, col: int, lo: float, hi: float) -> None:
+        self.lb[col], self.ub[col] = lo, hi
+        if self._highs is not None:
+            assert _highs_core is not None
+            inf = _highs_core.kHighsInf
+            self._highs.changeColBounds(col, lo, hi if np.isfinite(hi) else inf)
+
+    def publish(self, k: int, published: bool = True) -> None:
+        """Fix cell ``k``'s deviation at 0 (``published``), or free it again."""
+        self._set(k, 0.0, 0.0 if published else float(self.up[k]))
+        self._set(self.n + k, 0.0, 0.0 if published else float(self.down[k]))
+
+    def solve(self, k: int, sense: int, need: float) -> np.ndarray | None:
+        """The deviation ``d`` of least ``sum |d|`` with ``sense * d[k] >= need``; None when
+        none exists. Cell ``k`` must not be published."""
+        up_k, down_k = float(self.up[k]), float(self.down[k])
+        if sense == 1:
+            self._set(k, need, up_k)
+            self._set(self.n + k, 0.0, 0.0)
+        else:
+            self._set(k, 0.0, 0.0)
+            self._set(self.n + k, need, down_k)
+        try:
+            if (sense == 1 and need > up_k) or (sense == -1 and need > down_k):
+                return None
+            highs = self._highs
+            if highs is not None:
+                h = _highs_core
+                assert h is not None
+                highs.run()
+                status = highs.getModelStatus()
+                if status == h.HighsModelStatus.kOptimal:
+                    x = np.asarray(highs.getSolution().col_value, dtype=float)
+                    return x[: self.n] - x[self.n :]
+                if status == h.HighsModelStatus.kInfeasible:
+                    return None
+                highs.clearSolver()  # anything else: start afresh next time, linprog now
+            res = linprog(
+                np.ones(2 * self.n),
+                A_eq=sparse.hstack([self.a, -self.a]).tocsr() if self.m else None,
+                b_eq=np.zeros(self.m) if self.m else None,
+                bounds=np.column_stack([self.lb, self.ub]),
+                method="highs",
+            )
+            if res.status != 0:
+                return None
+            return np.asarray(res.x[: self.n] - res.x[self.n :], dtype=float)
+        finally:
+            self._set(k, 0.0, up_k)
+            self._set(self.n + k, 0.0, down_k)

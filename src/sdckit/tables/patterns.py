@@ -48,14 +48,15 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linprog
+from scipy.optimize import linprog
 
-from sdckit.core.solver import milp
+from sdckit.core.solver import solve_mip
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._lp import (
     Block,
     BlockResult,
     Component,
+    MinMoveLP,
     WarmLP,
     components,
     determined,
@@ -86,6 +87,8 @@ _BATCH_BLOCKS = 64
 #: A pattern of at most this many cells is split into components whole (see
 #: ``AttackerModel._components_of``).
 _SMALL_PATTERN = 2000
+#: Fractional master values below this count as 0 in the separation of an LP point.
+_FRACTION_FLOOR = 1e-6
 
 
 @dataclass
@@ -93,7 +96,9 @@ class Pattern:
     """A suppression pattern (``suppressed``, primaries included) and how it was found:
     ``optimal`` (minimum cost proven), ``iterations`` (master MILPs solved), ``cuts``
     (inequalities generated), ``lps`` (attacker LPs solved), ``completed`` (cells added by the
-    greedy completion after a time limit)."""
+    greedy completion after a time limit), ``time_limit_hit``, ``lower_bound`` (a proven
+    lower bound on the cost of the cells suppressed besides the fixed ones; 0 when unknown)
+    and ``cut_rounds`` (LP-relaxation rounds of cuts)."""
 
     suppressed: np.ndarray
     optimal: bool = False
@@ -102,6 +107,8 @@ class Pattern:
     lps: int = 0
     completed: int = 0
     time_limit_hit: bool = False
+    lower_bound: float = 0.0
+    cut_rounds: int = 0
 
 
 # -- the attacker model ------------------------------------------------------------------------
@@ -191,6 +198,10 @@ class AttackerModel:
         self.cost = np.where(cost > 0, cost, eps)
         self.lps = 0
         self.masters = 0
+        #: whether the last :meth:`separate` stopped at its deadline before every LP ran
+        self.interrupted = False
+        #: the dual bound of the last master MILP on its objective (``-inf`` when unknown)
+        self.master_bound = -np.inf
 
     def fix(self, cells: np.ndarray) -> None:
         """Cells that must be suppressed from now on (besides the primaries)."""
@@ -249,13 +260,28 @@ class AttackerModel:
 
     # -- separation ------------------------------------------------------------------------------
     def separate(
-        self, y: np.ndarray, primaries: np.ndarray | None = None
+        self,
+        y: np.ndarray,
+        primaries: np.ndarray | None = None,
+        deadline: float | None = None,
     ) -> tuple[list[_Cut], list[int]]:
         """The attacker LPs of the primaries (default all) at the pattern ``y``: the violated
         inequalities, and the primaries found unprotected for which no violated inequality
-        could be formed (numerical trouble; the caller adds a neighbour)."""
-        on = np.asarray(y, dtype=bool)
-        weight = on.astype(float)
+        could be formed (numerical trouble; the caller adds a neighbour).
+
+        ``y`` may be fractional (a point of the master's LP relaxation, Fischetti & Salazar
+        2001, sec. 4): the attacker LP then bounds each cell by ``y_c`` times its capacity,
+        ``-LB_c y_c <= d_c <= UB_c y_c``, and its dual gives the same valid inequality, now
+        violated by the fractional point. ``deadline`` (``time.perf_counter()`` value): no
+        LP is started after it (the cuts found so far are returned)."""
+        y = np.asarray(y)
+        if y.dtype == bool:
+            on = y
+            weight = on.astype(float)
+        else:  # a fractional point (the master's LP relaxation): bounds scaled by y_c
+            weight = np.clip(np.asarray(y, dtype=float), 0.0, 1.0)
+            weight[weight < _FRACTION_FLOOR] = 0.0
+            on = weight > 0
         if primaries is None:
             comps = components(self.by_column, np.flatnonzero(on))
         else:
@@ -284,6 +310,7 @@ class AttackerModel:
 
         cuts: list[_Cut] = []
         stalled: list[int] = []
+        self.interrupted = False
 
         def take(task: tuple[int, int, int, float], res: BlockResult) -> None:
             i, k, sense, need = task
@@ -303,6 +330,9 @@ class AttackerModel:
         if self.warm:
             lps: dict[int, WarmLP] = {}  # one warm-started HiGHS instance per component
             for task in tasks:
+                if deadline is not None and time.perf_counter() > deadline:
+                    self.interrupted = True
+                    break
                 if proven(task):
                     continue
                 i, k, sense, _ = task
@@ -313,6 +343,9 @@ class AttackerModel:
             return cuts, sorted(set(stalled))
         pos = 0
         while pos < len(tasks):
+            if deadline is not None and time.perf_counter() > deadline:
+                self.interrupted = True
+                break
             blocks: list[Block] = []
             owners: list[tuple[int, int, int, float]] = []
             size = 0
@@ -410,34 +443,78 @@ class AttackerModel:
         gap: float = MIP_GAP,
         links: list[tuple[int, int]] | None = None,
         node_limit: int | None = None,
+        start: np.ndarray | None = None,
     ) -> tuple[np.ndarray | None, bool]:
         """The cheapest pattern satisfying ``cuts`` and ``links`` (see :meth:`lonely`) with
         the fixed cells suppressed: (pattern, or None without an incumbent at the time
-        limit; optimality proven). DataError when no pattern satisfies them."""
+        limit; optimality proven). ``start``: a pattern satisfying them (a protecting one
+        does), HiGHS's first incumbent, so a stop at the time limit returns nothing dearer.
+        The MILP's dual bound is kept in :attr:`master_bound` (in :meth:`objective` terms).
+        DataError when no pattern satisfies them."""
         self.masters += 1
         support, mat, rhs = self._master_matrix(cuts, links)
-        options: dict[str, Any] = {"mip_rel_gap": gap}
-        if time_limit is not None:
-            options["time_limit"] = max(time_limit, 0.01)
-        if node_limit is not None:
-            options["node_limit"] = int(node_limit)
-        res = milp(
+        first = None
+        if start is not None:
+            first = np.asarray(start, dtype=bool)[support].astype(float)
+            if (mat @ first < rhs - self.tol / 2).any():
+                first = None  # not feasible for these rows: no start
+        res = solve_mip(
             self.cost[support],
-            integrality=np.ones(len(support)),
-            bounds=Bounds(self.fixed1[support].astype(float), 1.0),
-            constraints=LinearConstraint(mat, rhs, np.inf),
-            options=options,
+            mat,
+            rhs,
+            np.full(len(rhs), np.inf),
+            self.fixed1[support].astype(float),
+            np.ones(len(support)),
+            np.ones(len(support)),
+            time_limit=None if time_limit is None else max(time_limit, 0.01),
+            mip_rel_gap=gap,
+            node_limit=node_limit,
+            start=first,
         )
-        if res.status == 2:
+        if res.status == "infeasible":
             raise DataError(
                 "no suppression pattern protects every primary cell (the attacker "
                 "inequalities are infeasible)"
             )
+        outside = self.fixed1.copy()
+        outside[support] = False
+        self.master_bound = res.bound + float(self.cost[outside].sum())
         if res.x is None:
             return None, False
         y = self.fixed1.copy()
-        y[support[np.asarray(res.x) > 0.5]] = True
-        return y, res.status == 0
+        y[support[res.x > 0.5]] = True
+        return y, res.status == "optimal"
+
+    def objective(self, y: np.ndarray) -> float:
+        """The master's objective of the pattern ``y``: its cells' costs, zero-cost cells
+        at the tiny cost that makes the fewest cells win ties."""
+        return float(self.cost[np.asarray(y, dtype=bool)].sum())
+
+    def relaxation(
+        self, cuts: list[_Cut], time_limit: float | None
+    ) -> tuple[np.ndarray, float] | None:
+        """The master's LP relaxation under ``cuts`` (``0 <= y <= 1``, fixed cells at 1):
+        its optimal point and value (a lower bound on every protecting pattern's
+        :meth:`objective`, the cuts being valid); None when not solved in time."""
+        support, mat, rhs = self._master_matrix(cuts, None)
+        options: dict[str, Any] = {}
+        if time_limit is not None:
+            options["time_limit"] = max(time_limit, 0.01)
+        res = linprog(
+            self.cost[support],
+            A_ub=-mat,
+            b_ub=-rhs,
+            bounds=np.column_stack([self.fixed1[support].astype(float), np.ones(len(support))]),
+            method="highs",
+            options=options,
+        )
+        if res.status != 0:
+            return None
+        y = self.fixed1.astype(float)
+        y[support] = np.clip(res.x, 0.0, 1.0)
+        outside = self.fixed1.copy()
+        outside[support] = False
+        return y, float(res.fun) + float(self.cost[outside].sum())
 
     def _master_matrix(
         self, cuts: list[_Cut], links: list[tuple[int, int]] | None
@@ -497,6 +574,14 @@ class AttackerModel:
         return added
 
     def sequential(self, y: np.ndarray, primaries: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`sequential_until` without a deadline."""
+        out = self.sequential_until(y, primaries, None)
+        assert out is not None
+        return out
+
+    def sequential_until(
+        self, y: np.ndarray, primaries: np.ndarray | None = None, deadline: float | None = None
+    ) -> np.ndarray | None:
         """Protect the primaries left unprotected by ``y`` one at a time, in cell order, with
         every cell suppressed so far kept (suppressing more only widens every interval, so
         cells protected earlier stay protected): while the attacker LPs find the cell
@@ -504,12 +589,18 @@ class AttackerModel:
         and the cells added get partners in their relations as in :func:`simple_pattern`
         (a cell alone in a relation is pinned by it and protects nothing). A few MILP
         rounds per primary instead of the greedy step were measured slower and no cheaper
-        on a 100,000-cell table. ``primaries``: only these (default all)."""
+        on a 100,000-cell table. ``primaries``: only these (default all). ``deadline``
+        (``time.perf_counter()`` value): None once it has passed (the pattern is then not
+        finished; the caller has another)."""
         y = y | self.fixed1
-        cuts, stalled = self.separate(y, primaries)
+        cuts, stalled = self.separate(y, primaries, deadline)
+        if self.interrupted:
+            return None
         for p in sorted({c.primary for c in cuts} | set(stalled)):
             while True:
-                new, stuck = self.separate(y, np.array([p]))
+                new, stuck = self.separate(y, np.array([p]), deadline)
+                if self.interrupted:
+                    return None
                 if not new and not stuck:
                     break
                 before = y.copy()
@@ -562,7 +653,12 @@ class AttackerModel:
         d = res.x[:m] - res.x[m:]
         return comp.cells[np.abs(d) > self.tol]
 
-    def release(self, y: np.ndarray, candidates: np.ndarray | None = None) -> np.ndarray:
+    def release(
+        self,
+        y: np.ndarray,
+        candidates: np.ndarray | None = None,
+        deadline: float | None = None,
+    ) -> np.ndarray:
         """Publish every suppressed free cell (``candidates``: only these) whose publication
         leaves each primary protected, the dearest first (ties: cell order): a greedy
         removal pass over a protecting pattern ``y``, the cleanup step of suppression
@@ -575,7 +671,9 @@ class AttackerModel:
         cell stays suppressed when one finds its primary unprotected, else the new
         witnesses replace the old. The result equals the plain greedy pass (every
         primary's protection checked for each cell in turn), protects every primary and
-        costs at most what ``y`` costs; cells are only removed."""
+        costs at most what ``y`` costs; cells are only removed. ``deadline``
+        (``time.perf_counter()`` value): the cells not tried by then stay suppressed (the
+        pattern protects at every step)."""
         out = np.asarray(y, dtype=bool).copy()
         pool = out & self.free
         if candidates is not None:
@@ -585,6 +683,22 @@ class AttackerModel:
             return out
         proofs: dict[tuple[int, int], np.ndarray] = {}
         users: dict[int, set[tuple[int, int]]] = {}
+        # every witness LP over the pattern's cells, in one warm-started HiGHS instance: a
+        # published cell is a column fixed at 0
+        held = np.flatnonzero(out)
+        sub = self.by_column[:, held].tocsr()
+        sub = sub[np.flatnonzero(np.diff(sub.indptr) > 0)]
+        lp = MinMoveLP(sub, self.up[held], self.down[held])
+        slot = np.full(self.n, -1, dtype=np.int64)
+        slot[held] = np.arange(len(held))
+
+        def witness(p: int, sense: int) -> np.ndarray | None:
+            need = float(self.need_up[p] if sense == 1 else self.need_down[p])
+            if need <= 0:
+                return np.zeros(0, dtype=np.int64)
+            self.lps += 1
+            d = lp.solve(int(slot[p]), sense, need - self.tol / 2)
+            return None if d is None else held[np.abs(d) > self.tol]
 
         def keep(task: tuple[int, int], proof: np.ndarray) -> None:
             for cell in proofs.get(task, np.zeros(0, np.int64)).tolist():
@@ -595,17 +709,21 @@ class AttackerModel:
 
         for p in np.flatnonzero(self.primary).tolist():
             for sense in (1, -1):
-                proof = self.witness(out, p, sense)
+                proof = witness(p, sense)
                 if proof is None:
                     raise ValueError(f"release: the pattern leaves the primary cell {p} exposed")
                 keep((p, sense), proof)
         for c in cells[np.lexsort((cells, -self.cost[cells]))].tolist():
+            if deadline is not None and time.perf_counter() > deadline:
+                break
             out[c] = False
+            lp.publish(int(slot[c]))
             fresh = {}
             for task in sorted(users.get(c, ())):
-                proof = self.witness(out, *task)
+                proof = witness(*task)
                 if proof is None:
                     out[c] = True
+                    lp.publish(int(slot[c]), False)
                     break
                 fresh[task] = proof
             if out[c]:
@@ -665,6 +783,8 @@ def optimal_pattern(
     published: np.ndarray | None = None,
     node_limit: int | None = None,
     max_masters: int | None = None,
+    start: np.ndarray | None = None,
+    cut_rounds: int = 0,
 ) -> Pattern:
     """The minimum-cost suppression pattern protecting every primary cell (Fischetti &
     Salazar 2001); ``fixed`` cells are suppressed whatever it costs (used by :func:`repair`).
@@ -710,6 +830,18 @@ def optimal_pattern(
     master) and ``max_masters`` bound the search by work instead of time, so that a stopped
     search gives the same pattern on every machine (stopped, it is completed as after the
     time limit).
+
+    **Anytime.** ``start``: a pattern that protects every primary (the ``simple`` method's,
+    say) -- the incumbent from the first master on: each master gets it as HiGHS's first
+    solution, so whatever stops the search the pattern returned costs at most as much.
+    ``cut_rounds``: before the first MILP, up to that many rounds of the master's LP
+    relaxation, each point separated by the attacker LPs with capacities scaled by the
+    fractional ``y`` (Fischetti & Salazar 2001, sec. 4: the same inequalities, cut at
+    fractional points); they make the first MILPs far tighter. The clock is checked before
+    every LP batch, master and completion: ``time_limit`` bounds the whole search (with a
+    start, no completion runs past it). ``Pattern.lower_bound`` is the best proven lower
+    bound on the cost of the cells added to the fixed ones (the LP relaxations' and the
+    masters' dual bounds: the inequalities are valid for every protecting pattern).
     """
     check_primary(table, primary)
     c = cell_costs(table, cost)
@@ -717,57 +849,104 @@ def optimal_pattern(
     if fixed is not None:
         model.fix(_fixed_mask(table, fixed))
     t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
 
     def remaining() -> float | None:
-        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        return None if deadline is None else deadline - time.perf_counter()
 
-    # the all-fixed pattern first: protecting already, it is optimal
-    y = model.fixed1.copy()
+    def out_of_time() -> bool:
+        r = remaining()
+        return r is not None and r <= 0
+
+    best: np.ndarray | None = None
+    best_obj = np.inf
+    if start is not None:
+        best = _fixed_mask(table, start) | model.fixed1
+        best_obj = model.objective(best)
+    lower = model.objective(model.fixed1)
     cuts = model.initial_cuts()
     links: list[tuple[int, int]] = []
-    n_cuts = len(cuts)
     optimal = False
     hit = False
-    while True:
-        new, stalled = model.separate(y)
-        if not new and not stalled:
-            optimal = True
+    rounds = 0
+
+    def proven(bound: float) -> bool:
+        return best is not None and best_obj <= bound + MIP_GAP * max(abs(bound), 1e-9)
+
+    # rounds of cuts at the master's LP relaxation
+    while rounds < cut_rounds and not proven(lower):
+        if out_of_time():
+            hit = True
             break
-        if stalled and not new:
-            break  # numerical trouble: the completion below finishes
+        relaxed = model.relaxation(cuts, remaining())
+        if relaxed is None:
+            break
+        point, value = relaxed
+        lower = max(lower, value)
+        rounds += 1
+        new, _ = model.separate(point, deadline=deadline)
+        if not new:
+            break
+        cuts.extend(new)
+    if proven(lower):
+        optimal = True
+    # the all-fixed pattern first: protecting already, it is optimal
+    y = model.fixed1.copy()
+    y_minimal = True  # y is the cheapest pattern satisfying the inequalities so far
+    while not optimal and not hit:
+        new, stalled = model.separate(y, deadline=deadline)
+        if model.interrupted:
+            hit = True
+            break
+        if not new and not stalled:  # y protects every primary
+            if model.objective(y) < best_obj:
+                best, best_obj = y, model.objective(y)
+            optimal = y_minimal
+            break
+        if not y_minimal or (stalled and not new):
+            break  # a stopped master's pattern, or numerical trouble: completed below
         cuts.extend(new)
         links.extend(model.lonely(y))
-        n_cuts = len(cuts)
-        r = remaining()
-        if r is not None and r <= 0:
+        if out_of_time() or (max_masters is not None and model.masters >= max_masters):
             hit = True
             break
-        if max_masters is not None and model.masters >= max_masters:
-            hit = True
-            break
-        solved, opt = model.master(cuts, r, MIP_GAP, links, node_limit)
+        solved, y_minimal = model.master(cuts, remaining(), MIP_GAP, links, node_limit, best)
+        lower = max(lower, model.master_bound)
         if solved is None:
             hit = True
             break
         y = solved
-        if not opt:
+        if not y_minimal:
             hit = True
-            break
     iterations = model.masters
+    n_cuts = len(cuts)
     completed = 0
-    if not optimal:
+    if not optimal and (best is None or not out_of_time()):
+        # complete the last master's pattern (with a start: only within the time limit)
         before = int(y.sum())
-        y = model.sequential(y)
-        completed = int(y.sum()) - before
-    y = model.prune(y)
+        done = model.sequential_until(y, None, deadline if best is not None else None)
+        if done is not None:
+            done = model.prune(done)
+            if model.objective(done) < best_obj:
+                best, best_obj = done, model.objective(done)
+                completed = int(done.sum()) - before
+    assert best is not None
+    best = model.prune(best)
+    fixed_obj = model.objective(model.fixed1)
+    slack = float((model.cost - c)[model.free].sum())  # the tiny costs of zero-cost cells
+    bound = max(0.0, lower - fixed_obj - slack)
+    if optimal:
+        bound = max(bound, float(c[best & ~model.fixed1].sum()) / (1.0 + MIP_GAP))
     return Pattern(
-        suppressed=y,
+        suppressed=best,
         optimal=optimal,
         iterations=iterations,
         cuts=n_cuts,
         lps=model.lps,
         completed=completed,
         time_limit_hit=hit,
+        lower_bound=bound,
+        cut_rounds=rounds,
     )
 
 
@@ -885,6 +1064,7 @@ def release_unneeded(
     cost: np.ndarray | None = None,
     *,
     nonnegative: bool | None = None,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, int]:
     """``suppressed`` (a pattern protecting every primary) with each secondary cell published
     whose release keeps every primary protected, the dearest first
@@ -892,13 +1072,14 @@ def release_unneeded(
     (:meth:`AttackerModel.prune`); and how many cells were published. A heuristic's
     pattern -- hypercubes, the simple rule, a completion after a time limit -- often holds
     secondaries that protect nothing any more once the others are in place; the optimal
-    method's proven optimum holds none."""
+    method's proven optimum holds none. ``deadline`` (``time.perf_counter()`` value): the
+    cells not tried by then stay suppressed."""
     check_primary(table, primary)
     model = AttackerModel(
         table, primary, cell_costs(table, cost), resolve_nonnegative(table, nonnegative)
     )
     y = _fixed_mask(table, suppressed) | model.fixed1
-    out = model.prune(model.release(y))
+    out = model.prune(model.release(y, None, deadline))
     return out, int(y.sum()) - int(out.sum())
 
 

@@ -71,6 +71,8 @@ from sdckit.tables.rules import Primary
 from sdckit.tables.table import Table
 
 __all__ = [
+    "CUT_ROUNDS",
+    "DEFAULT_TIME_LIMIT",
     "METHODS",
     "Pattern",
     "Suppression",
@@ -83,6 +85,11 @@ __all__ = [
 #: The suppression methods :func:`suppress` accepts: the table methods of kind
 #: ``suppression`` (:data:`sdckit.tables.registry.TABLE_METHODS`).
 METHODS = suppression_methods()
+#: The optimal method's time limit (seconds) when none is given: the search, the simple
+#: incumbent and its clean-up included (the final audit comes on top).
+DEFAULT_TIME_LIMIT = 15.0
+#: Rounds of cuts at the master's LP relaxation before the first MILP (the optimal method).
+CUT_ROUNDS = 30
 
 
 @dataclass
@@ -145,36 +152,53 @@ def suppress(
     fallback = False
     released = 0
     if method == "optimal":
-        result = optimal_pattern(table, primary, c, time_limit=time_limit, nonnegative=nonneg)
+        limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+        deadline = t0 + limit
+        # the incumbent: the simple heuristic's pattern, repaired and cleaned -- the optimal
+        # method never returns anything dearer
+        simple = repair(
+            table,
+            primary,
+            simple_pattern(table, primary, c),
+            c,
+            method="sequential",
+            nonnegative=nonneg,
+        )
+        start, start_released = release_unneeded(
+            table, primary, simple.suppressed, c, nonnegative=nonneg, deadline=deadline
+        )
+        found = optimal_pattern(
+            table,
+            primary,
+            c,
+            time_limit=max(deadline - time.perf_counter(), 0.0),
+            nonnegative=nonneg,
+            start=start,
+            cut_rounds=CUT_ROUNDS,
+        )
+        fallback = not found.optimal and bool(np.array_equal(found.suppressed, start))
+        released = start_released if fallback else 0
+        if not found.optimal and not fallback and time.perf_counter() < deadline:
+            # a completed pattern: publish again what it does not need (within the limit)
+            cleaned, released = release_unneeded(
+                table, primary, found.suppressed, c, nonnegative=nonneg, deadline=deadline
+            )
+            if c[cleaned].sum() <= c[start].sum():
+                found.suppressed = cleaned
+            else:
+                found.suppressed, fallback, released = start, True, start_released
+        result = Pattern(
+            found.suppressed,
+            optimal=found.optimal,
+            iterations=found.iterations,
+            cuts=found.cuts,
+            lps=found.lps + simple.lps,
+            completed=0 if fallback else found.completed,
+            time_limit_hit=found.time_limit_hit,
+            lower_bound=found.lower_bound,
+            cut_rounds=found.cut_rounds,
+        )
         repaired = 0
-        if not result.optimal:
-            # not proven optimal: never release a pattern dearer than the simple heuristic's
-            # (both after the removal pass below)
-            found, released = release_unneeded(
-                table, primary, result.suppressed, c, nonnegative=nonneg
-            )
-            simple = repair(
-                table,
-                primary,
-                simple_pattern(table, primary, c),
-                c,
-                method="sequential",
-                nonnegative=nonneg,
-            )
-            other, other_released = release_unneeded(
-                table, primary, simple.suppressed, c, nonnegative=nonneg
-            )
-            fallback = bool(c[other].sum() < c[found].sum())
-            result = Pattern(
-                other if fallback else found,
-                optimal=False,
-                iterations=result.iterations,
-                cuts=result.cuts,
-                lps=result.lps + simple.lps,
-                completed=0 if fallback else result.completed,
-                time_limit_hit=result.time_limit_hit,
-            )
-            released = other_released if fallback else released
     else:
         if method == "simple":
             pattern = simple_pattern(table, primary, c)
@@ -229,6 +253,13 @@ def suppress(
         "time_limit_hit": bool(result.time_limit_hit),
         "elapsed_seconds": time.perf_counter() - t0,
     }
+    if method == "optimal":
+        cost_found = details["secondary_cost"]
+        bound = min(result.lower_bound, cost_found)
+        details["time_limit"] = limit
+        details["lower_bound"] = bound
+        details["gap"] = (cost_found - bound) / cost_found if cost_found > 0 else 0.0
+        details["cut_rounds"] = result.cut_rounds
     if single is not None:
         details["singletons"] = single
     return Suppression(status, pattern, secondary, check, details)
