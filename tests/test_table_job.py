@@ -311,3 +311,30 @@ def test_linked_tables_get_one_sheet_each(tmp_path: Path) -> None:
     assert book.sheetnames == ["by region", "by region and sector", "status", "settings"]
     one_way = [list(r) for r in book["by region"].iter_rows(values_only=True)]
     assert one_way[0] == ["region", "value"] and len(one_way) == 1 + 4  # total + 3 regions
+
+
+def test_the_optimal_methods_time_limit_is_stated_in_summary_report_and_terminal(
+    tmp_path: Path, capsys
+) -> None:
+    from sdckit.commands.table import print_summary
+    from sdckit.tables.suppression import DEFAULT_TIME_LIMIT
+
+    run_table_job(load_job(_write_job(tmp_path)))
+    summary = json.loads((tmp_path / "table.json").read_text())
+    assert summary["time_limit"] == DEFAULT_TIME_LIMIT
+    assert summary["optimal"] is True
+    assert 0.0 <= summary["lower_bound"] <= summary["secondary_cost"] + 1e-9
+    assert 0.0 <= summary["gap"] <= 1e-3
+    html = (tmp_path / "table.html").read_text()
+    assert "time limit (s)" in html and "lower bound (secondary cost)" in html
+    print_summary(summary)
+    shown = capsys.readouterr().out
+    assert "time limit (s)" in shown and f"{DEFAULT_TIME_LIMIT:g}" in shown
+    # a limit given in the job's options is the one stated
+    (tmp_path / "given").mkdir()
+    run_table_job(load_job(_write_job(tmp_path / "given", options={"time_limit": 7})))
+    assert json.loads((tmp_path / "given" / "table.json").read_text())["time_limit"] == 7
+    # the other methods have no limit to state
+    (tmp_path / "simple").mkdir()
+    run_table_job(load_job(_write_job(tmp_path / "simple", method="simple")))
+    assert "time_limit" not in json.loads((tmp_path / "simple" / "table.json").read_text())

@@ -39,6 +39,12 @@ def print_summary(summary: dict[str, Any]) -> None:
         t.add_row("safe (audit)", "yes" if summary["safe"] else "NO")
     else:
         t.add_row("safe (independent check)", "yes" if summary["safe"] else "NO")
+    if summary.get("time_limit") is not None:
+        t.add_row("time limit (s)", f"{summary['time_limit']:g}")
+        t.add_row("proven optimal", "yes" if summary.get("optimal") else "no")
+        if summary.get("lower_bound") is not None:
+            t.add_row("lower bound (secondary cost)", f"{summary['lower_bound']:,.2f}")
+            t.add_row("gap", f"{100 * summary.get('gap', 0.0):.2f}%")
     t.add_row("seconds", f"{summary['elapsed_seconds']:.3f}")
     out.print(t)
     if summary.get("tables"):

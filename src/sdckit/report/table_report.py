@@ -75,6 +75,7 @@ def table_report(summary: dict[str, Any], cells: pd.DataFrame, table: Any) -> Re
                 "secondary cells": summary["secondary"],
                 "suppressed value": summary["suppressed_value"],
                 "safe (independent check)": "yes" if summary["safe"] else "NO",
+                **_search_facts(summary),
                 "seconds": round(float(summary.get("elapsed_seconds", 0.0)), 3),
             },
         )
@@ -251,3 +252,18 @@ def _deviation_section(title: str, dev: dict[str, float]) -> Section:
             "largest relative deviation": dev["max_rel"],
         },
     )
+
+
+def _search_facts(summary: dict[str, Any]) -> dict[str, Any]:
+    """The optimal method's time limit, whether it proved optimality, its lower bound on
+    the secondary cost and the gap (nothing for the other methods)."""
+    if summary.get("time_limit") is None:
+        return {}
+    facts: dict[str, Any] = {
+        "time limit (s)": summary["time_limit"],
+        "proven optimal": "yes" if summary.get("optimal") else "no",
+    }
+    if summary.get("lower_bound") is not None:
+        facts["lower bound (secondary cost)"] = round(float(summary["lower_bound"]), 2)
+        facts["gap"] = f"{100 * float(summary.get('gap', 0.0)):.2f}%"
+    return facts

@@ -496,6 +496,8 @@ class AttackerModel:
         """The master's LP relaxation under ``cuts`` (``0 <= y <= 1``, fixed cells at 1):
         its optimal point and value (a lower bound on every protecting pattern's
         :meth:`objective`, the cuts being valid); None when not solved in time."""
+        if not cuts:
+            return self.fixed1.astype(float), self.objective(self.fixed1)
         support, mat, rhs = self._master_matrix(cuts, None)
         options: dict[str, Any] = {}
         if time_limit is not None:

@@ -85,8 +85,10 @@ __all__ = [
 #: The suppression methods :func:`suppress` accepts: the table methods of kind
 #: ``suppression`` (:data:`sdckit.tables.registry.TABLE_METHODS`).
 METHODS = suppression_methods()
-#: The optimal method's time limit (seconds) when none is given: the search, the simple
-#: incumbent and its clean-up included (the final audit comes on top).
+#: The optimal method's time limit (seconds) when none is given. It bounds the search
+#: (cuts, master MILPs, completion, clean-up), and the simple method's pattern -- the
+#: incumbent, computed whole so that nothing dearer is ever returned -- counts against it;
+#: only that incumbent and the final audit may run past it.
 DEFAULT_TIME_LIMIT = 15.0
 #: Rounds of cuts at the master's LP relaxation before the first MILP (the optimal method).
 CUT_ROUNDS = 30
@@ -123,9 +125,15 @@ def suppress(
     """Protect the ``primary`` cells of ``table`` by secondary cell suppression with
     ``method`` (``optimal``, ``simple``, ``hypercube``, ``modular``; see the module
     docstring). ``cost`` per cell defaults to ``table.cost``; ``time_limit`` (seconds) bounds
-    the optimal method's search, after which the best pattern found is completed one primary
-    at a time and ``details["optimal"]`` is False (and when the simple heuristic's repaired
-    pattern is cheaper, that one is released: ``details["simple_was_cheaper"]``); for
+    the optimal method's search (default :data:`DEFAULT_TIME_LIMIT`): it starts from the
+    simple method's pattern (repaired and cleaned; the incumbent, so nothing dearer is ever
+    returned), runs :data:`CUT_ROUNDS` rounds of cuts at the LP relaxation and then the
+    master MILPs warm-started from the incumbent, checking the clock in every loop; stopped
+    by the limit, the last master's pattern is completed one primary at a time and cleaned
+    if time is left, and the cheaper of it and the incumbent is released
+    (``details["simple_was_cheaper"]`` when that is the incumbent), ``details["optimal"]``
+    False. ``details`` state ``time_limit``, ``lower_bound`` (proven: no protecting pattern
+    has a cheaper secondary cost) and ``gap`` (``(cost - lower_bound) / cost``); for
     ``modular`` it bounds the exact search on each small sub-table (default none: bounded by
     work, :data:`sdckit.tables.modular.EXACT_NODES`, so the pattern does not depend on the
     machine's speed); ``nonnegative`` (default:
@@ -165,7 +173,7 @@ def suppress(
             nonnegative=nonneg,
         )
         start, start_released = release_unneeded(
-            table, primary, simple.suppressed, c, nonnegative=nonneg, deadline=deadline
+            table, primary, simple.suppressed, c, nonnegative=nonneg
         )
         found = optimal_pattern(
             table,
