@@ -685,22 +685,28 @@ class AttackerModel:
             return out
         proofs: dict[tuple[int, int], np.ndarray] = {}
         users: dict[int, set[tuple[int, int]]] = {}
-        # every witness LP over the pattern's cells, in one warm-started HiGHS instance: a
-        # published cell is a column fixed at 0
-        held = np.flatnonzero(out)
-        sub = self.by_column[:, held].tocsr()
-        sub = sub[np.flatnonzero(np.diff(sub.indptr) > 0)]
-        lp = MinMoveLP(sub, self.up[held], self.down[held])
+        # the witness LPs of each component of the pattern (publishing cells only splits
+        # components) in one warm-started HiGHS instance: a published cell is a column
+        # fixed at 0
+        comps = components(self.by_column, np.flatnonzero(out))
+        lps = [MinMoveLP(k.a, self.up[k.cells], self.down[k.cells]) for k in comps]
+        owner = np.full(self.n, -1, dtype=np.int64)
         slot = np.full(self.n, -1, dtype=np.int64)
-        slot[held] = np.arange(len(held))
+        for i, k in enumerate(comps):
+            owner[k.cells] = i
+            slot[k.cells] = np.arange(len(k.cells))
 
         def witness(p: int, sense: int) -> np.ndarray | None:
             need = float(self.need_up[p] if sense == 1 else self.need_down[p])
             if need <= 0:
                 return np.zeros(0, dtype=np.int64)
             self.lps += 1
-            d = lp.solve(int(slot[p]), sense, need - self.tol / 2)
-            return None if d is None else held[np.abs(d) > self.tol]
+            i = int(owner[p])
+            d = lps[i].solve(int(slot[p]), sense, need - self.tol / 2)
+            return None if d is None else comps[i].cells[np.abs(d) > self.tol]
+
+        def publish(c: int, published: bool = True) -> None:
+            lps[int(owner[c])].publish(int(slot[c]), published)
 
         def keep(task: tuple[int, int], proof: np.ndarray) -> None:
             for cell in proofs.get(task, np.zeros(0, np.int64)).tolist():
@@ -719,13 +725,13 @@ class AttackerModel:
             if deadline is not None and time.perf_counter() > deadline:
                 break
             out[c] = False
-            lp.publish(int(slot[c]))
+            publish(c)
             fresh = {}
             for task in sorted(users.get(c, ())):
                 proof = witness(*task)
                 if proof is None:
                     out[c] = True
-                    lp.publish(int(slot[c]), False)
+                    publish(c, False)
                     break
                 fresh[task] = proof
             if out[c]:
