@@ -132,9 +132,10 @@ def suppress(
     the optimal method's search (default :data:`DEFAULT_TIME_LIMIT`): it starts from the
     simple method's pattern (repaired and cleaned; the incumbent, so nothing dearer is ever
     returned), runs :data:`CUT_ROUNDS` rounds of cuts at the LP relaxation (none by
-    default) and then the master MILPs warm-started from the incumbent, checking the clock in every loop; stopped
-    by the limit, the last master's pattern is completed one primary at a time and cleaned
-    if time is left, and the cheaper of it and the incumbent is released
+    default) and then the master MILPs warm-started from the incumbent, checking the clock
+    in every loop; stopped by the limit, the last master's pattern is completed one
+    primary at a time and cleaned if time is left, and the cheaper of it and the incumbent
+    is released
     (``details["simple_was_cheaper"]`` when that is the incumbent), ``details["optimal"]``
     False. ``details`` state ``time_limit``, ``lower_bound`` (proven: no protecting pattern
     has a cheaper secondary cost) and ``gap`` (``(cost - lower_bound) / cost``); for
