@@ -19,7 +19,7 @@ from sdckit.tables import Dimension, Primary, Table
 from sdckit.tables._lp import MinMoveLP
 from sdckit.tables.adjustment import DEFAULT_GAP, controlled_adjustment
 from sdckit.tables.audit import audit
-from sdckit.tables.patterns import AttackerModel, repair, simple_pattern
+from sdckit.tables.patterns import AttackerModel, release_unneeded, repair, simple_pattern
 from sdckit.tables.suppression import DEFAULT_TIME_LIMIT, suppress
 
 
@@ -198,3 +198,31 @@ def test_cta_stops_within_its_gap_and_states_it() -> None:
     assert loose.details["objective"] <= (1 + DEFAULT_GAP) * exact.details["objective"] + 1e-9
     with pytest.raises(ParameterError, match="gap"):
         controlled_adjustment(table, prim, gap=1.5)
+
+
+def test_the_removal_pass_stays_safe_when_the_tolerance_is_large() -> None:
+    """One huge cell makes the tolerance 4 (1e-7 of the grand total): a witness's moves
+    below it still count, so the removal pass never publishes a cell a primary needs (with
+    the tolerance itself as the cut-off, primary cells were left a few tenths short)."""
+    table, prim = cube(5, seed=4, share=0.08)
+    value = table.value.reshape((6, 6, 6)).copy()
+    extra = 4e7 - value[1, 1, 1]
+    for idx in np.ndindex(2, 2, 2):  # the cell (1, 1, 1) and every total above it
+        value[tuple(0 if z == 0 else 1 for z in idx)] += extra
+    big = Table(
+        table.dimensions,
+        value.ravel(),
+        table.freq,
+        table.freq.copy(),
+        np.zeros((table.n_cells, 1)),
+        value.ravel().copy(),
+    )
+    assert np.abs(big.constraints() @ big.value).max() < 1e-6
+    c = np.asarray(big.cost, dtype=float)
+    unsafe = prim.unsafe & (big.value < 1e6)
+    upper = np.where(unsafe, 0.2 * big.value, 0.0)
+    prim = Primary(unsafe, upper, np.minimum(upper, big.value), {"test": unsafe})
+    pattern = repair(big, prim, simple_pattern(big, prim, c), c, method="sequential")
+    released, count = release_unneeded(big, prim, pattern.suppressed, c)
+    assert count > 0
+    assert audit(big, released, prim).safe
