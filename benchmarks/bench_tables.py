@@ -22,11 +22,12 @@ primaries a random share of the non-empty inner cells with ``UPL = LPL = protect
   97,336 cells, 10% of the inner cells empty, 2% primaries, protection 20%. Target for
   hypercube/modular: <= 30 s.
 * 3-D 8x8x8: three flat dimensions of 8 categories + total (729 cells), 5% primaries,
-  protection 20%. Target for optimal: ends within 20 s (its default time limit) with the
-  best pattern found and its proven gap.
+  protection 20%. Target for optimal: ends within 20 s (sdckit's default limit is 15 s)
+  with the best pattern found and its proven gap.
 * hier x 10 x 10: a three-level dimension (total, 3 groups, 9 sub-groups, 27 categories)
   x 10 x 10 categories + totals (4,840 cells), 5% primaries, protection 20%. Target for
-  optimal: ends within its time limit.
+  optimal: ends within its time limit. (``--case "hier x"`` selects it alone: "hier"
+  matches the 46^3 table too.)
 * CTA 21x21: 20 x 20 categories + margins (441 cells), 30% primaries, protection 20%,
   controlled tabular adjustment. Target: <= 5 s.
 * small 3x5: 3 x 5 categories + margins (24 cells), 15% primaries. Target: protection and
