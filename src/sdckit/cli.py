@@ -148,7 +148,8 @@ def main() -> None:
         warnings.simplefilter("ignore")
     application = globals().get("app")
     if application is None:
-        application = build_app(argv[0] if argv and argv[0] in command_names() else None)
+        module = argv[0].replace("-", "_") if argv else None  # import-argus: import_argus
+        application = build_app(module if module in command_names() else None)
     try:
         application()
     finally:

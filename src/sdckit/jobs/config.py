@@ -50,7 +50,13 @@ from sdckit.core.io import check_output_paths, read_table
 from sdckit.core.schema import Attribute, Schema
 from sdckit.core.spec import did_you_mean
 from sdckit.core.uri import Target
-from sdckit.errors import ConfigError, ParameterError, SdcInputError, short_repr
+from sdckit.errors import (
+    ConfigError,
+    HierarchyError,
+    ParameterError,
+    SdcInputError,
+    short_repr,
+)
 from sdckit.jobs.spec import HIERARCHY_BUILDERS, MODEL_NAMES, JobSpec
 
 if TYPE_CHECKING:
@@ -90,6 +96,7 @@ class OutputSpec:
     cells: Target | None = None
     excel: Target | None = None
     mark: str = "x"
+    tab: Target | None = None
     neutralize_formulas: bool = False
     #: The columns the release folder is partitioned by (Hive layout; Spark engine only).
     partition_by: tuple[str, ...] = ()
@@ -127,11 +134,33 @@ class Job:
 
     @property
     def input(self) -> dict[str, Any]:
-        """``{path, delimiter, encoding}`` of the input (a path as given, or a DataFrame)."""
+        """``{path, delimiter, encoding, metadata}`` of the input (a path as given, or a
+        DataFrame; ``metadata``: the Argus ``.rda`` resolved, or None)."""
         spec = self.spec.input
         if spec is None:
             raise ConfigError(f"{self.key('input')} is missing; add `input: {{path: data.csv}}`")
-        return {"path": spec.path, "delimiter": spec.delimiter, "encoding": spec.encoding}
+        return {
+            "path": spec.path,
+            "delimiter": spec.delimiter,
+            "encoding": spec.encoding,
+            "metadata": self._path(spec.metadata),
+        }
+
+    def argus_metadata(self) -> Any:
+        """The :class:`~sdckit.core.argus.ArgusMetadata` of ``input.metadata`` or
+        ``cells.metadata`` (read once), or None."""
+        if "_argus" not in self.__dict__:
+            from sdckit.jobs.argus import metadata_of
+
+            meta = None
+            for key, section in (("input", self.spec.input), ("cells", self.spec.cells)):
+                if section is not None and section.metadata is not None:
+                    kind = "table" if key == "cells" else "micro"
+                    raw = {"metadata": section.metadata}
+                    meta = metadata_of(raw, self.base_dir, kind, self.source, key)
+                    break
+            self.__dict__["_argus"] = meta
+        return self.__dict__["_argus"]
 
     @property
     def suppression_limit(self) -> float:
@@ -179,6 +208,7 @@ class Job:
             cells=self._output_path("cells", spec.cells),
             excel=self._output_path("excel", spec.excel),
             mark="x" if spec.mark is None else spec.mark,
+            tab=self._output_path("tab", spec.tab),
             partition_by=self._partition_by(spec.partition_by),
         )
 
@@ -273,7 +303,10 @@ class Job:
             self.key("output.json"): out.json,
             self.key("output.cells"): out.cells,
             self.key("output.excel"): out.excel,
+            self.key("output.tab"): out.tab,
         }
+        if out.tab is not None:
+            outputs[self.key("output.tab (its .rda)")] = _rda_beside(out.tab)
         own = {"--json": self.key("output.json"), "--html": self.key("output.report")}
         for flag, path in (overrides or {}).items():
             if path is not None:
@@ -299,7 +332,10 @@ class Job:
         and none of the command-line outputs ``given`` (the commands call this, so that a job
         never exits successfully without a word; the Python runners may run output-less)."""
         out = self.output
-        if all(v is None for v in (out.path, out.report, out.json, out.cells, out.excel, *given)):
+        if all(
+            v is None
+            for v in (out.path, out.report, out.json, out.cells, out.excel, out.tab, *given)
+        ):
             raise ConfigError(
                 f"{self.key('output')}: the job writes nothing; add e.g. `output: {{path: "
                 "out.csv, report: report.html, json: report.json}` (or pass --json FILE)"
@@ -496,6 +532,39 @@ class Job:
                 raise
             raise ConfigError(f"{self.key(f'{where}.{next(iter(spec))}')}: {exc}") from None
 
+    def _hrc(
+        self, path: Path, name: str, where: str, values: pd.Series | Callable[[], pd.Series]
+    ) -> Hierarchy:
+        """An Argus ``.hrc`` file as a hierarchy: the lead string of the input's metadata
+        (``<HIERLEADSTRING>``, ``@`` without); the root is ``*`` for an attribute and, for a
+        table's dimension, its ``total`` (else ``<TOTCODE>``, else ``Total``).
+
+        Missing values, which a ``.hrc`` does not list, are added below the root: for an
+        attribute the missing value (empty) when the column has one; for a dimension the
+        variable's missing codes (a table keeps them as categories, as tau-Argus does)."""
+        from sdckit.core.argus import HrcEntry, hrc_hierarchy, read_hrc
+
+        meta = self.argus_metadata()
+        var = meta.variable(name) if meta is not None else None
+        lead = var.hierleadstring if var is not None else "@"
+        try:
+            entries = read_hrc(path, lead)
+            listed = {e.code for e in entries}
+            if where.startswith("dimensions."):
+                dim = self.spec.dimensions.get(name)
+                given = dim.total if dim is not None else None
+                total = given or (var.totcode if var is not None else None) or "Total"
+                extra = [m for m in (var.missing if var is not None else ()) if m not in listed]
+            else:
+                total = "*"
+                column = values() if callable(values) else values
+                blank = bool(len(column)) and bool(column.isna().any() or (column == "").any())
+                extra = [""] if blank and "" not in listed else []
+            entries += [HrcEntry(1, code, 0) for code in extra]
+            return hrc_hierarchy(entries, name=name, total=total, source=path)
+        except HierarchyError as exc:
+            raise HierarchyError(f"{self.key(where)}: {exc}") from None
+
     def _builder(self, spec: Mapping[str, Any], where: str) -> Any:
         """The hierarchy builder a ``{builder: {parameters}}`` spec names, validated."""
         ((builder, params),) = spec.items()
@@ -520,6 +589,8 @@ class Job:
                     "path of an ARX hierarchy CSV (relative to the job file) or a builder "
                     f"spec ({', '.join(HIERARCHY_BUILDERS)})"
                 )
+            if path.suffix.lower() == ".hrc":
+                return self._hrc(path, name, where, values)
             return read_hierarchy(path, name=name)
         made = self._builder(spec, where)
         where = self.key(f"{where}.{next(iter(spec))}")
@@ -684,5 +755,24 @@ def job_from_dict(
         document = {}
     if not isinstance(document, Mapping):
         raise ConfigError(f"{source} must be a mapping of keys (input, attributes, ...)")
+    if _names_metadata(document):
+        from sdckit.jobs.argus import expand_document
+
+        document = expand_document(document, Path(base_dir), source)
     spec = JobSpec.from_dict(document, f"{source}: ")
     return Job(spec=spec, base_dir=Path(base_dir), source=source)
+
+
+def _names_metadata(document: Mapping[str, Any]) -> bool:
+    """Whether ``input:`` or ``cells:`` names an Argus ``metadata:`` file."""
+    return any(
+        isinstance(document.get(k), Mapping) and "metadata" in document[k]
+        for k in ("input", "cells")
+    )
+
+
+def _rda_beside(tab: Target) -> Target:
+    """The ``.rda`` written beside a ``.tab`` output (same name, ``.rda`` suffix)."""
+    if isinstance(tab, Path):
+        return tab.with_suffix(".rda")
+    return str(tab).rsplit(".", 1)[0] + ".rda"

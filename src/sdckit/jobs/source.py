@@ -103,6 +103,17 @@ class Source(ABC):
         spec = self.job.input
         if isinstance(spec["path"], pd.DataFrame):
             data = read_table(spec["path"])
+        elif spec.get("metadata") is not None:  # a mu-Argus/tau-Argus file and its .rda
+            from sdckit.core.argus import read_argus_data
+
+            data = read_argus_data(  # a table keeps missing codes as categories (tau-Argus)
+                self.job.argus_metadata(),
+                self.job._path(spec["path"]),
+                encoding=spec.get("encoding", "utf-8"),
+                blank_missing=not self.job.spec.dimensions,
+            )
+            if columns is not None:  # checked as read_table checks them
+                data = read_table(data, columns=list(columns))
         else:
             data = read_table(
                 self.job._path(spec["path"]),

@@ -146,12 +146,15 @@ ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
 class InputSection(JobPart):
     """``input:`` the data file (CSV or Parquet; a DataFrame from Python) and how to read it.
 
-    ``input: data.csv`` is short for ``input: {path: data.csv}``.
+    ``input: data.csv`` is short for ``input: {path: data.csv}``. ``metadata``: a mu-Argus /
+    tau-Argus ``.rda`` file laying out the data (a fixed-width ``.asc`` or free-format file;
+    for ``cells:``, a ``.tab`` cell file), see :mod:`sdckit.jobs.argus`.
     """
 
     path: str | pd.DataFrame
     delimiter: str | None = None
     encoding: str = "utf-8"
+    metadata: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -176,6 +179,8 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
         #: what its suppressed cells show (``mark``, default ``x``)
         excel: str | None = None
         mark: str | None = None
+        #: a table job's protected table as a tau-Argus cell file (and its .rda beside it)
+        tab: str | None = None
         report: str | None = None
         # the job-file key is `json`; as a field it replaces BaseModel's deprecated json()
         # method, which mypy reports as an incompatible override (the only one here)

@@ -109,6 +109,11 @@ def _read_cells(job: Job) -> pd.DataFrame:
     """The job's table given cell by cell (``cells:``)."""
     src = job.spec.cells
     assert src is not None
+    if src.metadata is not None:  # a tau-Argus .tab and its .rda
+        from sdckit.core.argus import read_tab
+
+        assert isinstance(src.path, str)
+        return read_tab(job.argus_metadata(), job._path(src.path), encoding=src.encoding)
     return read_table(
         job._path(src.path) if isinstance(src.path, str) else src.path,
         delimiter=src.delimiter,
@@ -343,6 +348,11 @@ def run_table_job(job: Job, *, json_out: Target | None = None) -> TableJobOutcom
             f"{', '.join(TABLE_METHODS.names())} (or audit)"
         )
     if job.spec.tables is not None:
+        if job.output.tab is not None:
+            raise ConfigError(
+                f"{job.key('output.tab')}: a tau-Argus cell file holds one table; linked "
+                "`tables:` are written to `output.cells` (or run one job per table)"
+            )
         return _run_linked(job, opts, json_out)
     table, rules, cells = _build_table(job, opts)
     method_opts = _method_options(job, opts)
@@ -404,6 +414,8 @@ def _write(
             else:
                 names = {"table": [d.name for d in tables.dimensions]}
             written["excel"] = write_table_workbook(out.excel, summary, cells, names, out.mark)
+        if out.tab is not None:
+            written["tab"], written["tab_rda"] = _write_tab(job, out.tab, cells, dimensions)
         if json_path is not None:
             summary["outputs"] = {k: str(v) for k, v in written.items()}
             written["json"] = write_json(json_path, summary)
@@ -508,6 +520,20 @@ def _run_linked(job: Job, opts: dict[str, Any], json_out: Target | None) -> Tabl
     from sdckit.report.table_report import linked_table_report
 
     return _write(job, json_out, protection, rules, linked.dimensions, linked, linked_table_report)
+
+
+def _write_tab(job: Job, path: Any, cells: pd.DataFrame, dimensions: Any) -> tuple[Any, Any]:
+    """``output.tab``: the protected table as a tau-Argus cell file and its ``.rda`` beside
+    it (:func:`sdckit.core.argus.write_tab`; one table: linked tables are refused before)."""
+    from sdckit.core.argus import table_rda, write_tab
+    from sdckit.core.io import atomic_write, write_text
+    from sdckit.jobs.config import _rda_beside
+
+    names = [d.name for d in dimensions]
+    totals = {d.name: str(d.codes[0]) for d in dimensions}
+    tab = atomic_write(path, lambda p: write_tab(cells, names, p))
+    rda = write_text(_rda_beside(path), table_rda(names, totals))
+    return tab, rda
 
 
 def _for_csv(cells: pd.DataFrame) -> pd.DataFrame:
