@@ -63,6 +63,7 @@ __all__ = [
     "read_rda",
     "read_tab",
     "table_rda",
+    "tree_hrc",
     "write_tab",
 ]
 
@@ -569,9 +570,10 @@ def _read_delimited(text: str, meta: ArgusMetadata, p: Path, names: list[str]) -
 def read_tab(meta: ArgusMetadata, path: str | Path, encoding: str = "utf-8") -> pd.DataFrame:
     """A tau-Argus ``.tab`` cell file as sdckit's cells table: one column per spanning
     variable (``<RECODEABLE>``, codes as text), ``value`` (the ``<NUMERIC>`` response, else
-    the frequency), ``freq`` (``<FREQUENCY>``), ``top1``, ``top2``, ... (``<MAXSCORE>``), and
-    the other variables by their names (``status``, shadow, cost, protection levels, lower
-    case). Numbers with a decimal comma are read with a decimal point."""
+    the frequency), ``freq`` (``<FREQUENCY>``), ``top1``, ``top2``, ... (``<MAXSCORE>``),
+    ``status`` (``<STATUS>``), ``shadow``, ``cost`` (a job's ``cost: cost`` uses it),
+    ``lower_protection``, ``upper_protection``, and any other variable by its name. Numbers
+    with a decimal comma are read with a decimal point."""
     raw = read_argus_data(meta, path, encoding, blank_missing=False)
     out: dict[str, pd.Series] = {}
     response = [v for v in meta.variables if v.kind == "numeric"]
@@ -591,8 +593,10 @@ def read_tab(meta: ArgusMetadata, path: str | Path, encoding: str = "utf-8") -> 
             out["status"] = col
         elif response and v is response[0]:
             out["value"] = values
+        elif v.kind in ("shadow", "cost", "lower_protection", "upper_protection"):
+            out[v.kind] = values
         else:
-            out[v.name.lower() if v.kind != "numeric" else v.name] = values
+            out[v.name] = values
     if not meta.of_kind("categorical"):
         raise ConfigError(f"{meta.path.name}: no <RECODEABLE> variable; a table needs one")
     if "value" not in out:
@@ -726,14 +730,42 @@ def write_tab(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def table_rda(dimensions: list[str], totals: dict[str, str], separator: str = ";") -> str:
+def table_rda(
+    dimensions: list[str],
+    totals: dict[str, str],
+    hrc_files: dict[str, str] | None = None,
+    separator: str = ";",
+) -> str:
     """The tau-Argus table metadata of a cell file :func:`write_tab` writes (status codes as
-    :data:`TAB_STATUS` and tau-Argus' defaults declare them)."""
+    :data:`TAB_STATUS` and tau-Argus' defaults declare them); ``hrc_files``: the ``.hrc`` of
+    each hierarchical dimension (lead string ``@``)."""
     out = [f'<SEPARATOR> "{separator}"', '<SAFE> "S"', '<UNSAFE> "U"', '<PROTECT> "P"']
     for d in dimensions:
         out += [d, "  <RECODEABLE>", f'  <TOTCODE> "{totals.get(d, "Total")}"']
+        hrc = (hrc_files or {}).get(d)
+        if hrc is not None:
+            out += ["  <HIERARCHICAL>", f'  <HIERCODELIST> "{hrc}"', '  <HIERLEADSTRING> "@"']
     out += ["value", "  <NUMERIC>", "freq", "  <FREQUENCY>", "status", "  <STATUS>"]
     return "\n".join(out) + "\n"
+
+
+def tree_hrc(codes: list[str], parent: list[int], lead: str = "@") -> str | None:
+    """The ``.hrc`` text of a tree of codes (node 0 the total, ``parent[i]`` the parent of
+    node ``i``), each node after its parent, depth first; None for a flat tree (every code
+    directly under the total), which needs no ``.hrc``."""
+    children: dict[int, list[int]] = {}
+    for i, p in enumerate(parent):
+        if i:
+            children.setdefault(int(p), []).append(i)
+    if all(not children.get(c) for c in children.get(0, [])):
+        return None
+    lines: list[str] = []
+    stack = [(c, 0) for c in reversed(children.get(0, []))]
+    while stack:
+        node, depth = stack.pop()
+        lines.append(lead * depth + str(codes[node]))
+        stack.extend((c, depth + 1) for c in reversed(children.get(node, [])))
+    return "\n".join(lines) + "\n"
 
 
 def _number(x: float) -> str:

@@ -18,7 +18,10 @@ job would otherwise spell out, where the job leaves them out (a key the job give
 * **tables** (``sdckit table``): each dimension's ``hierarchy`` (its ``.hrc``) and ``total``
   (``<TOTCODE>``) where the dimension gives none; with ``cells:`` and no ``dimensions:``,
   every ``<RECODEABLE>`` variable of the ``.tab``'s metadata is a dimension; ``holding:`` from
-  a ``<HOLDING>`` variable.
+  a ``<HOLDING>`` variable. ``method: audit`` on a ``.tab`` with a ``<STATUS>`` column reads
+  tau-Argus' status letters: primary the ``<UNSAFE>`` code (``U``), secondary ``M``,
+  published the ``<SAFE>`` and ``<PROTECT>`` codes and ``E`` (empty), unless the job's
+  options name them.
 """
 
 from __future__ import annotations
@@ -132,6 +135,13 @@ def expand_document(document: Mapping[str, Any], base_dir: Path, source: str) ->
     if has_cells_meta:
         meta = metadata_of(cells, base_dir, "table", source, "cells")
         _table_dimensions(doc, meta, None, fill_all=True)
+        if doc.get("method") == "audit" and meta.of_kind("status"):
+            options = dict(doc.get("options") or {})
+            codes = meta.status_codes
+            options.setdefault("primary_statuses", [codes["unsafe"]])
+            options.setdefault("secondary_statuses", ["M"])
+            options.setdefault("published_statuses", [codes["safe"], codes["protect"], "E"])
+            doc["options"] = options
         return doc
     meta = metadata_of(inp, base_dir, "micro", source, "input")
     if "dimensions" in doc or "tables" in doc:

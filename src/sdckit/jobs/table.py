@@ -523,16 +523,26 @@ def _run_linked(job: Job, opts: dict[str, Any], json_out: Target | None) -> Tabl
 
 
 def _write_tab(job: Job, path: Any, cells: pd.DataFrame, dimensions: Any) -> tuple[Any, Any]:
-    """``output.tab``: the protected table as a tau-Argus cell file and its ``.rda`` beside
-    it (:func:`sdckit.core.argus.write_tab`; one table: linked tables are refused before)."""
-    from sdckit.core.argus import table_rda, write_tab
+    """``output.tab``: the protected table as a tau-Argus cell file, its ``.rda`` beside it
+    and a ``.hrc`` per hierarchical dimension (``<stem>.<dimension>.hrc``)
+    (:func:`sdckit.core.argus.write_tab`; one table: linked tables are refused before)."""
+    from pathlib import Path
+
+    from sdckit.core.argus import table_rda, tree_hrc, write_tab
     from sdckit.core.io import atomic_write, write_text
     from sdckit.jobs.config import _rda_beside
 
     names = [d.name for d in dimensions]
     totals = {d.name: str(d.codes[0]) for d in dimensions}
+    hrc_files: dict[str, str] = {}
+    for d in dimensions:
+        text = tree_hrc([str(c) for c in d.codes], [int(p) for p in d.parent])
+        if text is not None:
+            hrc = Path(str(path)).with_name(f"{Path(str(path)).stem}.{d.name}.hrc")
+            write_text(hrc, text)
+            hrc_files[d.name] = hrc.name
     tab = atomic_write(path, lambda p: write_tab(cells, names, p))
-    rda = write_text(_rda_beside(path), table_rda(names, totals))
+    rda = write_text(_rda_beside(path), table_rda(names, totals, hrc_files))
     return tab, rda
 
 

@@ -1,0 +1,428 @@
+"""mu-Argus / tau-Argus files: .rda metadata, .asc and free-format data, .hrc hierarchies, .tab
+cell files, and the jobs built from them (``input.metadata``, ``sdckit import-argus``,
+``output.tab``). Every file is written here from the format the Argus manuals document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sdckit.cli import app
+from sdckit.core.argus import (
+    TAB_STATUS,
+    hrc_hierarchy,
+    read_argus_data,
+    read_hrc,
+    read_rda,
+    read_tab,
+    tree_hrc,
+)
+from sdckit.core.frequency import frequency_set
+from sdckit.errors import ConfigError, DataError, HierarchyError
+from sdckit.jobs.argus import derive_attributes
+from sdckit.jobs.config import job_from_dict, load_job
+
+runner = CliRunner()
+
+FIXED_RDA = """\
+REGION 1 2 99
+  <RECODEABLE>
+  <IDLEVEL> 1
+  <HIERARCHICAL>
+  <HIERCODELIST> "region.hrc"
+  <HIERLEADSTRING> "@"
+  <TOTCODE> "Total"
+SEX 3 1 9
+  <RECODABLE>
+  <IDLEVEL> 2
+AGE 4 2 99 98
+  <RECODEABLE>
+  <IDLEVEL> 3
+  <TRUNCABLE>
+JOB 6 1
+  <RECODEABLE>
+  <IDLEVEL> 0
+INCOME 7 6
+  <NUMERIC>
+WEIGHT 13 5
+  <NUMERIC>
+  <DECIMALS> 1
+  <WEIGHT>
+"""
+
+REGION_HRC = "N\n@01\n@02\nS\n@03\n@04\n"
+
+#: 12 records: REGION(2) SEX(1) AGE(2) JOB(1) INCOME(6) WEIGHT(5); row 3 has REGION 99
+#: (missing), row 5 SEX 9 (missing), row 6 AGE 98 (the second missing code).
+ROWS = [
+    ("01", "1", "34", "a", "  1200", " 10.5"),
+    ("01", "1", "36", "b", "  1300", " 11.0"),
+    ("99", "2", "41", "a", "   900", " 12.5"),
+    ("02", "2", "45", "a", "  5000", "  9.0"),
+    ("02", "9", "47", "b", "   700", " 10.0"),
+    ("03", "1", "98", "b", "  2500", " 10.0"),
+    ("03", "1", "52", "a", "  2600", " 10.0"),
+    ("04", "2", "55", "a", " 12000", " 10.0"),
+    ("04", "2", "58", "b", "   100", " 10.0"),
+    ("01", "2", "33", "a", "   450", " 10.0"),
+    ("02", "1", "49", "b", "   600", " 10.0"),
+    ("03", "2", "51", "a", "   800", " 10.0"),
+]
+
+
+def _write_fixed(folder: Path) -> tuple[Path, Path]:
+    (folder / "demo.rda").write_text(FIXED_RDA)
+    (folder / "region.hrc").write_text(REGION_HRC)
+    (folder / "demo.asc").write_text("".join("".join(r) + "\n" for r in ROWS))
+    return folder / "demo.rda", folder / "demo.asc"
+
+
+# -- .rda ----------------------------------------------------------------------------------------
+def test_fixed_width_metadata(tmp_path):
+    rda, _ = _write_fixed(tmp_path)
+    meta = read_rda(rda)
+    assert meta.separator is None
+    assert [v.name for v in meta.variables] == ["REGION", "SEX", "AGE", "JOB", "INCOME", "WEIGHT"]
+    region, sex, age, job, income, weight = meta.variables
+    assert (region.start, region.length, region.missing) == (1, 2, ("99",))
+    assert (age.start, age.length, age.missing) == (4, 2, ("99", "98"))
+    assert region.categorical and sex.categorical  # both spellings of RECODEABLE
+    assert (region.idlevel, sex.idlevel, age.idlevel, job.idlevel) == (1, 2, 3, 0)
+    assert region.hiercodelist == "region.hrc" and region.totcode == "Total"
+    assert age.truncable and not sex.truncable
+    assert income.kind == "numeric" and weight.kind == "weight" and weight.decimals == 1
+    assert meta.file("region.hrc") == tmp_path / "region.hrc"
+
+
+def test_free_format_metadata_and_data(tmp_path):
+    (tmp_path / "free.rda").write_text(
+        '<SEPARATOR> ","\nREGION 2 99\n  <RECODEABLE>\n  <IDLEVEL> 1\nNAME 20\n'
+        "  <RECODEABLE>\nINCOME 6\n  <NUMERIC>\n"
+    )
+    (tmp_path / "free.csv").write_text('01,"Smith, J",1200\n99,Jones,800\n\n02, Doe ,5\n')
+    meta = read_rda(tmp_path / "free.rda")
+    assert meta.separator == ","
+    assert [(v.start, v.length) for v in meta.variables] == [(None, 2), (None, 20), (None, 6)]
+    data = read_argus_data(meta, tmp_path / "free.csv")
+    assert data.to_dict("list") == {
+        "REGION": ["01", "", "02"],  # 99 is REGION's missing code
+        "NAME": ["Smith, J", "Jones", "Doe"],
+        "INCOME": ["1200", "800", "5"],
+    }
+
+
+def test_table_metadata(tmp_path):
+    (tmp_path / "t.rda").write_text(
+        '   <SEPARATOR> ";"\n<SAFE> "s"\nSize "99"\n    <RECODEABLE>\n    <TOTCODE> "Total"\n'
+        "Var2\n    <NUMERIC>\n    <DECIMALS> 2\nFreqVar\n    <FREQUENCY>\n"
+        "Var2_Shadow\n    <NUMERIC> <SHADOW>\nVar2_Cost\n    <NUMERIC> <COSTVAR>\n"
+        "Top1\n    <MAXSCORE>\nTop2\n    <MAXSCORE>\nStatusVar\n    <STATUS>\n"
+    )
+    meta = read_rda(tmp_path / "t.rda", kind="table")
+    kinds = [v.kind for v in meta.variables]
+    assert kinds == [
+        "categorical",
+        "numeric",
+        "frequency",
+        "shadow",
+        "cost",
+        "top",
+        "top",
+        "status",
+    ]
+    assert meta.variables[0].missing == ("99",) and meta.variables[0].totcode == "Total"
+    assert meta.status_codes == {"safe": "s", "unsafe": "U", "protect": "P"}
+    (tmp_path / "t.tab").write_text(
+        '"Total";16847646,84;42723;1;1;175677,00;141482,00;S\n" 2";20,00;9;1;1;5,00;5,00;U\n'
+    )
+    cells = read_tab(meta, tmp_path / "t.tab")
+    assert list(cells.columns) == [
+        "Size", "value", "freq", "shadow", "cost", "top1", "top2", "status"
+    ]  # fmt: skip
+    assert cells["Size"].tolist() == ["Total", "2"]  # blanks around a code removed
+    assert cells["value"].astype(float).tolist() == [16847646.84, 20.0]  # decimal comma
+    assert cells["top1"].astype(float).tolist() == [175677.0, 5.0]
+    assert cells["status"].tolist() == ["S", "U"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("A 1 2\n  <RECODEABLE>\n  <FOO>\n", 3, "unknown keyword <FOO>"),
+        ("  <RECODEABLE>\nA 1 2\n", 1, "before any variable"),
+        ("A x 2\n", 1, "start position of 'A' must be a whole number"),
+        ("A 1\n", 1, "needs its start position and length"),
+        ("A 1 2\nB 2 2\n", 2, "overlaps 'A'"),
+        ("A 1 2 999\n", 1, "longer than its length"),
+        ("A 1 3\n  <HIERLEVELS> 1 1\n", 1, "add up to 2"),
+        ("A 1 2\n  <IDLEVEL> 7\n", 2, "<IDLEVEL> of 'A' is 7"),
+        ('A 1 2\n  <TOTCODE> "Total\n', 2, "quote is not closed"),
+        ("A 1 2\nB 3 1\na 5 1\n", 3, "already declared on line 1"),
+        ("A 1 2\n  <IDLEVEL>\n", 2, "<IDLEVEL> takes one value"),
+        ('A 1 2\n<SEPARATOR> ","\n', 2, "must come before the first variable"),
+    ],
+)
+def test_malformed_rda_names_line_and_keyword(tmp_path, text, line, fragment):
+    path = tmp_path / "bad.rda"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        read_rda(path)
+    assert f"bad.rda line {line}" in str(err.value)
+    assert fragment in str(err.value)
+
+
+# -- data ----------------------------------------------------------------------------------------
+def test_fixed_width_data_and_missing_codes(tmp_path):
+    rda, asc = _write_fixed(tmp_path)
+    data = read_argus_data(read_rda(rda), asc)
+    assert list(data.columns) == ["REGION", "SEX", "AGE", "JOB", "INCOME", "WEIGHT"]
+    assert data.iloc[0].tolist() == ["01", "1", "34", "a", "1200", "10.5"]
+    assert data.loc[2, "REGION"] == "" and data.loc[4, "SEX"] == "" and data.loc[5, "AGE"] == ""
+    assert (data == "").sum().tolist() == [1, 1, 1, 0, 0, 0]
+    kept = read_argus_data(read_rda(rda), asc, blank_missing=False)
+    assert kept.loc[2, "REGION"] == "99" and kept.loc[5, "AGE"] == "98"
+
+
+def test_short_fixed_width_line_names_the_line(tmp_path):
+    rda, asc = _write_fixed(tmp_path)
+    lines = asc.read_text().splitlines()
+    lines[4] = lines[4][:10]
+    asc.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"demo.asc line 5: the line has 10 characters.*17"):
+        read_argus_data(read_rda(rda), asc)
+
+
+def test_free_format_field_count_names_the_line(tmp_path):
+    (tmp_path / "f.rda").write_text('<SEPARATOR> ";"\nA 2\nB 2\n')
+    (tmp_path / "f.txt").write_text("1;2\n3\n")
+    with pytest.raises(DataError, match=r"f.txt line 2: 1 field\(s\).*declares 2"):
+        read_argus_data(read_rda(tmp_path / "f.rda"), tmp_path / "f.txt")
+
+
+# -- .hrc ----------------------------------------------------------------------------------------
+def _rows(h) -> list[list[str]]:
+    """A hierarchy's rows (leaf, then each level's label)."""
+    leaves = list(h.labels[0])
+    return [[str(h.generalize([v], lv)[0]) for lv in range(h.height)] for v in leaves]
+
+
+def test_hrc_to_generalization_hierarchy(tmp_path):
+    (tmp_path / "r.hrc").write_text("N\n@01\n@02\nS\n@03\n@@031\n@@032\nW\n")
+    entries = read_hrc(tmp_path / "r.hrc")
+    assert [(e.depth, e.code) for e in entries] == [
+        (1, "N"), (2, "01"), (2, "02"), (1, "S"), (2, "03"), (3, "031"), (3, "032"), (1, "W")
+    ]  # fmt: skip
+    h = hrc_hierarchy(entries, name="region")
+    assert sorted(_rows(h)) == sorted(
+        [
+            ["01", "01", "N", "*"],  # a leaf above the deepest level keeps its code
+            ["02", "02", "N", "*"],
+            ["031", "03", "S", "*"],
+            ["032", "03", "S", "*"],
+            ["W", "W", "W", "*"],
+        ]
+    )
+
+
+def test_hrc_with_other_lead_string_and_blanks(tmp_path):
+    (tmp_path / "r.hrc").write_text("Nr\n## 1\n## 2\nOs \n## 4\n")
+    entries = read_hrc(tmp_path / "r.hrc", lead="##")
+    assert [(e.depth, e.code) for e in entries] == [
+        (1, "Nr"),
+        (2, "1"),
+        (2, "2"),
+        (1, "Os"),
+        (2, "4"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("N\n@@01\n", r"line 2: code '01' is 2 level\(s\) below the top"),
+        ("N\n@01\nS\n@01\n", "line 4: code '01' is already on line 2"),
+        ("N\n@\n", "line 2: the line has lead strings"),
+    ],
+)
+def test_malformed_hrc(tmp_path, text, fragment):
+    (tmp_path / "bad.hrc").write_text(text)
+    with pytest.raises(HierarchyError, match=fragment):
+        read_hrc(tmp_path / "bad.hrc")
+
+
+def test_tree_hrc_round_trip(tmp_path):
+    codes = ["Total", "N", "S", "01", "02", "03", "99"]
+    parent = [-1, 0, 0, 1, 1, 2, 0]
+    text = tree_hrc(codes, parent)
+    assert text == "N\n@01\n@02\nS\n@03\n99\n"
+    assert tree_hrc(["Total", "a", "b"], [-1, 0, 0]) is None  # flat: no .hrc
+    (tmp_path / "t.hrc").write_text(text)
+    assert [e.code for e in read_hrc(tmp_path / "t.hrc")] == ["N", "01", "02", "S", "03", "99"]
+
+
+# -- microdata jobs ------------------------------------------------------------------------------
+def test_idlevel_mapping(tmp_path):
+    rda, _ = _write_fixed(tmp_path)
+    attrs = derive_attributes(read_rda(rda), tmp_path)
+    assert attrs == {
+        "REGION": {"role": "quasi_identifying", "hierarchy": "region.hrc"},
+        "SEX": {"role": "quasi_identifying", "hierarchy": {"masking": {}}},
+        "AGE": {"role": "quasi_identifying", "hierarchy": {"masking": {}}},
+        "JOB": {"role": "insensitive"},  # IDLEVEL 0
+        "INCOME": {"role": "insensitive", "type": "decimal"},
+        "WEIGHT": {"role": "insensitive", "type": "decimal"},
+    }
+
+
+def test_job_with_metadata_derives_attributes_and_hierarchies(tmp_path):
+    _write_fixed(tmp_path)
+    job = job_from_dict(
+        {
+            "input": {"path": "demo.asc", "metadata": "demo.rda"},
+            "models": [{"k_anonymity": {"k": 2}}],
+        },
+        base_dir=tmp_path,
+    )
+    schema = job.schema
+    assert set(job.spec.attributes) == {"REGION", "SEX", "AGE", "JOB", "INCOME", "WEIGHT"}
+    leaves = {row[0]: row for row in _rows(schema.hierarchy("REGION"))}
+    assert leaves["01"] == ["01", "N", "*"] and leaves["04"] == ["04", "S", "*"]
+    assert leaves[""] == ["", "", "*"]  # REGION has a missing value: it gets a leaf
+    table = job.read_input()
+    assert table.loc[2, "REGION"] == ""
+
+
+def test_import_argus_writes_a_job_that_round_trips_and_runs(tmp_path):
+    rda, asc = _write_fixed(tmp_path)
+    job_path = tmp_path / "job.yaml"
+    result = runner.invoke(
+        app, ["import-argus", str(rda), "--data", str(asc), "--out", str(job_path), "--k", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    text = job_path.read_text()
+    assert text.startswith("# Derived by `sdckit import-argus`")
+    assert "WEIGHT" in text.split("input:")[0]  # the weight variable named in the comments
+    doc = yaml.safe_load(text)
+    assert doc["input"] == {"path": "demo.asc", "metadata": "demo.rda"}
+    assert doc["attributes"]["REGION"] == {"role": "quasi_identifying", "hierarchy": "region.hrc"}
+    job = load_job(job_path)
+    assert job.to_dict() == doc  # the file is the job, nothing added on loading
+    assert job_from_dict(job.to_dict(), tmp_path).to_dict() == doc
+
+    result = runner.invoke(app, ["anonymize", "--config", str(job_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    released = pd.read_csv(tmp_path / "demo_anonymized.csv", dtype=str, keep_default_na=False)
+    assert len(released) == len(ROWS)
+    qis = ["REGION", "SEX", "AGE"]
+    kept = released[~(released[qis] == "*").all(axis=1)]
+    assert min(frequency_set(kept, qis).counts) >= 2
+    assert released["INCOME"].tolist() == [r[4].strip() for r in ROWS]  # insensitive: as read
+
+
+def test_import_argus_bad_rda_exits_2_naming_the_line(tmp_path):
+    rda, asc = _write_fixed(tmp_path)
+    rda.write_text(FIXED_RDA.replace("  <TRUNCABLE>", "  <TRUNCATE>"))
+    result = runner.invoke(
+        app, ["import-argus", str(rda), "--data", str(asc), "--out", str(tmp_path / "j.yaml")]
+    )
+    assert result.exit_code == 2
+    assert "demo.rda line 14: unknown keyword <TRUNCATE>" in result.output
+    assert not (tmp_path / "j.yaml").exists()
+
+
+def test_anonymize_job_with_missing_metadata_file(tmp_path):
+    _, asc = _write_fixed(tmp_path)
+    (tmp_path / "job.yaml").write_text(
+        "input: {path: demo.asc, metadata: nowhere.rda}\nmodels: [{k_anonymity: {k: 2}}]\n"
+        "output: {path: out.csv}\n"
+    )
+    result = runner.invoke(app, ["anonymize", "--config", str(tmp_path / "job.yaml")])
+    assert result.exit_code == 2
+    assert "input.metadata" in result.output and "nowhere.rda" in result.output
+
+
+# -- tau-Argus table jobs ------------------------------------------------------------------------
+def test_table_job_writes_tab_and_xlsx_and_reads_them_back(tmp_path):
+    pytest.importorskip("openpyxl")
+    _write_fixed(tmp_path)
+    (tmp_path / "table.yaml").write_text(
+        "input: {path: demo.asc, metadata: demo.rda}\n"
+        "dimensions: {REGION: {}, SEX: {}}\n"
+        "response: INCOME\n"
+        "rules: [{frequency: {threshold: 3}}]\n"
+        "method: optimal\n"
+        "output: {cells: cells.csv, excel: protected.xlsx, tab: protected.tab}\n"
+    )
+    result = runner.invoke(app, ["table", "--config", str(tmp_path / "table.yaml"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "protected.xlsx").stat().st_size > 0
+    cells = pd.read_csv(tmp_path / "cells.csv", dtype={"REGION": str, "SEX": str})
+    tab = (tmp_path / "protected.tab").read_text().splitlines()
+    assert len(tab) == len(cells)
+    by_codes = {
+        (r.REGION, r.SEX): (r.value, r.freq, TAB_STATUS[r.status]) for r in cells.itertuples()
+    }
+    for line in tab:
+        region, sex, value, freq, status = line.split(";")
+        expected = by_codes[(region.strip('"'), sex.strip('"'))]
+        assert (float(value), int(freq), status) == (expected[0], expected[1], expected[2])
+    # REGION keeps its .hrc (N: 01 02, S: 03 04) and the missing code 99 as a category;
+    # SEX's missing code 9 too: hand count of the records of region 01 = 3 (rows 1, 2, 10)
+    assert by_codes[("01", "Total")][1] == 3
+    assert by_codes[("N", "Total")][1] == 3 + 3  # 01 + 02 (rows 4, 5, 11)
+    assert by_codes[("99", "Total")][1] == 1 and by_codes[("Total", "9")][1] == 1
+    assert by_codes[("Total", "Total")][0] == sum(int(r[4]) for r in ROWS)
+    rda = (tmp_path / "protected.rda").read_text()
+    assert '<HIERCODELIST> "protected.REGION.hrc"' in rda and "<STATUS>" in rda
+    assert (tmp_path / "protected.REGION.hrc").read_text() == "N\n@01\n@02\nS\n@03\n@04\n99\n"
+
+    # the written cell file, audited as a tau-Argus table: the same pattern, safe
+    (tmp_path / "audit.yaml").write_text(
+        "cells: {path: protected.tab, metadata: protected.rda}\n"
+        "rules: [{frequency: {threshold: 3}}]\nmethod: audit\noutput: {json: audit.json}\n"
+    )
+    result = runner.invoke(app, ["table", "--config", str(tmp_path / "audit.yaml"), "-q"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    summary = json.loads((tmp_path / "audit.json").read_text())
+    assert summary["safe"] is True
+    assert summary["primary"] == int((cells["status"] == "primary").sum())
+    assert summary["secondary"] == int((cells["status"] == "secondary").sum())
+
+
+def test_tab_output_refused_for_linked_tables(tmp_path):
+    _write_fixed(tmp_path)
+    (tmp_path / "t.yaml").write_text(
+        "input: {path: demo.asc, metadata: demo.rda}\n"
+        "dimensions: {REGION: {}, SEX: {}, JOB: {}}\ntables: [[REGION, SEX], [REGION, JOB]]\n"
+        "rules: [{frequency: {threshold: 3}}]\noutput: {tab: t.tab}\n"
+    )
+    result = runner.invoke(app, ["table", "--config", str(tmp_path / "t.yaml")])
+    assert result.exit_code == 2
+    assert "output.tab" in result.output and "one table" in result.output
+
+
+# -- the mu-Argus demo data (skips without ../shared/data) -----------------------------------------
+def test_demo_data_as_fixed_width(tmp_path, shared_data):
+    csv = shared_data / "argus" / "muargus_Demodata.csv"
+    if not csv.is_file():
+        pytest.skip("muargus_Demodata.csv not present")
+    demo = pd.read_csv(csv, dtype=str, keep_default_na=False).head(500)
+    layout = [("REGION", 4), ("SEX", 1), ("AGE", 2), ("MARSTAT", 1), ("WEIGHT", 7), ("INCOME", 8)]
+    rda, start = [], 1
+    for name, width in layout:
+        rda.append(f"{name} {start} {width}")
+        start += width
+    (tmp_path / "d.rda").write_text("\n".join(rda) + "\n")
+    lines = demo[layout[0][0]].str.rjust(layout[0][1])
+    for name, width in layout[1:]:
+        lines = lines + demo[name].str.rjust(width)
+    (tmp_path / "d.asc").write_text("\n".join(lines) + "\n")
+    data = read_argus_data(read_rda(tmp_path / "d.rda"), tmp_path / "d.asc")
+    expected = demo[[n for n, _ in layout]].apply(lambda s: s.str.strip()).astype(object)
+    pd.testing.assert_frame_equal(data, expected.reset_index(drop=True))
