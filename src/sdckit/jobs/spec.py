@@ -179,8 +179,6 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
         #: what its suppressed cells show (``mark``, default ``x``)
         excel: str | None = None
         mark: str | None = None
-        #: a table job's protected table as a tau-Argus cell file (and its .rda beside it)
-        tab: str | None = None
         report: str | None = None
         # the job-file key is `json`; as a field it replaces BaseModel's deprecated json()
         # method, which mypy reports as an incompatible override (the only one here)
@@ -188,6 +186,8 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
         delimiter: str | None = None
         neutralize_formulas: StrictBool = False
         partition_by: ColumnNames | None = None
+        #: a table job's protected table as a tau-Argus cell file (its .rda and .hrc beside)
+        tab: str | None = None
 
 
 class PseudonymizeSection(JobPart):
