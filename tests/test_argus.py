@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from sdckit.cli import app
@@ -426,3 +428,34 @@ def test_demo_data_as_fixed_width(tmp_path, shared_data):
     data = read_argus_data(read_rda(tmp_path / "d.rda"), tmp_path / "d.asc")
     expected = demo[[n for n, _ in layout]].apply(lambda s: s.str.strip()).astype(object)
     pd.testing.assert_frame_equal(data, expected.reset_index(drop=True))
+
+
+def test_metadata_input_refused_on_spark_before_spark_starts(tmp_path):
+    _write_fixed(tmp_path)
+    job = job_from_dict(
+        {"input": {"path": "demo.asc", "metadata": "demo.rda"}, "engine": "spark"},
+        base_dir=tmp_path,
+        source="'job.yaml'",
+    )
+    with pytest.raises(ConfigError, match=r"input.metadata: .*engine: local.*spark engine"):
+        job.open()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=6), min_size=1, max_size=25))
+def test_tree_hrc_read_hrc_round_trip(tmp_path_factory, picks):
+    """Any tree written as a .hrc reads back as the same codes and depths."""
+    codes, parent, depth = ["Total"], [-1], [0]
+    for i, pick in enumerate(picks):  # node i + 1 hangs under one of the earlier nodes
+        p = pick % len(codes)
+        codes.append(f"c{i}")
+        parent.append(p)
+        depth.append(depth[p] + 1)
+    text = tree_hrc(codes, parent)
+    if text is None:
+        assert max(depth) == 1
+        return
+    path = tmp_path_factory.mktemp("hrc") / "t.hrc"
+    path.write_text(text)
+    read = {e.code: e.depth for e in read_hrc(path)}
+    assert read == {c: d for c, d in zip(codes[1:], depth[1:], strict=True)}

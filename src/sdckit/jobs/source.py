@@ -386,5 +386,18 @@ def check_engine(name: str) -> str:
 
 def open_source(job: Job) -> Source:
     """The job's input on the engine its ``engine:`` names (the only reading of it)."""
-    source: Source = ENGINES.load(check_engine(job.spec.engine))(job)
+    name = check_engine(job.spec.engine)
+    for key in ("input", "cells"):
+        section = getattr(job.spec, key)
+        if (
+            section is not None
+            and section.metadata is not None
+            and ENGINES.traits(name).distributed
+        ):
+            raise ConfigError(
+                f"{job.key(key + '.metadata')}: mu-Argus/tau-Argus files are read on this "
+                "machine; run the job with `engine: local`, or convert the data to CSV or "
+                f"Parquet for the {name} engine"
+            )
+    source: Source = ENGINES.load(name)(job)
     return source
