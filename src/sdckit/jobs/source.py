@@ -106,9 +106,11 @@ class Source(ABC):
         elif spec.get("metadata") is not None:  # a mu-Argus/tau-Argus file and its .rda
             from sdckit.core.argus import read_argus_data
 
+            data_path = self.job._path(spec["path"])
+            assert data_path is not None  # (a str path: never None)
             data = read_argus_data(  # a table keeps missing codes as categories (tau-Argus)
                 self.job.argus_metadata(),
-                self.job._path(spec["path"]),
+                data_path,
                 encoding=spec.get("encoding", "utf-8"),
                 blank_missing=not self.job.spec.dimensions,
             )

@@ -112,8 +112,10 @@ def _read_cells(job: Job) -> pd.DataFrame:
     if src.metadata is not None:  # a tau-Argus .tab and its .rda
         from sdckit.core.argus import read_tab
 
-        assert isinstance(src.path, str)
-        return read_tab(job.argus_metadata(), job._path(src.path), encoding=src.encoding)
+        tab = job._path(src.path) if isinstance(src.path, str) else None
+        if tab is None:
+            raise ConfigError(f"{job.key('cells.path')}: a .tab cell file is read from a path")
+        return read_tab(job.argus_metadata(), tab, encoding=src.encoding)
     return read_table(
         job._path(src.path) if isinstance(src.path, str) else src.path,
         delimiter=src.delimiter,
