@@ -459,3 +459,41 @@ def test_tree_hrc_read_hrc_round_trip(tmp_path_factory, picks):
     path.write_text(text)
     read = {e.code: e.depth for e in read_hrc(path)}
     assert read == {c: d for c, d in zip(codes[1:], depth[1:], strict=True)}
+
+
+def test_import_argus_refuses_a_code_missing_from_the_hrc(tmp_path):
+    rda, asc = _write_fixed(tmp_path)
+    (tmp_path / "region.hrc").write_text("N\n@01\n@02\nS\n@03\n")  # 04 left out
+    out = tmp_path / "job.yaml"
+    result = runner.invoke(app, ["import-argus", str(rda), "--data", str(asc), "--out", str(out)])
+    assert result.exit_code == 2
+    assert "'REGION'" in result.output and "'04'" in result.output
+    assert not out.exists()
+
+
+def test_tab_cells_protected_by_p_percent(tmp_path):
+    """A tau-Argus .tab (decimal commas, top contributions, no status) protected by sdckit.
+
+    Hand check, p = 10: region 1 has 100 - 90 - 5 = 5 < 10% of 90 = 9, so it is primary;
+    2, 3, 4 are safe (200 - 30 - 20 = 150 >= 3, ...). Region 1 is the only unsafe cell under
+    N = 1 + 2, so N's other child 2 is the secondary suppression (the cheapest cover)."""
+    (tmp_path / "r.rda").write_text(
+        '<SEPARATOR> ";"\nRegion\n  <RECODEABLE>\n  <TOTCODE> "Total"\n  <HIERARCHICAL>\n'
+        '  <HIERCODELIST> "r.hrc"\n  <HIERLEADSTRING> "@"\nTurnover\n  <NUMERIC>\n'
+        "  <DECIMALS> 2\nN\n  <FREQUENCY>\nTop1\n  <MAXSCORE>\nTop2\n  <MAXSCORE>\n"
+    )
+    (tmp_path / "r.hrc").write_text("N\n@ 1\n@ 2\nS\n@ 3\n@ 4\n")
+    (tmp_path / "r.tab").write_text(
+        '"Total";1000,00;33;90,00;50,00\n"N";300,00;13;90,00;30,00\n'
+        '" 1";100,00;3;90,00;5,00\n" 2";200,00;10;30,00;20,00\n'
+        '"S";700,00;20;50,00;40,00\n" 3";300,00;10;40,00;30,00\n" 4";400,00;10;50,00;40,00\n'
+    )
+    (tmp_path / "job.yaml").write_text(
+        "cells: {path: r.tab, metadata: r.rda}\nrules: [{p_percent: {p: 10}}]\n"
+        "method: optimal\noutput: {cells: cells.csv, tab: out.tab}\n"
+    )
+    result = runner.invoke(app, ["table", "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert result.exit_code == 0, result.output
+    status = {line.split(";")[0].strip('"'): line.split(";")[-1] for line in
+              (tmp_path / "out.tab").read_text().splitlines()}  # fmt: skip
+    assert status == {"Total": "S", "N": "S", "1": "U", "2": "M", "S": "S", "3": "S", "4": "S"}
