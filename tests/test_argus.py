@@ -411,14 +411,25 @@ def test_tab_output_refused_for_linked_tables(tmp_path):
 
 # -- the mu-Argus demo data (skips without ../shared/data) -----------------------------------------
 def test_demo_data_as_fixed_width(tmp_path, shared_data):
+    """500 records of mu-Argus' demo survey written as a fixed-width .asc with a .rda in
+    mu-Argus' style: read back exactly, imported and anonymized (3-anonymity verified)."""
     csv = shared_data / "argus" / "muargus_Demodata.csv"
     if not csv.is_file():
         pytest.skip("muargus_Demodata.csv not present")
     demo = pd.read_csv(csv, dtype=str, keep_default_na=False).head(500)
     layout = [("REGION", 4), ("SEX", 1), ("AGE", 2), ("MARSTAT", 1), ("WEIGHT", 7), ("INCOME", 8)]
+    keywords = {
+        "REGION": '  <RECODABLE>\n  <CODELIST> "Regio.cdl"\n  <IDLEVEL>  1 \n'
+        "  <SUPPRESSWEIGHT>  50 \n  <TRUNCABLE>",
+        "SEX": "  <RECODABLE>\n  <IDLEVEL>  2 \n  <SUPPRESSWEIGHT>  50 ",
+        "AGE": "  <RECODABLE>\n  <IDLEVEL>  3 \n  <TRUNCABLE>",
+        "MARSTAT": "  <RECODABLE>\n  <IDLEVEL>  3 ",
+        "WEIGHT": "  <NUMERIC>\n  <DECIMALS>  2 \n  <WEIGHT>",
+        "INCOME": "  <NUMERIC>",
+    }
     rda, start = [], 1
     for name, width in layout:
-        rda.append(f"{name} {start} {width}")
+        rda += [f"{name} {start}  {width}        ", keywords[name]]
         start += width
     (tmp_path / "d.rda").write_text("\n".join(rda) + "\n")
     lines = demo[layout[0][0]].str.rjust(layout[0][1])
@@ -428,6 +439,17 @@ def test_demo_data_as_fixed_width(tmp_path, shared_data):
     data = read_argus_data(read_rda(tmp_path / "d.rda"), tmp_path / "d.asc")
     expected = demo[[n for n, _ in layout]].apply(lambda s: s.str.strip()).astype(object)
     pd.testing.assert_frame_equal(data, expected.reset_index(drop=True))
+
+    job = tmp_path / "job.yaml"
+    args = ["import-argus", str(tmp_path / "d.rda"), "-d", str(tmp_path / "d.asc"), "-o", str(job)]
+    result = runner.invoke(app, [*args, "--k", "3", "-q"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["anonymize", "--config", str(job), "--quiet"])
+    assert result.exit_code == 0, result.output
+    released = pd.read_csv(tmp_path / "d_anonymized.csv", dtype=str, keep_default_na=False)
+    qis = ["REGION", "SEX", "AGE", "MARSTAT"]
+    assert min(frequency_set(released, qis).counts) >= 3
+    assert released["WEIGHT"].tolist() == data["WEIGHT"].tolist()
 
 
 def test_metadata_input_refused_on_spark_before_spark_starts(tmp_path):
