@@ -4,6 +4,7 @@ cell files, and the jobs built from them (``input.metadata``, ``sdckit import-ar
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -389,8 +390,6 @@ def test_table_job_writes_tab_and_xlsx_and_reads_them_back(tmp_path):
     )
     result = runner.invoke(app, ["table", "--config", str(tmp_path / "audit.yaml"), "-q"])
     assert result.exit_code == 0, result.output
-    import json
-
     summary = json.loads((tmp_path / "audit.json").read_text())
     assert summary["safe"] is True
     assert summary["primary"] == int((cells["status"] == "primary").sum())
@@ -519,3 +518,23 @@ def test_tab_cells_protected_by_p_percent(tmp_path):
     status = {line.split(";")[0].strip('"'): line.split(";")[-1] for line in
               (tmp_path / "out.tab").read_text().splitlines()}  # fmt: skip
     assert status == {"Total": "S", "N": "S", "1": "U", "2": "M", "S": "S", "3": "S", "4": "S"}
+
+
+def test_analyze_an_argus_job_with_its_weight(tmp_path):
+    """`sdckit analyze --config` reads the .asc through its .rda: the key variables from
+    <IDLEVEL>, missing codes counted as missing, the <WEIGHT> column usable."""
+    _write_fixed(tmp_path)
+    (tmp_path / "job.yaml").write_text(
+        "input: {path: demo.asc, metadata: demo.rda}\nmodels: [{k_anonymity: {k: 2}}]\n"
+    )
+    out = tmp_path / "risk.json"
+    result = runner.invoke(
+        app,
+        ["analyze", "--config", str(tmp_path / "job.yaml"), "--weight", "WEIGHT", "--json",
+         str(out), "--quiet"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.read_text())
+    assert summary["records"] == len(ROWS)
+    assert summary["quasi_identifiers"] == ["REGION", "SEX", "AGE"]
+    assert "individual_risk" in summary
