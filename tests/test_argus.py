@@ -436,7 +436,7 @@ def test_demo_data_as_fixed_width(tmp_path, shared_data):
         lines = lines + demo[name].str.rjust(width)
     (tmp_path / "d.asc").write_text("\n".join(lines) + "\n")
     data = read_argus_data(read_rda(tmp_path / "d.rda"), tmp_path / "d.asc")
-    expected = demo[[n for n, _ in layout]].apply(lambda s: s.str.strip()).astype(object)
+    expected = demo[[n for n, _ in layout]].apply(lambda s: s.str.strip())
     pd.testing.assert_frame_equal(data, expected.reset_index(drop=True))
 
     job = tmp_path / "job.yaml"
@@ -538,3 +538,15 @@ def test_analyze_an_argus_job_with_its_weight(tmp_path):
     assert summary["records"] == len(ROWS)
     assert summary["quasi_identifiers"] == ["REGION", "SEX", "AGE"]
     assert "individual_risk" in summary
+
+
+def test_fixed_width_positions_are_characters(tmp_path):
+    """A non-ASCII file is sliced by characters (``é`` is one position), an ASCII one by
+    bytes: the same fields either way."""
+    (tmp_path / "u.rda").write_text("CITY 1 5\nCODE 6 2 99\n")
+    (tmp_path / "u.asc").write_text("Liège01\nGent 99\n", encoding="utf-8")
+    data = read_argus_data(read_rda(tmp_path / "u.rda"), tmp_path / "u.asc")
+    assert data.to_dict("list") == {"CITY": ["Liège", "Gent"], "CODE": ["01", ""]}
+    (tmp_path / "a.asc").write_text("Liege01\nGent 99\n")
+    data = read_argus_data(read_rda(tmp_path / "u.rda"), tmp_path / "a.asc")
+    assert data.to_dict("list") == {"CITY": ["Liege", "Gent"], "CODE": ["01", ""]}
