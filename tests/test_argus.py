@@ -550,3 +550,16 @@ def test_fixed_width_positions_are_characters(tmp_path):
     (tmp_path / "a.asc").write_text("Liege01\nGent 99\n")
     data = read_argus_data(read_rda(tmp_path / "u.rda"), tmp_path / "a.asc")
     assert data.to_dict("list") == {"CITY": ["Liege", "Gent"], "CODE": ["01", ""]}
+
+
+@pytest.mark.parametrize("blank_line", ["", "   \n"])
+def test_free_format_names_in_front_reads_by_name(tmp_path, blank_line):
+    """<NAMESINFRONT>: the first line names the fields, in any order (a line of blanks sends
+    the file to the slower reader, which gives the same table)."""
+    (tmp_path / "n.rda").write_text('<SEPARATOR> ";"\n<NAMESINFRONT>\nA 2 99\nB 3\n')
+    (tmp_path / "n.txt").write_text(f"B;A;C\nx; 01;u\n{blank_line}y;99;v\n")
+    data = read_argus_data(read_rda(tmp_path / "n.rda"), tmp_path / "n.txt")
+    assert data.to_dict("list") == {"A": ["01", ""], "B": ["x", "y"]}
+    (tmp_path / "m.txt").write_text("B;C\nx;u\n")
+    with pytest.raises(DataError, match=r"first line names B, C, not A"):
+        read_argus_data(read_rda(tmp_path / "n.rda"), tmp_path / "m.txt")

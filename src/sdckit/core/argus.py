@@ -555,31 +555,77 @@ def _line_number(text: str, index: int) -> int:
 
 
 def _read_delimited(text: str, meta: ArgusMetadata, p: Path, names: list[str]) -> pd.DataFrame:
-    """A free-format file's fields by the metadata's variable order (``"..."`` quoting)."""
+    """A free-format file's fields (``"..."`` quoting, blanks around a field removed): by the
+    metadata's variable order, or by the first line's names with ``<NAMESINFRONT>``. Read
+    by Arrow's CSV parser; a file it refuses (a line with another number of fields, a line
+    of blanks) is read again by Python's, whose message names the line."""
     sep = meta.separator or ","
-    reader = csv.reader(io.StringIO(text), delimiter=sep, quotechar='"')
-    rows: list[list[str]] = []
     header: list[str] | None = None
-    for row in reader:
-        if not row or all(not f.strip() for f in row):
-            continue
-        if meta.names_in_front and header is None:
-            header = [f.strip() for f in row]
-            continue
-        if len(row) != len(names):
-            raise DataError(
-                f"{p.name} line {reader.line_num}: {len(row)} field(s) separated by {sep!r}, "
-                f"but {meta.path.name} declares {len(names)} variable(s) ({', '.join(names)}); "
-                "check the separator and the variables"
-            )
-        rows.append([f.strip() for f in row])
-    if header is not None:
-        unknown = [n for n in names if n not in header]
+    if meta.names_in_front:
+        for row in csv.reader(io.StringIO(text), delimiter=sep, quotechar='"'):
+            if any(f.strip() for f in row):
+                header = [f.strip() for f in row]
+                break
+        unknown = [n for n in names if n not in (header or [])]
         if unknown:
             raise DataError(
-                f"{p.name}: the first line names {', '.join(header)}, not {', '.join(unknown)}"
+                f"{p.name}: the first line names {', '.join(header or [])}, not "
+                f"{', '.join(unknown)}; <NAMESINFRONT> reads the variables by these names"
             )
-    return pd.DataFrame(rows, columns=names, dtype=object)
+    width = len(header) if header is not None else len(names)
+    frame = _read_delimited_arrow(text, sep, width, header is not None)
+    if frame is None:
+        reader = csv.reader(io.StringIO(text), delimiter=sep, quotechar='"')
+        rows: list[list[str]] = []
+        past_header = header is None
+        for row in reader:
+            if not any(f.strip() for f in row):
+                continue
+            if not past_header:
+                past_header = True
+                continue
+            if len(row) != width:
+                raise DataError(
+                    f"{p.name} line {reader.line_num}: {len(row)} field(s) separated by "
+                    f"{sep!r}, but {meta.path.name} declares {width} variable(s) "
+                    f"({', '.join(header or names)}); check the separator and the variables"
+                )
+            rows.append([f.strip() for f in row])
+        frame = pd.DataFrame(rows, columns=[str(i) for i in range(width)], dtype=object)
+    frame.columns = header if header is not None else names
+    return frame[names].reset_index(drop=True)
+
+
+def _read_delimited_arrow(
+    text: str, sep: str, width: int, skip_header: bool
+) -> pd.DataFrame | None:
+    """The ``width`` fields of every line of a delimited text as trimmed text, by pyarrow's
+    CSV parser (columns ``"0"``, ``"1"``, ...), or None when it refuses the text (a row of
+    another width, a line of blanks) or the header is not on the first line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+
+    if skip_header and not text.split("\n", 1)[0].strip():
+        return None
+    labels = [str(i) for i in range(width)]
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(text.encode("utf-8")),
+            read_options=pa_csv.ReadOptions(column_names=labels, skip_rows=int(skip_header)),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=sep, quote_char='"', double_quote=True, ignore_empty_lines=True
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={name: pa.large_string() for name in labels},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    columns = [pc.utf8_trim_whitespace(c) for c in table.columns]
+    return pa.table(columns, names=labels).to_pandas()
 
 
 def read_tab(meta: ArgusMetadata, path: str | Path, encoding: str = "utf-8") -> pd.DataFrame:
