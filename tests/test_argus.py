@@ -563,3 +563,16 @@ def test_free_format_names_in_front_reads_by_name(tmp_path, blank_line):
     (tmp_path / "m.txt").write_text("B;C\nx;u\n")
     with pytest.raises(DataError, match=r"first line names B, C, not A"):
         read_argus_data(read_rda(tmp_path / "n.rda"), tmp_path / "m.txt")
+
+
+def test_hrc_hierarchy_in_a_plain_csv_job(tmp_path):
+    """Any job's `hierarchy:` may name a .hrc (lead string @); an empty value gets a leaf."""
+    (tmp_path / "d.csv").write_text("region,x\n01,a\n03,b\n,c\n")
+    (tmp_path / "r.hrc").write_text("N\n@01\n@02\nS\n@03\n")
+    job = job_from_dict(
+        {"input": "d.csv", "attributes": {"region": {"role": "quasi_identifying",
+                                                     "hierarchy": "r.hrc"}}},
+        base_dir=tmp_path,
+    )  # fmt: skip
+    rows = sorted(_rows(job.schema.hierarchy("region")))
+    assert rows == [["", "", "*"], ["01", "N", "*"], ["02", "N", "*"], ["03", "S", "*"]]
