@@ -34,11 +34,11 @@ def import_argus_command(
     doc, notes = import_argus_job(rda, data, job_out, k=k)
     base = job_out.resolve().parent
     job = job_from_dict(doc, base, source=repr(str(job_out)))  # the job loads as written
-    schema, data = job.schema, job.read_input()  # the data read, every hierarchy built
+    schema, records = job.schema, job.read_input()  # the data read, every hierarchy built
     for name in schema.quasi_identifiers:  # and every code of the data in its hierarchy
         hierarchy = schema.hierarchy(name)
         if hierarchy is not None:
-            hierarchy.leaf_index(data[name], column=name)
+            hierarchy.leaf_index(records[name], column=name)
     text = "".join(f"# {line}\n" for line in notes)
     text += yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
     write_text(job_out, text)
