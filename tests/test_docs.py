@@ -1,0 +1,263 @@
+"""The documentation site (``docs/``, ``mkdocs.yml``): every code block runs, the site builds.
+
+Each page's fenced blocks run in order in a fresh temporary folder: ```` ```python ```` blocks
+are executed (one namespace per page); in ```` ```console ```` blocks every line starting with
+``$ `` is a shell command (continued by a trailing ``\\``) that must exit 0, with ``sdckit``
+and ``python`` being this interpreter (``python -m sdckit.cli``) and this checkout's source
+first on the path; a ```` ```yaml title="job.yaml" ```` block is written to that file first.
+Other fences (``text``, ``yaml`` without a title, ...) are shown, not run; a fence in another
+language is refused, so a shell example cannot slip in unrun as ``bash``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+SRC = ROOT / "src"
+
+#: Fence languages a page may use: the first three run (yaml only with a title).
+LANGUAGES = {"python", "console", "yaml", "text", "toml", "json", "sql"}
+
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)\s*(?P<info>[^`]*)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a page."""
+
+    page: str
+    line: int
+    language: str
+    title: str | None
+    code: str
+
+
+def pages() -> list[Path]:
+    """The site's markdown pages (generated reference pages are not files)."""
+    return sorted(p for p in DOCS.rglob("*.md") if "hooks" not in p.relative_to(DOCS).parts)
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of ``page``, in order (nested fences are not used in the docs)."""
+    out: list[Block] = []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, info = m.group("indent"), m.group("fence"), m.group("info").strip()
+        language = info.split()[0] if info else ""
+        title = re.search(r'title="([^"]+)"', info)
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines) and lines[j].strip() != fence:
+            body.append(lines[j][len(indent) :] if lines[j].startswith(indent) else lines[j])
+            j += 1
+        if j == len(lines):
+            raise AssertionError(f"{page.relative_to(ROOT)}:{i + 1}: unclosed code fence")
+        rel = str(page.relative_to(ROOT))
+        out.append(Block(rel, i + 1, language, title.group(1) if title else None, "\n".join(body)))
+        i = j + 1
+    return out
+
+
+def commands(console: str) -> list[str]:
+    """The shell commands of a console block: ``$ `` lines, joined over trailing ``\\``."""
+    out: list[str] = []
+    current: str | None = None
+    for line in console.splitlines():
+        if current is not None:
+            current += "\n" + line
+        elif line.startswith("$ "):
+            current = line[2:]
+        else:
+            continue  # the command's output, shown for the reader
+        if not current.endswith("\\"):
+            out.append(current)
+            current = None
+    if current is not None:
+        out.append(current)
+    return out
+
+
+def _shims(folder: Path) -> dict[str, str]:
+    """An environment whose ``sdckit`` and ``python`` are this interpreter and checkout."""
+    folder.mkdir()
+    for name, line in (
+        ("sdckit", f'exec {shlex.quote(sys.executable)} -m sdckit.cli "$@"'),
+        ("python", f'exec {shlex.quote(sys.executable)} "$@"'),
+    ):
+        script = folder / name
+        script.write_text(f"#!/bin/sh\n{line}\n")
+        script.chmod(0o755)
+    env = dict(os.environ)
+    env["PATH"] = f"{folder}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+RUNNABLE = [p for p in pages() if any(b.language in ("python", "console") for b in blocks(p))]
+
+
+def test_fences_are_known() -> None:
+    """Every block is in a known language, so nothing meant to run is skipped silently."""
+    bad = [
+        f"{b.page}:{b.line}: ```{b.language}"
+        for p in pages()
+        for b in blocks(p)
+        if b.language not in LANGUAGES
+    ]
+    assert not bad, "use python/console (run) or text (shown only): " + ", ".join(bad)
+
+
+def test_collector_reads_console_commands() -> None:
+    """Output lines are skipped and continued commands joined."""
+    text = "$ sdckit a \\\n    --b 1\nout put\n$ echo x\n"
+    assert commands(text) == ["sdckit a \\\n    --b 1", "echo x"]
+
+
+@pytest.mark.parametrize("page", RUNNABLE, ids=[str(p.relative_to(DOCS)) for p in RUNNABLE])
+def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's python and console blocks run in order in a fresh folder."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = _shims(tmp_path / "bin")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    for block in blocks(page):
+        where = f"{block.page}:{block.line}"
+        if block.language == "yaml" and block.title:
+            (work / block.title).write_text(block.code + "\n", encoding="utf-8")
+        elif block.language == "python":
+            try:
+                exec(compile(block.code, where, "exec"), namespace)  # noqa: S102
+            except Exception as exc:  # noqa: BLE001 - reported with the block's place
+                raise AssertionError(f"{where}: {type(exc).__name__}: {exc}") from exc
+        elif block.language == "console":
+            for command in commands(block.code):
+                done = subprocess.run(
+                    command,
+                    shell=True,
+                    cwd=work,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+                assert done.returncode == 0, (
+                    f"{where}: `{command}` exited {done.returncode}\n{done.stdout[-2000:]}"
+                    f"\n{done.stderr[-2000:]}"
+                )
+
+
+def _reference_module():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("docs_reference", DOCS / "hooks" / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_job_file_reference_lists_every_key_and_name() -> None:
+    """The generated job-file reference names every key of every section and every entry of
+    every registry, and each bad-value message is sdckit's, naming the job file."""
+    from sdckit.algorithms.registry import ALGORITHMS
+    from sdckit.core.hierarchy_registry import HIERARCHY_BUILDERS
+    from sdckit.jobs import spec
+    from sdckit.masking.pipeline import METHODS
+    from sdckit.models import MODELS
+    from sdckit.synthesis.api import METHODS as SYNTHESIS
+    from sdckit.tables.registry import TABLE_METHODS
+
+    text = _reference_module().job_file_reference()
+    headings = set(re.findall(r"^### `([^`]+)`", text, re.M))
+    for registry in (MODELS, ALGORITHMS, METHODS, HIERARCHY_BUILDERS):
+        assert set(registry.names()) <= headings, registry.family
+    for name in (*TABLE_METHODS.names(), *SYNTHESIS.names(), *spec.RULE_NAMES):
+        assert f"`{name}`" in text
+    rows = re.findall(r"^\| `(\w+)` \|", text, re.M)
+    for section in (spec.JobSpec, spec.InputSection, spec.OutputSection, spec.AttributeSection):
+        assert set(section.model_fields) <= set(rows), section.__name__
+    k_row = next(line for line in text.splitlines() if "models[0].k_anonymity.k " in line)
+    assert "must be &gt;= 1, got 0" in k_row and "| integer (&gt;= 1) |" not in k_row
+    assert "| `k` | integer (>= 1) | required |" in text
+    messages = re.findall(r"<code>([^<]*)</code>", text)
+    assert len(messages) > 100 and all(m.startswith("&#x27;job.yaml&#x27;") for m in messages)
+
+
+def test_cli_reference_lists_every_command_and_option() -> None:
+    """The generated command-line reference has every command and each of its options."""
+    import typer.main
+
+    from sdckit.cli import build_app
+
+    text = _reference_module().cli_reference()
+    root = typer.main.get_command(build_app())
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        assert f"## `sdckit {name}`" in text
+        section = text.split(f"## `sdckit {name}`", 1)[1].split("\n## ", 1)[0]
+        for param in command.params:
+            for opt in param.opts:
+                if opt.startswith("-"):
+                    assert opt in section, (name, opt)
+
+
+def _have_mkdocs() -> bool:
+    return all(
+        importlib.util.find_spec(m) is not None
+        for m in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python")
+    )
+
+
+def test_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict`` passes (skipped without the docs extra, unless
+    ``SDCKIT_REQUIRE_DOCS=1``, as CI sets it)."""
+    if not _have_mkdocs():
+        if os.environ.get("SDCKIT_REQUIRE_DOCS") == "1":
+            pytest.fail("SDCKIT_REQUIRE_DOCS=1 but the docs extra is not installed")
+        pytest.skip("the docs extra (mkdocs-material, mkdocstrings[python]) is not installed")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env["NO_MKDOCS_2_WARNING"] = "1"  # mkdocs-material's notice about its successor
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-q",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(site),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (site / "reference" / "job-file" / "index.html").is_file()
+    assert (site / "reference" / "cli" / "index.html").is_file()
+    api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'id="sdckit.algorithms.anonymize.anonymize"' in api  # rendered by mkdocstrings
+    job = (site / "reference" / "job-file" / "index.html").read_text(encoding="utf-8")
+    assert "models[0].k_anonymity.k must be &gt;= 1, got 0" in job
