@@ -1,4 +1,4 @@
-"""The layers of sdckit, checked from the source (README, "Architecture").
+"""The layers of sdckit, checked from the source (docs/architecture.md, "Layers").
 
 Every module under ``src/sdckit`` is parsed with :mod:`ast` (nothing is imported) and its
 imports collected: ``import`` and ``from ... import`` statements at module level, in class
@@ -40,7 +40,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-#: The layers, lowest first (README, "Architecture"); a module may import its own layer and
+#: The layers, lowest first (docs/architecture.md); a module may import its own layer and
 #: the layers below. ``synthesis`` stands beside ``algorithms``: its ``safepub`` method is the
 #: SafePub algorithm run as a synthesizer, and ``evaluation`` compares synthetic releases.
 #: Besides the packages, the top-level modules: ``errors`` (the error types every layer

@@ -5,8 +5,8 @@
 {'rows': [...], 'mode': 'dp', 'epsilon_spent': 0.1, 'budget_remaining': 0.9, ...}
 
 A refusal raises :class:`QueryRefused` (an :class:`~sdckit.errors.SdcInputError`) carrying
-the HTTP status, the server's error code and its message (the HTTP contract is in the README,
-"Protected query server").
+the HTTP status, the server's error code and its message (the HTTP contract is in
+docs/getting-started/serve.md, "HTTP API").
 """
 
 from __future__ import annotations

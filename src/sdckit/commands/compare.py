@@ -74,7 +74,10 @@ def compare_command(
 
 def compare_cli(
     config: Annotated[
-        Path, typer.Option("--config", "-c", help="Grid file (YAML or TOML), see the README.")
+        Path,
+        typer.Option(
+            "--config", "-c", help="Grid file (YAML or TOML); format: docs, Evaluate and compare."
+        ),
     ],
     json_out: Annotated[
         str | None, typer.Option("--json", help="Write the ranked table as JSON here.")

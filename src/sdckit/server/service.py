@@ -218,7 +218,7 @@ class QueryService:
 
     def _domain(self, d: Dataset, key: str, declared: list[Any] | None) -> list[Any]:
         """The public values of a key: declared in the config, or read from the data now
-        (which makes the set of values itself public; documented in the README)."""
+        (which makes the set of values itself public; see docs/getting-started/serve.md)."""
         if declared is not None:
             if not declared or len(set(map(repr, declared))) != len(declared):
                 raise ConfigError(

@@ -1,6 +1,6 @@
 """The Spark engine (extra ``spark``): the same jobs on data that does not fit one machine.
 
-Design (README, "Architecture"): Spark computes and applies, the driver decides. The engine
+Design (docs/getting-started/spark.md): Spark computes and applies, the driver decides. The engine
 only produces frequency sets (:mod:`sdckit.spark.frequency`, one group-by over integer codes
 assigned with broadcast maps) and applies transformations (:mod:`sdckit.spark.anonymize`,
 :mod:`sdckit.spark.mask`); the privacy models, metrics, risk measures and the lattice search
