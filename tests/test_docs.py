@@ -190,6 +190,11 @@ def test_job_file_reference_lists_every_key_and_name() -> None:
         assert set(registry.names()) <= headings, registry.family
     for name in (*TABLE_METHODS.names(), *SYNTHESIS.names(), *spec.RULE_NAMES):
         assert f"`{name}`" in text
+    from sdckit.jobs import mask, synthesize, table
+
+    options = text.split("## `options:` by job kind", 1)[1].split("\n## ", 1)[0]
+    for key in (*mask._OPTIONS, *synthesize._JOB_OPTIONS, *table._METHOD_OPTIONS):
+        assert f"`{key}`" in options, key
     rows = re.findall(r"^\| `(\w+)` \|", text, re.M)
     for section in (spec.JobSpec, spec.InputSection, spec.OutputSection, spec.AttributeSection):
         assert set(section.model_fields) <= set(rows), section.__name__

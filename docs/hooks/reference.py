@@ -405,10 +405,32 @@ def job_file_reference() -> str:
             f"| `{name}` | {_cell(getattr(traits, 'description', ''))} | "
             f"{_cell(_traits_text(traits))} |"
         )
+    lines += ["", *_job_options()]
     lines += ["", "## Engines (`engine:`)", "", "| engine | traits |", "|---|---|"]
     for name in ENGINES.names():
         lines.append(f"| `{name}` | {_cell(_traits_text(ENGINES.traits(name)))} |")
     return "\n".join(lines) + "\n"
+
+
+def _job_options() -> list[str]:
+    """``options:`` by job kind, from the option keys each job runner accepts."""
+    from sdckit.jobs import mask, synthesize, table
+
+    def keys(names: Iterable[str]) -> str:
+        return ", ".join(f"`{n}`" for n in names)
+
+    return [
+        "## `options:` by job kind",
+        "",
+        "| job | keys |",
+        "|---|---|",
+        "| anonymize | the options of its `algorithm:` (above) |",
+        f"| mask | {keys(mask._OPTIONS)} |",
+        f"| synthesize | {keys(synthesize._JOB_OPTIONS)}; any other key is a parameter of "
+        "the `method:` |",
+        f"| table | building the table: {keys(table._BUILD_OPTIONS)}; the method: "
+        f"{keys(table._METHOD_OPTIONS)}; `method: audit`: {keys(table._AUDIT_OPTIONS)} |",
+    ]
 
 
 # --------------------------------------------------------------------------- the command line

@@ -206,13 +206,17 @@ def _check_identifiers_unused(
                 )
 
 
+#: The mask job's options (``options:``); the methods' parameters go under ``methods:``.
+_OPTIONS = ("original_share_warning",)
+
+
 def _share_threshold(job: Any) -> float:
     """The mask job's ``options: {original_share_warning: 0.1}`` (its only option), checked
     before the input is read."""
     from sdckit.risk.original_records import check_threshold
 
     options = job.algorithm_options
-    unknown = [k for k in options if k != "original_share_warning"]
+    unknown = [k for k in options if k not in _OPTIONS]
     if unknown:
         raise ConfigError(
             f"{job.key('options.' + str(unknown[0]))}: a mask job takes one option, "
