@@ -178,7 +178,7 @@ def _nested_metadata(annotation: Any) -> list[Any]:
 def _summary(obj: Any) -> str:
     """The first paragraph of ``obj``'s docstring, on one line."""
     doc = inspect.getdoc(obj) or ""
-    return " ".join(doc.split("\n\n", 1)[0].split())
+    return _md(doc.split("\n\n", 1)[0])
 
 
 def _parameter_notes(cls: type) -> dict[str, str]:
@@ -199,11 +199,15 @@ def _parameter_notes(cls: type) -> dict[str, str]:
     return notes
 
 
-def _cell(text: str) -> str:
-    """Docstring text (reST roles and literals made markdown) safe in a markdown table cell."""
+def _md(text: str) -> str:
+    """Docstring text on one line, its reST roles and literals made markdown."""
     text = re.sub(r":\w+:`~?(?:[\w.]*\.)?([^`]+)`", r"`\1`", str(text))
-    text = text.replace("``", "`")
-    return " ".join(text.split()).replace("|", "\\|")
+    return " ".join(text.replace("``", "`").split())
+
+
+def _cell(text: str) -> str:
+    """Docstring text safe in a markdown table cell."""
+    return _md(text).replace("|", "\\|")
 
 
 def _code_cell(text: str) -> str:
