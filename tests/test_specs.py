@@ -265,3 +265,19 @@ def test_models_are_loaded_on_first_use_and_all_are_listed() -> None:
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     loaded = {"base", "check", "kanonymity"}  # (check loads no other model's module)
     assert res.stdout.strip() == str(sorted(f"sdckit.models.{m}" for m in loaded)), res.stderr
+
+
+def test_a_message_naming_the_value_names_it_once() -> None:
+    """A validator's message that already says what it got is not given a second "got"."""
+    from sdckit.errors import ParameterError
+    from sdckit.jobs.spec import JobSpec
+
+    with pytest.raises(ParameterError) as info:
+        JobSpec.from_dict({"options": "x"}, "'job.yaml': ")
+    assert str(info.value) == "'job.yaml': options must be a mapping, got 'x'"
+    with pytest.raises(ParameterError) as info:
+        JobSpec.from_dict({"attributes": {"age": {"hierarchy": -1}}}, "'job.yaml': ")
+    assert str(info.value).endswith("; got -1") and str(info.value).count("got") == 1
+    with pytest.raises(ParameterError) as info:  # the value is still echoed where it is not
+        JobSpec.from_dict({"columns": 3}, "'job.yaml': ")
+    assert str(info.value) == "'job.yaml': columns must be a list of column names, got 3"

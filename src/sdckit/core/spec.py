@@ -203,8 +203,8 @@ def _error_text(err: Mapping[str, Any], allowed: Sequence[str]) -> tuple[str, bo
     if kind in ("literal_error", "enum"):
         return f"must be one of {', '.join(_choices(err))}", True
     if kind == "value_error":  # a validator's own words; the value is echoed after "must"
-        msg = str(ctx.get("error", err["msg"]))
-        return msg, msg.startswith("must")
+        msg = str(ctx.get("error", err["msg"]))  # unless they already name it ("got ...")
+        return msg, msg.startswith("must") and not re.search(r"\bgot\b", msg)
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return "must be a mapping of keys", True
     if kind in ("too_short", "too_long"):
