@@ -133,6 +133,33 @@ def test_collector_reads_console_commands() -> None:
     assert commands(text) == ["sdckit a \\\n    --b 1", "echo x"]
 
 
+def test_collector_runs_blocks_in_order_and_reports_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A titled yaml block is written before the code after it reads it; one namespace per
+    page; a failing command or block fails, naming the page and line."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    env = _shims(tmp_path / "bin")
+    page = tmp_path / "page.md"
+    page.write_text(
+        '```yaml title="job.yaml"\nk: 5\n```\n\n'
+        "```python\nimport yaml\nk = yaml.safe_load(open('job.yaml'))['k']\n```\n\n"
+        "```python\nassert k == 5\nopen('seen.txt', 'w').write(str(k))\n```\n\n"
+        "```console\n$ python -c \"assert open('seen.txt').read() == '5'\"\n```\n\n"
+        "```text\n$ false\n```\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    _run_blocks(page, work, env, {})
+    page.write_text("```console\n$ sdckit --version\n$ false\n```\n")
+    with pytest.raises(AssertionError, match=r"page.md:1: `false` exited 1"):
+        _run_blocks(page, work, env, {})
+    page.write_text("text\n\n```python\n1 / 0\n```\n")
+    with pytest.raises(AssertionError, match=r"page.md:3: ZeroDivisionError"):
+        _run_blocks(page, work, env, {})
+
+
 @pytest.mark.parametrize("page", RUNNABLE, ids=[str(p.relative_to(DOCS)) for p in RUNNABLE])
 def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page's python and console blocks run in order in a fresh folder."""
@@ -144,6 +171,16 @@ def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(work)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     namespace: dict[str, object] = {"__name__": "__docs__"}
+    environ = dict(os.environ)  # a page may set variables (the server's keys): undone after
+    try:
+        _run_blocks(page, work, env, namespace)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+def _run_blocks(page: Path, work: Path, env: dict[str, str], namespace: dict[str, object]) -> None:
+    """Run the page's blocks in order in ``work`` (see the module docstring)."""
     for block in blocks(page):
         where = f"{block.page}:{block.line}"
         if block.language == "yaml" and block.title:
