@@ -240,6 +240,9 @@ def test_job_file_reference_lists_every_key_and_name() -> None:
     rows = re.findall(r"^\| `(\w+)` \|", text, re.M)
     for section in (spec.JobSpec, spec.InputSection, spec.OutputSection, spec.AttributeSection):
         assert set(section.model_fields) <= set(rows), section.__name__
+    notes = _reference_module()._parameter_notes(spec.JobSpec)
+    assert set(notes) == set(spec.JobSpec.model_fields), "JobSpec's docstring: one note per key"
+    assert all(notes.values())
     k_row = next(line for line in text.splitlines() if "models[0].k_anonymity.k " in line)
     assert "must be &gt;= 1, got 0" in k_row and "| integer (&gt;= 1) |" not in k_row
     assert "| `k` | integer (>= 1) | required |" in text

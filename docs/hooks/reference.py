@@ -69,6 +69,8 @@ def type_text(annotation: Any) -> str:
         return "`name: {parameters}` entry"
     if origin in (list, tuple, set, frozenset) or annotation in (list, tuple):
         inner = type_text(args[0]) if args else "values"
+        if inner.endswith(" entry"):
+            return f"list of {inner[: -len(' entry')]} entries"
         return f"list of {inner}"
     if origin is dict or annotation is dict:
         return f"mapping of {type_text(args[1])}" if len(args) == 2 else "mapping"
@@ -102,7 +104,7 @@ def _default_text(field: Any) -> str:
     if isinstance(value, enum.Enum):
         value = value.value
     if hasattr(value, "model_dump"):
-        value = value.model_dump()
+        return "its keys' defaults"
     if value == {} or value == []:
         return "empty"
     return f"`{value}`".replace("True", "true").replace("False", "false")
@@ -190,8 +192,9 @@ def _parameter_notes(cls: type) -> dict[str, str]:
     notes: dict[str, str] = {}
     keys: list[str] = []
     for line in m.group(1).splitlines():
-        if line and not line.startswith(" ") and ":" in line:
-            keys = re.findall(r"\w+", line.split(":", 1)[0])
+        head = re.fullmatch(r"(\w+(?:, \w+)*)(?: :.*)?", line)
+        if head:  # "name : type", "a, b : type" or a bare "name"
+            keys = re.findall(r"\w+", head.group(1))
             notes.update({key: "" for key in keys})
         elif line.strip():
             for key in keys:
@@ -275,6 +278,8 @@ def _traits_text(traits: Any) -> str:
             value = sorted(value)
         if isinstance(value, (tuple, list)):
             value = ", ".join(str(v) for v in value) or "none"
+        if isinstance(value, bool) or value is None:
+            value = {True: "yes", False: "no", None: "—"}[value]
         parts.append(f"{f.name}: {value}")
     return "Traits — " + "; ".join(parts) + "."
 

@@ -292,7 +292,69 @@ class DimensionSection(JobPart):
 
 class JobSpec(JobPart):
     """A whole job file. Every command reads the keys it needs; see
-    :mod:`sdckit.jobs.config` for an example document."""
+    :mod:`sdckit.jobs.config` for an example document.
+
+    Parameters
+    ----------
+    input
+        The data file (every job but a table given cell by cell).
+    engine
+        Where the job runs: ``local`` or ``spark`` (the Spark engine, extra ``spark``).
+    spark
+        The Spark master and settings of an ``engine: spark`` job.
+    attributes
+        Each column's role, type, hierarchy, order, date format and pseudonymization.
+    models
+        Anonymize: the privacy models, each ``- name: {parameters}``.
+    suppression_limit
+        Anonymize: the largest share of records that may be suppressed (0 to 1).
+    metric
+        Anonymize: the information-loss metric the optimal search minimizes.
+    algorithm
+        Anonymize: the search or heuristic (``optimal`` by default).
+    options
+        The options of the job: the algorithm's (anonymize), the job's and the method's
+        (mask, synthesize, table, compare).
+    methods
+        Mask: the masking methods, applied in order, each ``- name: {parameters}``.
+    output
+        Where the job writes: the release, the HTML report, the JSON.
+    seed
+        The seed of every random choice except differential privacy's noise (a secret of
+        the data steward: it regenerates a masking's random choices).
+    columns
+        Synthesize: the columns synthesized; compare: the columns masked and compared.
+    qi
+        Analyze and compare: the quasi-identifiers (default: the attributes with role
+        ``quasi_identifying``).
+    grid
+        Compare: the configurations, lists expanding to their cartesian product
+        (:mod:`sdckit.jobs.compare`).
+    cells
+        Table: the table given cell by cell (codes, ``value``, ``freq``, top contributions).
+    dimensions
+        Table: the spanning variables, each with its hierarchy or total code.
+    tables
+        Table: linked tables over the dimensions, protected consistently.
+    response
+        Table: the magnitude summed in each cell (omit for a frequency table).
+    shadow
+        Table: the column the sensitivity rules read (default the response).
+    holding
+        Table: the column grouping contributions of one holding, combined first.
+    cost
+        Table: what a suppression costs: ``value``, ``frequency``, ``unity`` or a column.
+    rules
+        Table: the sensitivity rules, each ``- name: {parameters}``.
+    method
+        Table and synthesize: the protection or synthesis method.
+    epsilon
+        Synthesize: the privacy budget of a differentially private method.
+    delta
+        Synthesize: the δ of (ε, δ)-differential privacy.
+    m
+        Synthesize: the number of synthetic copies.
+    """
 
     spec_label: ClassVar[str] = "the job"
 
