@@ -146,9 +146,20 @@ ColumnNames = Annotated[list[str], BeforeValidator(_column_list)]
 class InputSection(JobPart):
     """``input:`` the data file (CSV or Parquet; a DataFrame from Python) and how to read it.
 
-    ``input: data.csv`` is short for ``input: {path: data.csv}``. ``metadata``: a mu-Argus /
-    tau-Argus ``.rda`` file laying out the data (a fixed-width ``.asc`` or free-format file;
-    for ``cells:``, a ``.tab`` cell file), see :mod:`sdckit.jobs.argus`.
+    ``input: data.csv`` is short for ``input: {path: data.csv}``.
+
+    Parameters
+    ----------
+    path
+        The file: CSV, Parquet, and with the ``formats`` extra SPSS, Stata or SAS; on
+        ``engine: spark`` also a folder of part files or any URI Spark reads.
+    delimiter
+        The CSV delimiter (sniffed when omitted).
+    encoding
+        The text encoding of a CSV file.
+    metadata
+        A mu-Argus / tau-Argus ``.rda`` file laying out the data (a fixed-width ``.asc`` or
+        free-format file; for ``cells:``, a ``.tab`` cell file), see :mod:`sdckit.jobs.argus`.
     """
 
     path: str | pd.DataFrame
@@ -171,7 +182,31 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
 
     class OutputSection(JobPart):
         """``output:`` where the job writes: the released data (``path``; a table job's
-        cells: ``cells``), the HTML report, the JSON."""
+        cells: ``cells``), the HTML report, the JSON.
+
+        Parameters
+        ----------
+        path
+            The released data: CSV, Parquet, or (the ``formats`` extra) SPSS, Stata or SAS
+            transport, by its extension.
+        cells
+            Table: every cell with its status, audit interval and published value.
+        excel
+            Table: an Excel workbook (the ``formats`` extra).
+        mark
+            Table: what a suppressed cell shows in the workbook (default ``x``).
+        report
+            The HTML report.
+        json
+            The JSON summary.
+        delimiter
+            The delimiter of a CSV release.
+        neutralize_formulas
+            Prefix cells a spreadsheet would run as formulas (``=``, ``+``, ``-``, ``@``)
+            with ``'``.
+        partition_by
+            Spark: write the release as Hive partition folders of these columns.
+        """
 
         path: str | None = None
         cells: str | None = None
@@ -192,7 +227,17 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
 
 class PseudonymizeSection(JobPart):
     """``pseudonymize:`` of an identifying attribute: the secret key (exactly one of an
-    environment variable or a key file) and the pseudonym length."""
+    environment variable or a key file) and the pseudonym length.
+
+    Parameters
+    ----------
+    key_env
+        The environment variable holding the secret key.
+    key_file
+        The file holding the secret key.
+    length
+        The pseudonym's length in hex digits of HMAC-SHA256 (8 to 64; default 16).
+    """
 
     key_env: str | None = None
     key_file: str | None = None
@@ -212,6 +257,23 @@ class AttributeSection(JobPart):
     ``hierarchy`` is the path of an ARX hierarchy CSV or one builder with its parameters
     (``{interval: {widths: [10, 20]}}``, ``{order: {...}}``, ``{masking: {}}``,
     ``{date: {...}}``).
+
+    Parameters
+    ----------
+    role
+        ``identifying`` (dropped, or pseudonymized), ``quasi_identifying``, ``sensitive`` or
+        ``insensitive``.
+    type
+        How values are read and compared: ``nominal``, ``ordinal``, ``integer``, ``decimal``
+        or ``date``.
+    hierarchy
+        The generalization hierarchy: an ARX hierarchy CSV or one builder.
+    order
+        An ordinal attribute's categories, lowest first.
+    format
+        The strptime format of a date attribute.
+    pseudonymize
+        An identifying attribute kept as keyed HMAC tokens instead of dropped.
     """
 
     role: Role = Role.INSENSITIVE
@@ -262,7 +324,15 @@ class AttributeSection(JobPart):
 class SparkSection(JobPart):
     """``spark:`` where an ``engine: spark`` job runs: the Spark ``master`` (``local[2]`` by
     default; ``spark://host:7077``, ``yarn``, ``k8s://...`` on a cluster) and extra Spark
-    settings under ``conf`` (``spark.executor.memory: 8g``)."""
+    settings under ``conf`` (``spark.executor.memory: 8g``).
+
+    Parameters
+    ----------
+    master
+        The Spark master.
+    conf
+        Spark settings (``--spark-conf KEY=VALUE`` on the command line wins over them).
+    """
 
     master: str = "local[2]"
     conf: dict[str, str | int | float | bool] = Field(default_factory=dict)
@@ -271,7 +341,15 @@ class SparkSection(JobPart):
 class DimensionSection(JobPart):
     """One spanning variable of a table job under ``dimensions:``: its hierarchy (as an
     attribute's: a file or a builder) and, for a flat dimension, the code of its total.
-    ``region: {}`` is a flat dimension whose total is ``Total``."""
+    ``region: {}`` is a flat dimension whose total is ``Total``.
+
+    Parameters
+    ----------
+    hierarchy
+        The dimension's hierarchy: an ARX hierarchy CSV or one builder.
+    total
+        A flat dimension's total code (default ``Total``).
+    """
 
     hierarchy: str | dict[str, Any] | None = None
     total: str | None = None
