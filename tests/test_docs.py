@@ -277,6 +277,16 @@ def test_cli_reference_lists_every_command_and_option() -> None:
                     assert opt in section, (name, opt)
 
 
+def test_rst_roles_become_code() -> None:
+    """A docstring's reST role reaches the page as code, the last name where ``~`` asks."""
+    convert = _reference_module().rst_roles_to_code
+    assert convert("see :func:<code>~sdckit.risk.suda.suda2</code>.") == "see <code>suda2</code>."
+    assert convert(":class:<code>sdckit.errors.DataError</code>") == (
+        "<code>sdckit.errors.DataError</code>"
+    )
+    assert convert("ratio 1:<code>x</code>") == "ratio 1:<code>x</code>"
+
+
 def _have_mkdocs() -> bool:
     return all(
         importlib.util.find_spec(m) is not None
@@ -320,5 +330,7 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert (site / "reference" / "cli" / "index.html").is_file()
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert 'id="sdckit.algorithms.anonymize.anonymize"' in api  # rendered by mkdocstrings
+    for page in site.rglob("*.html"):
+        assert ":func:<code>" not in page.read_text(encoding="utf-8"), page
     job = (site / "reference" / "job-file" / "index.html").read_text(encoding="utf-8")
     assert "models[0].k_anonymity.k must be &gt;= 1, got 0" in job

@@ -8,8 +8,9 @@ bad value (obtained by validating that value, not written by hand). ``reference/
 written by walking the click commands of the Typer application (:func:`sdckit.cli.build_app`).
 
 Both pages are added to the site as generated files (``on_files``), so they can never disagree
-with the code they describe. :func:`job_file_reference` and :func:`cli_reference` are also
-called by ``tests/test_docs.py``.
+with the code they describe. The docstrings mkdocstrings renders keep their reST roles
+(``:func:`~sdckit.x.f```); ``on_page_content`` shows them as code. :func:`job_file_reference`,
+:func:`cli_reference` and :func:`rst_roles_to_code` are also called by ``tests/test_docs.py``.
 """
 
 from __future__ import annotations
@@ -513,6 +514,30 @@ PAGES: dict[str, Callable[[], str]] = {
     "reference/job-file.md": job_file_reference,
     "reference/cli.md": cli_reference,
 }
+
+
+#: A reST cross-reference role as it reaches the page's HTML (``:func:`~a.b``` -> the
+#: role's name and its code span).
+_ROLE = re.compile(
+    r":(?:py:)?(?:func|class|mod|meth|attr|data|exc|obj|const):<code>(~?)([^<]+)</code>"
+)
+
+
+def rst_roles_to_code(html_text: str) -> str:
+    """``:func:`~sdckit.x.f``` in a docstring, rendered by mkdocstrings as
+    ``:func:<code>~sdckit.x.f</code>``, becomes ``<code>f</code>`` (the last name, as reST's
+    ``~`` asks) or ``<code>sdckit.x.f</code>``."""
+
+    def code(m: re.Match[str]) -> str:
+        target = m.group(2)
+        return f"<code>{target.rsplit('.', 1)[-1] if m.group(1) else target}</code>"
+
+    return _ROLE.sub(code, html_text)
+
+
+def on_page_content(html_text: str, page: Any, config: Any, files: Any) -> str:
+    """The docstrings' reST roles shown as code (mkdocs ``on_page_content`` event)."""
+    return rst_roles_to_code(html_text)
 
 
 def on_files(files: Any, config: Any) -> Any:
