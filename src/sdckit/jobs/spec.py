@@ -206,6 +206,9 @@ with warnings.catch_warnings():  # the key `json` shadows BaseModel.json (deprec
             with ``'``.
         partition_by
             Spark: write the release as Hive partition folders of these columns.
+        tab
+            Table: the protected table as a tau-Argus cell file (``.tab``, status letters
+            S/U/M/E), its ``.rda`` and ``.hrc`` files beside it.
         """
 
         path: str | None = None
