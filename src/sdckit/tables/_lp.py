@@ -50,6 +50,45 @@ BATCH_VARIABLES = 3000
 BATCH_BLOCKS = 64
 
 
+def _equality_lp(
+    h: Any,
+    csc: Any,
+    cost: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    options: tuple[tuple[str, Any], ...] = (),
+) -> Any:
+    """A HiGHS instance holding ``min cost x`` s.t. ``A x = 0``, ``lower <= x <= upper``
+    (infinite bounds as HiGHS' infinity), quiet, single-threaded, without presolve (so
+    bound and cost changes re-solve warm), plus ``options``; None where this SciPy build's
+    HiGHS bindings refuse the model (the callers then answer through ``linprog``)."""
+    try:
+        csc.sort_indices()
+        m, n = csc.shape
+        lp = h.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = m
+        lp.a_matrix_.num_col_ = n
+        lp.a_matrix_.num_row_ = m
+        lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+        lp.col_cost_ = np.asarray(cost, dtype=float)
+        lp.col_lower_ = np.where(np.isfinite(lower), lower, -h.kHighsInf)
+        lp.col_upper_ = np.where(np.isfinite(upper), upper, h.kHighsInf)
+        lp.row_lower_ = np.zeros(m)
+        lp.row_upper_ = np.zeros(m)
+        lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+        lp.a_matrix_.value_ = csc.data.astype(float)
+        highs = h._Highs()
+        for key, val in (("output_flag", False), ("presolve", "off"), ("threads", 1), *options):
+            highs.setOptionValue(key, val)
+        if highs.passModel(lp) == h.HighsStatus.kError:
+            return None
+        return highs
+    except Exception:  # pragma: no cover - an incompatible SciPy build: use linprog
+        return None
+
+
 @dataclass
 class Component:
     """A component: its suppressed ``cells`` and the ``rows`` (relations) touching them, with
@@ -248,36 +287,9 @@ class WarmLP:
     def _build(self) -> Any:
         h = _highs_core
         assert h is not None
-        try:
-            csc = self.a.tocsc()
-            csc.sort_indices()
-            lp = h.HighsLp()
-            lp.num_col_ = self.n
-            lp.num_row_ = self.m
-            lp.a_matrix_.num_col_ = self.n
-            lp.a_matrix_.num_row_ = self.m
-            lp.a_matrix_.format_ = h.MatrixFormat.kColwise
-            lp.col_cost_ = np.zeros(self.n)
-            lp.col_lower_ = np.where(np.isfinite(self.lb), self.lb, -h.kHighsInf)
-            lp.col_upper_ = np.where(np.isfinite(self.ub), self.ub, h.kHighsInf)
-            lp.row_lower_ = np.zeros(self.m)
-            lp.row_upper_ = np.zeros(self.m)
-            lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
-            lp.a_matrix_.index_ = csc.indices.astype(np.int32)
-            lp.a_matrix_.value_ = csc.data.astype(float)
-            highs = h._Highs()
-            for key, val in (
-                ("output_flag", False),
-                ("presolve", "off"),
-                ("threads", 1),
-                ("simplex_strategy", 4),
-            ):
-                highs.setOptionValue(key, val)
-            if highs.passModel(lp) == h.HighsStatus.kError:
-                return None
-            return highs
-        except Exception:  # pragma: no cover - an incompatible SciPy build: use linprog
-            return None
+        return _equality_lp(
+            h, self.a.tocsc(), np.zeros(self.n), self.lb, self.ub, (("simplex_strategy", 4),)
+        )
 
     def solve(self, target: int, sense: int) -> BlockResult:
         """``max`` (``sense=1``) or ``min`` (``-1``) of ``d[target]``."""
@@ -408,31 +420,9 @@ class MinMoveLP:
     def _build(self) -> Any:
         h = _highs_core
         assert h is not None
-        try:
-            csc = sparse.hstack([self.a, -self.a], format="csc")
-            csc.sort_indices()
-            lp = h.HighsLp()
-            lp.num_col_ = 2 * self.n
-            lp.num_row_ = self.m
-            lp.a_matrix_.num_col_ = 2 * self.n
-            lp.a_matrix_.num_row_ = self.m
-            lp.a_matrix_.format_ = h.MatrixFormat.kColwise
-            lp.col_cost_ = np.ones(2 * self.n)
-            lp.col_lower_ = self.lb.copy()
-            lp.col_upper_ = np.where(np.isfinite(self.ub), self.ub, h.kHighsInf)
-            lp.row_lower_ = np.zeros(self.m)
-            lp.row_upper_ = np.zeros(self.m)
-            lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
-            lp.a_matrix_.index_ = csc.indices.astype(np.int32)
-            lp.a_matrix_.value_ = csc.data.astype(float)
-            highs = h._Highs()
-            for key, val in (("output_flag", False), ("presolve", "off"), ("threads", 1)):
-                highs.setOptionValue(key, val)
-            if highs.passModel(lp) == h.HighsStatus.kError:
-                return None
-            return highs
-        except Exception:  # pragma: no cover - an incompatible SciPy build: use linprog
-            return None
+        return _equality_lp(
+            h, sparse.hstack([self.a, -self.a], format="csc"), np.ones(2 * self.n), self.lb, self.ub
+        )
 
     def _set(self, col: int, lo: float, hi: float) -> None:
         self.lb[col], self.ub[col] = lo, hi
