@@ -382,6 +382,24 @@ def verify_release(
     return names, released_classes
 
 
+def _full_domain(
+    output: Any, schema: Schema, key_cols: Any, who: str, why: str
+) -> tuple[Any, list[str], dict[str, Any]]:
+    """The release's transformation, quasi-identifiers and their hierarchies, for a check
+    that reads each class's hierarchy levels; ConfigError ("``who`` a full-domain
+    generalization ...: ``why``") unless the release is a full-domain generalization of every
+    quasi-identifier (optimal or datafly, each with a hierarchy)."""
+    trans = output.transformation
+    qis = list(schema.quasi_identifiers)
+    hierarchies = {q: h for q in qis if (h := schema.hierarchy(q)) is not None}
+    if trans is None or list(key_cols) != qis or len(hierarchies) != len(qis):
+        raise ConfigError(
+            f"{who} a full-domain generalization (algorithm optimal or datafly, every "
+            f"quasi-identifier with a hierarchy): {why}"
+        )
+    return trans, qis, hierarchies
+
+
 def _evaluate_at_levels(
     model: PrivacyModel,
     original: pd.DataFrame,
@@ -397,15 +415,13 @@ def _evaluate_at_levels(
     label that is not there fails the verification), the published records are grouped by
     those codes, and the model -- a copy, prepared on the input's records at level 0 -- is
     evaluated on these classes at the release's levels."""
-    trans = output.transformation
-    qis = list(schema.quasi_identifiers)
-    hierarchies = {q: h for q in qis if (h := schema.hierarchy(q)) is not None}
-    if trans is None or list(key_cols) != qis or len(hierarchies) != len(qis):
-        raise ConfigError(
-            f"{model.name} needs a full-domain generalization (algorithm optimal or datafly, "
-            "every quasi-identifier with a hierarchy): it judges each class by the hierarchy "
-            "levels of its values"
-        )
+    trans, qis, hierarchies = _full_domain(
+        output,
+        schema,
+        key_cols,
+        f"{model.name} needs",
+        "it judges each class by the hierarchy levels of its values",
+    )
     base = frequency_set(original, qis, hierarchies=hierarchies)
     check = model.with_params()
     check.prepare(base)
@@ -454,15 +470,13 @@ def _evaluate_on_population(
     are not published and count in no class. A copy of the model is used: the caller's model
     keeps its preparation on the input."""
 
-    trans = output.transformation
-    qis = list(schema.quasi_identifiers)
-    hierarchies = {q: h for q in qis if (h := schema.hierarchy(q)) is not None}
-    if trans is None or list(key_cols) != qis or len(hierarchies) != len(qis):
-        raise ConfigError(
-            f"{model.name} with a population table needs a full-domain generalization "
-            "(algorithm optimal or datafly, every quasi-identifier with a hierarchy): its "
-            "population records must map onto the released classes"
-        )
+    trans, qis, hierarchies = _full_domain(
+        output,
+        schema,
+        key_cols,
+        f"{model.name} with a population table needs",
+        "its population records must map onto the released classes",
+    )
     population = model.population  # type: ignore[attr-defined]
     generalized = {}
     for q in qis:
