@@ -4,27 +4,14 @@ from __future__ import annotations
 
 from itertools import combinations
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import sdckit.risk.distinction as distinction_module
 import sdckit.risk.subsets as subsets
+from risk_support import near_unique_keys
 from sdckit.core.frequency import frequency_set
 from sdckit.risk.distinction import distinction_separation
-
-
-def _near_unique(n: int = 3000, seed: int = 11) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "age": rng.integers(0, 90, n),
-            "sex": rng.integers(0, 2, n),
-            "zip": np.minimum((rng.pareto(0.8, n) * 20).astype(int), 499),
-            "month": rng.integers(1, 13, n),
-            "day": rng.integers(1, 29, n),
-        }
-    ).astype(str)
 
 
 def _pandas_reference(frame: pd.DataFrame) -> tuple[dict[str, float], dict[str, float]]:
@@ -44,7 +31,7 @@ def test_near_unique_equals_pandas_and_pinned(path, monkeypatch):
         monkeypatch.setattr(subsets, "KERNEL_ROWS", 0)
     if path == "top-down":
         monkeypatch.setattr(distinction_module, "MAX_WALK_BYTES", 0)
-    frame = _near_unique()
+    frame = near_unique_keys()
     dist, sep = distinction_separation(frequency_set(frame, list(frame.columns)))
     ref_dist, ref_sep = _pandas_reference(frame)
     assert list(dist) == list(ref_dist)  # every combination, smallest first

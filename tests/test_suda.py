@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from risk_support import near_unique_keys
 from sdckit.core.encoding import encode
 from sdckit.errors import ConfigError, DataError
 from sdckit.risk.suda import suda2, suda_weights
@@ -202,13 +203,14 @@ def _brute_force(rows: list[tuple[int, ...]], missing: int | None = None) -> lis
     return out
 
 
-@settings(max_examples=80, deadline=None)
-@given(
-    st.integers(1, 4).flatmap(
-        lambda m: st.lists(st.tuples(*[st.integers(0, 2)] * m), min_size=1, max_size=12)
-    ),
-    st.booleans(),
+#: rows of 1 to 4 key variables with codes 0-2 (code 2 the missing one where asked)
+_KEY_ROWS = st.integers(1, 4).flatmap(
+    lambda m: st.lists(st.tuples(*[st.integers(0, 2)] * m), min_size=1, max_size=12)
 )
+
+
+@settings(max_examples=80, deadline=None)
+@given(_KEY_ROWS, st.booleans())
 def test_matches_brute_force_definition(rows, with_missing):
     codes = np.array(rows, dtype=np.int64)
     m = codes.shape[1]
@@ -285,21 +287,6 @@ def test_adult_regression(shared_data):
     assert res.to_dict()["score_sum"] == 20402731.0
 
 
-def _near_unique(n: int = 3000, seed: int = 11) -> pd.DataFrame:
-    """Census-like keys where most records are unique: age, sex, a long-tailed ZIP code,
-    birth month and day (seeded)."""
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {
-            "age": rng.integers(0, 90, n),
-            "sex": rng.integers(0, 2, n),
-            "zip": np.minimum((rng.pareto(0.8, n) * 20).astype(int), 499),
-            "month": rng.integers(1, 13, n),
-            "day": rng.integers(1, 29, n),
-        }
-    ).astype(str)
-
-
 def _pandas_msu_counts(frame: pd.DataFrame) -> np.ndarray:
     """MSU counts by size from pandas group sizes of every key subset (independent)."""
     cols = list(frame.columns)
@@ -323,7 +310,7 @@ def test_near_unique_equals_reference_and_pinned_values(kernel, monkeypatch):
     import sdckit.risk.subsets as subsets
 
     monkeypatch.setattr(subsets, "KERNEL_ROWS", 0 if kernel else 10**9)
-    frame = _near_unique()
+    frame = near_unique_keys()
     res = suda2(_codes(frame))
     np.testing.assert_array_equal(res.msu_counts, _pandas_msu_counts(frame))
     # the values of the level-wise implementation this walk replaced (sdckit ce1818a)
@@ -340,12 +327,7 @@ def test_near_unique_equals_reference_and_pinned_values(kernel, monkeypatch):
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    st.integers(1, 4).flatmap(
-        lambda m: st.lists(st.tuples(*[st.integers(0, 2)] * m), min_size=1, max_size=12)
-    ),
-    st.booleans(),
-)
+@given(_KEY_ROWS, st.booleans())
 def test_kernel_matches_brute_force_definition(rows, with_missing):
     import sdckit.risk.subsets as subsets
 
