@@ -243,3 +243,34 @@ def test_server_median_and_quantile(tmp_path, monkeypatch):
             lo, hi = np.quantile(part, [max(q - 0.02, 0), min(q + 0.02, 1)])
             assert part.min() <= value <= part.max() + 1
             assert lo - 1e-9 <= value <= hi + 1
+
+
+def _point_probabilities(values: list[int], q: Fraction, epsilon: float) -> np.ndarray:
+    """The exact output distribution of ``dp.quantile`` over the grid 0..20 (step 1) on
+    ``values``: Smith's weights exp(-epsilon distance / (2 sensitivity)) per grid point of
+    each interval, with the intervals and the sensitivity the released answer reports."""
+    rel = dp.dp_quantile(values, float(q), 0, 20, epsilon, granularity=1, seed=1)
+    sensitivity = rel.parameters["sensitivity"]
+    used = Fraction(rel.parameters["q_used"]).limit_denominator(1 << 16)
+    iv = intervals(
+        np.sort(np.array(values, dtype=np.int64)), 0, 20, used.numerator, used.denominator
+    )
+    per_point = np.repeat(iv.distance, iv.widths).astype(float)
+    w = np.exp(-epsilon * per_point / (2 * sensitivity))
+    return w / w.sum()
+
+
+@pytest.mark.parametrize("q", [Fraction(1, 2), Fraction(1, 4), Fraction(9, 10)])
+@pytest.mark.parametrize(
+    ("base", "added"), [([7], 19), ([7], 0), ([3, 12], 12), ([0, 5, 5, 20], 2), ([], 9)]
+)
+def test_neighbouring_inputs_cannot_be_told_apart(base, added, q) -> None:
+    """The attack: an analyst who knows every record but one (a one-row input included) asks
+    for the quantile and compares the answer's distribution with and without the record; no
+    answer may be more than e^epsilon times likelier under one of them."""
+    epsilon = 0.5
+    if not base:
+        base, added = [added], 4  # the smallest pair: one row against two
+    p = _point_probabilities(base, q, epsilon)
+    p_neighbour = _point_probabilities([*base, added], q, epsilon)
+    assert np.max(np.abs(np.log(p) - np.log(p_neighbour))) <= epsilon + 1e-12
