@@ -430,6 +430,30 @@ def test_the_hypercube_pattern_loses_the_secondaries_no_primary_needs() -> None:
     assert suppress(t, prim, "optimal").details["secondary_cost"] == 53.0
 
 
+def test_where_the_primaries_protect_each_other_no_heuristic_adds_a_secondary() -> None:
+    # a 15 x 15 frequency table whose twelve primaries lie on the corners of three disjoint
+    # rectangles: the primaries alone are a protected pattern (each rectangle is a cycle of
+    # suppressed cells), so the cheapest pattern has no secondary at all -- as sdcTable's
+    # HYPERCUBE found on such a table where ours used to add secondaries (cost 486 vs 133)
+    rng = np.random.default_rng(7)
+    values = rng.integers(20, 60, (15, 15)).astype(float)
+    corners = [(1, 2, 5, 9), (3, 11, 8, 14), (10, 0, 13, 6)]
+    cells = []
+    for r0, c0, r1, c1 in corners:
+        for r, c in ((r0, c0), (r0, c1), (r1, c0), (r1, c1)):
+            values[r, c] = 3.0
+            cells.append((r, c))
+    t = grid_table(values)
+    idx = [t.cell_index({"r": f"r{r}", "c": f"c{c}"}) for r, c in cells]
+    prim = primary_of(t, idx, [3.0] * len(idx), [3.0] * len(idx))
+    assert independent_safe(t, np.asarray(prim.unsafe, dtype=bool), prim)
+    for method in ("simple", "hypercube", "modular", "optimal"):
+        result = suppress(t, prim, method)
+        assert int(result.secondary.sum()) == 0, method
+        assert result.details["secondary_cost"] == 0.0, method
+        assert independent_safe(t, result.suppressed, prim), method
+
+
 def test_the_pass_publishes_the_dearest_unneeded_cells_and_counts_them() -> None:
     # one primary in a 3 x 3 table, protected by the cheap cycle through (r0,c0)-(r0,c1)-
     # (r1,c0)-(r1,c1); handed a pattern with the whole first two rows suppressed, the pass
