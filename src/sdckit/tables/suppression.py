@@ -140,8 +140,9 @@ def suppress(
     False. The limit bounds the search after the incumbent: the simple method's whole pattern
     (built, repaired and cleaned, so the answer is never dearer than ``simple``'s) and the
     final audit run to their end, so a table whose simple pattern alone takes longer than the
-    limit ends that much later (``details["elapsed_seconds"]`` says). ``details`` state ``time_limit``, ``lower_bound`` (proven: no protecting pattern
-    has a cheaper secondary cost) and ``gap`` (``(cost - lower_bound) / cost``); for
+    limit ends that much later (``details["elapsed_seconds"]`` says). ``details`` state
+    ``time_limit``, ``lower_bound`` (proven: no protecting pattern has a cheaper secondary
+    cost) and ``gap`` (``(cost - lower_bound) / cost``); for
     ``modular`` it bounds the exact search on each small sub-table (default none: bounded by
     work, :data:`sdckit.tables.modular.EXACT_NODES`, so the pattern does not depend on the
     machine's speed); ``nonnegative`` (default:
