@@ -103,6 +103,8 @@ def test_rows_outside_the_survey() -> None:
         "delta_disclosure": {AL, PA},
         "profitability_prosecutor": {RL},
         "profitability_journalist": {RL},
+        "profitability_prosecutor_no_attack": {RL},
+        "profitability_journalist_no_attack": {RL},
     }
     for name, attacks in expected.items():
         row = ATTACK_TABLE[name]

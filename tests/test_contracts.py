@@ -325,6 +325,14 @@ MODEL_CALLS: dict[str, tuple[dict, dict]] = {
         {"population": POPULATION, "adversary_cost": 100},
         {"population": POPULATION, "adversary_gain": float("inf")},
     ),
+    "profitability_prosecutor_no_attack": (
+        {"adversary_gain": 300, "adversary_cost": 200},
+        {"adversary_cost": -4},
+    ),
+    "profitability_journalist_no_attack": (
+        {"population": POPULATION, "adversary_gain": 300, "adversary_cost": 200},
+        {"population": POPULATION, "publisher_loss": "much"},
+    ),
 }
 #: registered algorithm -> (options of a valid run, options with one bad option)
 ALGORITHM_CALLS: dict[str, tuple[dict, dict]] = {
@@ -343,6 +351,7 @@ REFUSED_ON_THIS_DATA = {
     ("anatomy", "epsilon_m_anonymity"),
     ("tds", "delta_presence"),
     ("tds", "k_map"),
+    ("tds", "profitability_journalist_no_attack"),
 }
 
 

@@ -288,7 +288,9 @@ def verify_release(
     t-closeness compares with the distribution of the whole input) and evaluated on the
     classes of the non-suppressed records. Raises :class:`VerificationError` on any failure.
     ``measured``, when given, receives ``{"model": name, **details}`` of each global model
-    (``is_global``: the release-wide quantity it was checked on, e.g. the estimate).
+    (``is_global``: the release-wide quantity it was checked on, e.g. the estimate) and of
+    each model whose ``reports_checks`` says its details describe the release (the derived
+    threshold of the no-attack profitability models).
     """
     from sdckit.algorithms.optimal import suppression_budget
 
@@ -369,6 +371,8 @@ def verify_release(
                     "in sdckit; nothing was written."
                 )
             names.append(r.model)
+            if measured is not None and m.reports_checks:
+                measured.append({"model": r.model, **r.details})
             continue
         r = m.evaluate(kept)
         if not r.satisfied:
@@ -377,7 +381,7 @@ def verify_release(
                 f"violating classes): {r.details}. This is a bug in sdckit; nothing was written."
             )
         names.append(r.model)
-        if measured is not None and m.is_global:
+        if measured is not None and (m.is_global or m.reports_checks):
             measured.append({"model": r.model, **r.details})
     return names, released_classes
 

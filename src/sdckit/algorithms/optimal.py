@@ -220,19 +220,26 @@ class LeafTables:
         ).reshape(di, dj)
 
 
+#: the models that carry ARX's cost/benefit configuration (shared with ``publisher_payout``)
+COST_BENEFIT_MODELS = (
+    "profitability_prosecutor",
+    "profitability_journalist",
+    "profitability_prosecutor_no_attack",
+    "profitability_journalist_no_attack",
+)
+#: those of them with a population table, whose ``success_probability`` is a journalist's
+JOURNALIST_MODELS = ("profitability_journalist", "profitability_journalist_no_attack")
+
+
 def payout_metric(spec: MetricSpec, models: Sequence[PrivacyModel]) -> MetricSpec:
     """``spec`` with the cost/benefit amounts and attacker it leaves unset taken from the
-    job's profitability model, as ARX shares one ``ARXCostBenefitConfiguration`` between
-    its profitability models and its publisher-payout metric; an amount set in both to
+    job's profitability model (the no-attack variants' included), as ARX shares one
+    ``ARXCostBenefitConfiguration`` between its profitability models and its
+    publisher-payout metric; an amount set in both to
     different values is a :class:`~sdckit.errors.ConfigError`. Other metrics: unchanged."""
     if spec.name != "publisher_payout":
         return spec
-    sources = [
-        md
-        for md in models
-        if getattr(md, "spec_name", None)
-        in ("profitability_prosecutor", "profitability_journalist")
-    ]
+    sources = [md for md in models if getattr(md, "spec_name", None) in COST_BENEFIT_MODELS]
     changes: dict[str, Any] = {}
     for md in sources:
         for key in ("publisher_benefit", "publisher_loss", "adversary_gain", "adversary_cost"):
@@ -255,18 +262,19 @@ def payout_success(
     metric: MetricSpec, models: Sequence[PrivacyModel]
 ) -> Callable[[FrequencySet], np.ndarray] | None:
     """The adversary's success probability per class for the ``publisher_payout`` metric
-    against a journalist: the job's ``profitability_journalist`` model's (``1 / P`` from its
-    population, after :meth:`~sdckit.models.base.PrivacyModel.prepare`); None otherwise (the
-    metric then takes ``1 / |c|``, the prosecutor's)."""
+    against a journalist: the job's ``profitability_journalist`` (or
+    ``profitability_journalist_no_attack``) model's (``1 / P`` from its population, after
+    :meth:`~sdckit.models.base.PrivacyModel.prepare`); None otherwise (the metric then takes
+    ``1 / |c|``, the prosecutor's)."""
     if metric.name != "publisher_payout" or metric.attacker != "journalist":
         return None
     for md in models:
-        if getattr(md, "spec_name", None) == "profitability_journalist":
+        if getattr(md, "spec_name", None) in JOURNALIST_MODELS:
             return md.success_probability  # type: ignore[attr-defined, no-any-return]
     raise ConfigError(
         "metric publisher_payout with attacker journalist takes the population class sizes "
-        "of the job's profitability_journalist model; add that model (with its population) "
-        "or use attacker prosecutor"
+        "of the job's profitability_journalist (or profitability_journalist_no_attack) "
+        "model; add that model (with its population) or use attacker prosecutor"
     )
 
 

@@ -78,6 +78,10 @@ ALGORITHMS.add(
             ("delta_presence", f"{_UNCHANGED_QIS} which population records match them"),
             ("k_map", f"{_UNCHANGED_QIS} how many population records match them"),
             (
+                "profitability_journalist_no_attack",
+                f"{_UNCHANGED_QIS} how many population records match them",
+            ),
+            (
                 "confidence_bounding",
                 f"{_UNCHANGED_QIS} what a template's quasi-identifier values single out",
             ),

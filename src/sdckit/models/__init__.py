@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from sdckit.models.personalized import PersonalizedPrivacy
     from sdckit.models.presence import DeltaPresence, KMap
     from sdckit.models.profitability import ProfitabilityJournalist, ProfitabilityProsecutor
+    from sdckit.models.profitability_no_attack import (
+        ProfitabilityJournalistNoAttack,
+        ProfitabilityProsecutorNoAttack,
+    )
     from sdckit.models.risk_thresholds import (
         AverageRiskThreshold,
         PopulationUniquenessThreshold,
@@ -133,6 +137,17 @@ for _name, _target, _traits in (
         "profitability:ProfitabilityJournalist",
         ModelTraits(full_domain=True),
     ),
+    # the no-attack variants judge class sizes alone: k-anonymity's and k-map's traits
+    (
+        "profitability_prosecutor_no_attack",
+        "profitability_no_attack:ProfitabilityProsecutorNoAttack",
+        _K,
+    ),
+    (
+        "profitability_journalist_no_attack",
+        "profitability_no_attack:ProfitabilityJournalistNoAttack",
+        None,
+    ),
 ):
     MODELS.add(_name, f"sdckit.models.{_target}", _traits)
 
@@ -178,7 +193,9 @@ __all__ = [
     "PrivacyModel",
     "PrivacyTemplate",
     "ProfitabilityJournalist",
+    "ProfitabilityJournalistNoAttack",
     "ProfitabilityProsecutor",
+    "ProfitabilityProsecutorNoAttack",
     "SampleUniquenessThreshold",
     "TCloseness",
     "XYPrivacy",

@@ -151,6 +151,19 @@ ATTACK_TABLE: dict[str, ModelAttacks] = {
         "Wan et al. 2015 (ARX's ProfitabilityJournalist): as the prosecutor variant, with the "
         "linkage's success probability taken from the population class",
     ),
+    "profitability_prosecutor_no_attack": _row(
+        "no-attack profitability (prosecutor)",
+        "RL",
+        "Wan et al. 2015 (ARX's ProfitabilityProsecutorNoAttack): a class is released only "
+        "where record linkage costs the adversary more than it gains (gain / class size < "
+        "cost), k-anonymity with k = floor(gain / cost) + 1",
+    ),
+    "profitability_journalist_no_attack": _row(
+        "no-attack profitability (journalist)",
+        "RL",
+        "Wan et al. 2015 (ARX's ProfitabilityJournalistNoAttack): as the prosecutor variant "
+        "against the population class, k-map with k = floor(gain / cost) + 1",
+    ),
     "beta_likeness": _row(
         "beta-likeness",
         "AL+PA",

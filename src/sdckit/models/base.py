@@ -84,6 +84,10 @@ class PrivacyModel(Spec):
     * ``bounds_finer_violations`` -- :meth:`finer_violations` gives a nonzero lower bound on
       the violating records at every finer transformation although the model is not
       monotonic, which lets a lattice search prune below a failing node.
+    * ``reports_checks`` -- the details of the model's verification on a release state
+      what the release was checked against beyond the parameters (a derived threshold), so
+      the release's ``model_checks`` (JSON and report) carry them, as they carry every
+      global model's and every full-domain model's.
     * ``class_local`` -- a class's verdict depends on that class alone. ``False`` for models
       that judge groups of classes sharing some QI values (LKC-privacy, confidence
       bounding): suppressing some classes changes the groups of the others, which can then
@@ -96,6 +100,7 @@ class PrivacyModel(Spec):
     is_global: ClassVar[bool] = False
     bounds_finer_violations: ClassVar[bool] = False
     class_local: ClassVar[bool] = True
+    reports_checks: ClassVar[bool] = False
 
     @property
     @abstractmethod

@@ -66,6 +66,7 @@ __all__ = [
     "ProfitabilityJournalist",
     "ProfitabilityProsecutor",
     "information_loss",
+    "population_success",
     "publisher_payout",
 ]
 
@@ -121,6 +122,15 @@ def publisher_payout(
     return payout, attacked
 
 
+def population_success(index: PopulationIndex, fs: FrequencySet) -> np.ndarray:
+    """Per class of ``fs``, a journalist's success probability ``1 / P``, ``P`` the records
+    of the population (``index``) in the class; ``1 / |c|`` where the population has none
+    (ARX ``ProfitabilityJournalist``'s fallback)."""
+    pcount, _ = index.join(fs)
+    size = np.where(pcount > 0, pcount, np.maximum(fs.counts, 1))
+    return 1.0 / size.astype(float)
+
+
 class ProfitabilityProsecutor(PrivacyModel):
     """Profitability against a prosecutor (Wan et al. 2015; ARX ``ProfitabilityProsecutor``).
 
@@ -130,7 +140,8 @@ class ProfitabilityProsecutor(PrivacyModel):
     full-domain generalization (algorithm ``optimal`` or ``datafly``) or :func:`sdckit.models.check`
     with ``levels``.
 
-    Not monotonic with suppression nor with generalization (ARX).
+    Not monotonic with suppression nor with generalization (ARX). The variant that releases
+    only classes no attack pays on: :mod:`sdckit.models.profitability_no_attack`.
 
     Parameters
     ----------
@@ -268,9 +279,7 @@ class ProfitabilityJournalist(ProfitabilityProsecutor):
                 f"{self.name}: call prepare(base) with the frequency set of all records "
                 "before evaluate() (sdckit.models.check does this)"
             )
-        pcount, _ = self._index.join(fs)
-        size = np.where(pcount > 0, pcount, np.maximum(fs.counts, 1))
-        return 1.0 / size.astype(float)
+        return population_success(self._index, fs)
 
     def describe(self) -> dict:
         """The parameters, with the population's size instead of the table."""
