@@ -273,8 +273,8 @@ def payout_success(
             return md.success_probability  # type: ignore[attr-defined, no-any-return]
     raise ConfigError(
         "metric publisher_payout with attacker journalist takes the population class sizes "
-        "of the job's profitability_journalist (or profitability_journalist_no_attack) "
-        "model; add that model (with its population) or use attacker prosecutor"
+        "of the job's profitability_journalist model or profitability_journalist_no_attack "
+        "model; add one (with its population) or use attacker prosecutor"
     )
 
 
