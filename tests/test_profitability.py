@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import sdckit
-from sdckit.algorithms.optimal import optimal, prepare_base
+from sdckit.algorithms.optimal import optimal, payout_metric, prepare_base
 from sdckit.cli import app
 from sdckit.core.frequency import frequency_set
 from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.hierarchy_builders import interval_hierarchy
 from sdckit.core.schema import Schema
 from sdckit.errors import ConfigError, ParameterError
 from sdckit.models import ProfitabilityJournalist, ProfitabilityProsecutor, check
@@ -468,3 +469,143 @@ def test_adult_optimum_equals_exhaustive_search(
     (checked,) = result.details["model_checks"]
     n = len(data)
     assert checked["publisher_payout"] == pytest.approx(n * benefit - cost, rel=1e-9)
+
+
+# -- ARX's interval shares of builder hierarchies (DomainShareInterval) -----------------------
+INTERVAL_AGE = interval_hierarchy(["5", "15", "25", "35"], widths=[10, 20], bottom=0, top=40)
+INTERVAL_SCHEMA = Schema.from_roles(
+    quasi_identifying=["age", "sex"], hierarchies={"age": INTERVAL_AGE, "sex": SEX}
+)
+TO_INTERVAL_AGES = {"20": "5", "25": "15", "30": "25", "35": "35"}
+
+
+def test_the_interval_builder_carries_arx_interval_shares() -> None:
+    """ARX DomainShareInterval: the range [0, 40) is D = 40 wide; a value's share is 1/40, an
+    interval's its width over 40 ([0, 10): 1/4, [0, 20): 1/2), the root's 1, a missing
+    value's 1/40 at every level below the root (ARX's null interval)."""
+    h = interval_hierarchy(["5", "15", "25", "35", ""], widths=[10, 20], bottom=0, top=40)
+    shares = h.interval_shares
+    assert shares is not None and shares.domain_size == 40.0
+    by_label = [dict(zip(h.labels[k], shares.shares[k], strict=True)) for k in range(h.height)]
+    assert by_label[0] == {"5": 1 / 40, "15": 1 / 40, "25": 1 / 40, "35": 1 / 40, "": 1 / 40}
+    assert by_label[1] == {"[0, 10)": 0.25, "[10, 20)": 0.25, "[20, 30)": 0.25,
+                           "[30, 40)": 0.25, "": 1 / 40}  # fmt: skip
+    assert by_label[2] == {"[0, 20)": 0.5, "[20, 40)": 0.5, "": 1 / 40}
+    assert by_label[3] == {"*": 1.0}
+    # breakpoints: the range is the finest level's first and last cut, [0, 40)
+    b = interval_hierarchy(["5", "15", "25", "35"], breakpoints=[[0, 10, 20, 40], [0, 40]])
+    assert b.interval_shares is not None and b.interval_shares.domain_size == 40.0
+    assert dict(zip(b.labels[1], b.interval_shares.shares[1], strict=True)) == {
+        "[0, 10)": 0.25,
+        "[10, 20)": 0.25,
+        "[20, 40)": 0.5,
+    }
+    # a sub-hierarchy keeps the shares of its labels
+    r = h.restrict(["15", "35"])
+    assert r.interval_shares is not None
+    assert dict(zip(r.labels[2], r.interval_shares.shares[2], strict=True)) == {
+        "[0, 20)": 0.5,
+        "[20, 40)": 0.5,
+    }
+    # no range (widths without bottom and top) or a value outside it (coded "<0", which ARX
+    # refuses): the shares of leaves, as for hierarchy files
+    assert interval_hierarchy(["5", "15"], widths=[10]).interval_shares is None
+    assert interval_hierarchy(["-5", "15"], widths=[10], bottom=0, top=40).interval_shares is None
+    assert interval_hierarchy(["5"], breakpoints=[[10, 20]]).interval_shares is None
+
+
+def test_information_loss_with_interval_shares_by_hand() -> None:
+    """age from the interval builder (D = 40), sex from a file (D = 2 leaves):
+    IL = log10(prod shares) / log10(40 * 2) + 1. At age level 1 (widths 10) every class has
+    IL = 1 + log10(10/40 * 1/2) / log10(80) = 1 - log10(8) / log10(80) = 0.52546..., where the
+    leaves' shares give 0 (each interval holds one value); the payout of a class of |c|
+    (attacked) is 100 (1 - IL) - 300 / |c|."""
+    data = DATA.assign(age=DATA["age"].map(TO_INTERVAL_AGES))
+    model = ProfitabilityProsecutor(publisher_benefit=100)
+    res = check(data, INTERVAL_SCHEMA, [model], levels=[1, 0])
+    il = 1 - math.log10(8) / math.log10(80)
+    assert information_loss(res.frequency_set) == pytest.approx([il] * 4, rel=1e-12)
+    assert res.frequency_set.counts.tolist() == [1, 2, 3, 4]
+    assert res.results[0].class_values == pytest.approx(
+        [100 * (1 - il) - 300 / c for c in (1, 2, 3, 4)], rel=1e-12
+    )
+    expected = {
+        (0, 0): 0.0,
+        (2, 0): 1 - math.log10(4) / math.log10(80),  # [0, 20): 1/2, m: 1/2
+        (2, 1): 1 - math.log10(2) / math.log10(80),  # 1/2, *: 1
+        (3, 0): 1 - math.log10(2) / math.log10(80),  # *: 1, m: 1/2
+        (3, 1): 1.0,
+    }
+    for levels, value in expected.items():
+        fs = check(data, INTERVAL_SCHEMA, [model], levels=list(levels)).frequency_set
+        assert information_loss(fs) == pytest.approx([value] * fs.n_classes, abs=1e-12)
+    # the same values with a hierarchy file of the same table: the leaves' shares
+    as_file = Hierarchy(INTERVAL_AGE.table, name="age")
+    fs = check(
+        data,
+        Schema.from_roles(
+            quasi_identifying=["age", "sex"], hierarchies={"age": as_file, "sex": SEX}
+        ),
+        [model],
+        levels=[1, 0],
+    ).frequency_set
+    assert information_loss(fs).tolist() == [0.0] * 4
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=problems(), gs_factor=st.sampled_from([0.2, 0.5, 0.8]))
+def test_the_payout_search_with_interval_shares_finds_the_exhaustive_optimum(
+    problem, gs_factor
+) -> None:
+    """With ARX's interval shares the search's lower bound (the summed information loss)
+    stays below the cost at every node, and the optimum is the exhaustive search's."""
+    data, amounts = problem
+    data = data.assign(age=data["age"].map(TO_INTERVAL_AGES))
+    model = ProfitabilityProsecutor(
+        publisher_benefit=amounts["benefit"],
+        publisher_loss=amounts["loss"],
+        adversary_gain=amounts["gain"],
+        adversary_cost=amounts["cost"],
+    )
+    metric = MetricSpec(name="publisher_payout", gs_factor=gs_factor)
+    metric = payout_metric(metric, [model])
+    expected = _exhaustive(data, INTERVAL_SCHEMA, [model], 1.0, metric)
+    out = optimal(data, INTERVAL_SCHEMA, [model], suppression_limit=1.0, metric=metric)
+    assert out.details["metric_value"] == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert tuple(out.transformation.values()) == expected[1][1]
+    base, _ = prepare_base(data, INTERVAL_SCHEMA, [model])
+    lm = LatticeMetrics(base, metric)
+    nodes = np.array(list(np.ndindex(4, 2)))
+    for levels, bound in zip(nodes, lm.lower_bounds(nodes), strict=True):
+        fs = base.rollup(tuple(levels))
+        cost = lm.cost(fs, np.zeros(fs.n_classes, dtype=bool))
+        assert bound <= cost * (1 + 1e-12) + 1e-9
+
+
+def test_a_job_with_an_interval_builder_takes_its_interval_shares(tmp_path: Path) -> None:
+    """The job file's interval builder (``hierarchy: {interval: ...}`` with bottom and top)
+    gives the model ARX's interval shares: the released classes' information loss is
+    ``1 + log10(age share * sex share) / log10(40 * 2)`` at the chosen levels."""
+    data = DATA.assign(age=DATA["age"].map(TO_INTERVAL_AGES))
+    data.to_csv(tmp_path / "data.csv", index=False)
+    SEX.to_csv(tmp_path / "sex.csv")
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "input: {path: data.csv}\n"
+        "attributes:\n"
+        "  age: {role: quasi_identifying, type: integer,\n"
+        "        hierarchy: {interval: {widths: [10, 20], bottom: 0, top: 40}}}\n"
+        "  sex: {role: quasi_identifying, hierarchy: sex.csv}\n"
+        "models: [{profitability_prosecutor: {publisher_benefit: 100, adversary_cost: 100}}]\n"
+        "suppression_limit: 1.0\n"
+        "output: {path: out.csv, json: out.json}\n"
+    )
+    res = CliRunner().invoke(app, ["anonymize", "--config", str(job), "--quiet"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "out.json").read_text())
+    age_share = {0: 1 / 40, 1: 1 / 4, 2: 1 / 2, 3: 1.0}[doc["transformation"]["age"]]
+    sex_share = {0: 1 / 2, 1: 1.0}[doc["transformation"]["sex"]]
+    (checked,) = doc["model_checks"]
+    assert checked["mean_information_loss"] == pytest.approx(
+        1 + math.log10(age_share * sex_share) / math.log10(80), abs=1e-12
+    )

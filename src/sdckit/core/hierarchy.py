@@ -24,6 +24,7 @@ import csv
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -33,7 +34,7 @@ import pandas as pd
 from sdckit.core.encoding import as_text
 from sdckit.errors import HierarchyError, preview
 
-__all__ = ["Hierarchy", "read_hierarchy"]
+__all__ = ["Hierarchy", "IntervalShares", "read_hierarchy"]
 
 
 def _first_occurrences(codes: np.ndarray) -> np.ndarray:
@@ -76,6 +77,25 @@ def _raise_ragged(where: str, lengths: np.ndarray, row_numbers: np.ndarray) -> N
         f"({len(bad)} row(s) differ). Every row must list the value and all its "
         "generalizations, one column per level; fix the row (a missing or extra delimiter?)."
     )
+
+
+@dataclass(frozen=True)
+class IntervalShares:
+    """The domain shares of an interval hierarchy, as ARX's ``DomainShareInterval``
+    (``org.deidentifier.arx.metric.v2``) defines them for a hierarchy from its
+    interval-based builder.
+
+    ``domain_size`` is the width of the builder's range ``[lower, upper)`` (ARX: upper minus
+    lower range bound); ``shares[h][code]`` the share of the label ``code`` at level ``h``
+    (aligned with :attr:`Hierarchy.labels`): ``1 / domain_size`` for an original value (and
+    a missing one, ARX's null interval), ``(max - min) / domain_size`` for an interval
+    ``[min, max)``, 1 for the root ``*``. The entropy-based information loss of Wan et al.
+    (:func:`sdckit.models.profitability.information_loss`) takes them instead of the shares of
+    leaves a materialized hierarchy gives (ARX ``DomainShareMaterialized``).
+    """
+
+    domain_size: float
+    shares: tuple[np.ndarray, ...]
 
 
 class Hierarchy:
@@ -136,6 +156,9 @@ class Hierarchy:
         self.leaves: np.ndarray = table_arr[:, 0]
         self.levels: list[np.ndarray] = levels
         self.labels: list[np.ndarray] = labels
+        #: ARX's interval domain shares, set by the interval builder where its range is
+        #: known (:func:`sdckit.core.hierarchy_builders.interval_hierarchy`); else None
+        self.interval_shares: IntervalShares | None = None
 
     # ------------------------------------------------------------------ validation
     @property
@@ -341,12 +364,19 @@ class Hierarchy:
             )
         present = np.zeros(len(self.leaves), dtype=bool)
         present[idx] = True
-        return Hierarchy(
+        out = Hierarchy(
             self.table[present],
             name=self.name,
             source=self.source,
             row_numbers=self._row_numbers[present],
         )
+        if self.interval_shares is not None:  # the same labels keep their shares
+            shares = tuple(
+                old[pd.Index(self.labels[h]).get_indexer(out.labels[h])]
+                for h, old in enumerate(self.interval_shares.shares)
+            )
+            out.interval_shares = IntervalShares(self.interval_shares.domain_size, shares)
+        return out
 
     def to_csv(
         self, path: str | os.PathLike, delimiter: str = ";", encoding: str = "utf-8"

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import MISSING_TEXT, as_text
-from sdckit.core.hierarchy import Hierarchy
+from sdckit.core.hierarchy import Hierarchy, IntervalShares
 from sdckit.errors import HierarchyError, preview
 
 __all__ = ["interval_hierarchy", "order_hierarchy", "masking_hierarchy", "date_hierarchy"]
@@ -163,6 +163,15 @@ def interval_hierarchy(
     With ``bottom``/``top`` (coding bounds), values ``< bottom`` become ``<bottom`` and values
     ``>= top`` become ``>=top`` at every level >= 1, and intervals are clipped to
     ``[bottom, top)``. A final ``*`` level is appended. Missing values (``""``) stay ``""``.
+
+    Where the builder's range ``[lower, upper)`` is known -- ``[bottom, top)`` in ``widths``
+    mode (both given), the first and last cut point of the finest level in ``breakpoints``
+    mode (ARX's default range bounds: the first interval's minimum and the last interval's
+    maximum) -- and every value lies in an interval at every level (none coded as ``<b`` or
+    ``>=b``, which ARX refuses as outside the range), the hierarchy carries ARX's interval
+    domain shares (:class:`~sdckit.core.hierarchy.IntervalShares`, ARX
+    ``DomainShareInterval``): ``1 / (upper - lower)`` for a value, ``(max - min) / (upper -
+    lower)`` for an interval, 1 for ``*``.
     """
     builder = "interval_hierarchy"
     check_interval_parameters(widths, breakpoints, bottom, top)
@@ -178,6 +187,10 @@ def interval_hierarchy(
     below = np.zeros(len(x), bool) if bottom is None else x < float(bottom)
     above = np.zeros(len(x), bool) if top is None else x >= float(top)
     columns: list[np.ndarray] = [texts]
+    # per interval level, each value's interval [lo, hi) (nan: coded outside the range), and
+    # the builder's range (None where it has none), for ARX's interval domain shares
+    bounds: list[tuple[np.ndarray, np.ndarray]] = []
+    domain: tuple[float, float] | None = None
 
     if widths is not None:
         w = _check_nesting(widths, "widths")
@@ -198,11 +211,18 @@ def interval_hierarchy(
             if top is not None:
                 hi = np.minimum(hi, float(top))
             columns.append(_interval_labels(lo, hi))
+            bounds.append((lo.astype(float), hi.astype(float)))
+        if bottom is not None and top is not None:
+            domain = (float(bottom), float(top))
     else:
         cuts_per_level = _check_breakpoints(breakpoints, bottom, top)
+        domain = (float(cuts_per_level[0][0]), float(cuts_per_level[0][-1]))
         for cuts in cuts_per_level:
             i = np.searchsorted(cuts, x, side="right") - 1
             inside = (i >= 0) & (i < len(cuts) - 1)
+            at = np.clip(i, 0, len(cuts) - 2)
+            nan = np.full(len(x), np.nan)
+            bounds.append((np.where(inside, cuts[at], nan), np.where(inside, cuts[at + 1], nan)))
             col = np.empty(len(x), dtype=object)
             if inside.any():
                 col[inside] = _interval_labels(cuts[i[inside]], cuts[i[inside] + 1])
@@ -216,7 +236,33 @@ def interval_hierarchy(
             col[above] = f">={_fmt(float(top))}"
     if missing_texts.size:
         columns = [np.concatenate([c, missing_texts]) for c in columns]
-    return _finish(columns, name)
+    hierarchy = _finish(columns, name)
+    if domain is not None and not (below.any() or above.any()):
+        hierarchy.interval_shares = _interval_shares(hierarchy, bounds, domain, len(missing_texts))
+    return hierarchy
+
+
+def _interval_shares(
+    hierarchy: Hierarchy,
+    bounds: list[tuple[np.ndarray, np.ndarray]],
+    domain: tuple[float, float],
+    n_missing: int,
+) -> IntervalShares | None:
+    """ARX's ``DomainShareInterval`` shares of an interval hierarchy (rows: the values in
+    ``bounds``' order, then ``n_missing`` missing ones): ``1 / D`` at level 0 and for a
+    missing value, ``(hi - lo) / D`` for an interval, 1 at the root, ``D = upper - lower``;
+    None where a value lies outside every interval of some level or the range is empty."""
+    size = domain[1] - domain[0]
+    if not size > 0 or any(np.isnan(lo).any() for lo, _ in bounds):
+        return None
+    shares = [np.full(len(hierarchy.labels[0]), 1.0 / size)]
+    for level, (lo, hi) in enumerate(bounds, start=1):
+        per_row = np.concatenate([(hi - lo) / size, np.full(n_missing, 1.0 / size)])
+        per_code = np.empty(len(hierarchy.labels[level]))
+        per_code[hierarchy.levels[level]] = per_row  # one interval per label
+        shares.append(per_code)
+    shares += [np.ones(len(hierarchy.labels[h])) for h in range(len(shares), hierarchy.height)]
+    return IntervalShares(size, tuple(shares))
 
 
 def _check_breakpoints(breakpoints, bottom, top) -> list[np.ndarray]:

@@ -25,6 +25,9 @@ For a class ``c`` released at generalization levels ``h``:
   class's value at level ``h_i`` (ARX ``DomainShareMaterialized``: hierarchy rows with that
   label / hierarchy rows). Equivalently ``IL = log(leaf combinations the record covers) /
   log(leaf combinations of the domain)``: 0 at the leaves, 1 at the root of every attribute.
+  For a hierarchy of the interval builder whose range is known, ARX's interval shares
+  (``DomainShareInterval``): ``D_i`` the width of the range, the share of an interval its
+  width over ``D_i``, of an original value ``1 / D_i``.
 * success probability of an attack on one of its records: ``p = 1 / |c|`` (prosecutor: the
   adversary knows the person is in the data) or ``p = 1 / |population class of c|``
   (journalist: the released data is a sample of a population table; ARX
@@ -79,7 +82,10 @@ def information_loss(fs: FrequencySet) -> np.ndarray:
 
     ``IL = log10(prod_i share_i) / log10(prod_i D_i) + 1`` with ``share_i`` the leaves under
     the class's value of attribute ``i`` at its level over the ``D_i`` leaves of its hierarchy
-    (a quasi-identifier without hierarchy: its ``D_i`` distinct values, share ``1 / D_i``).
+    (a quasi-identifier without hierarchy: its ``D_i`` distinct values, share ``1 / D_i``),
+    or, for a hierarchy of the interval builder with a known range, ARX's interval shares
+    (``DomainShareInterval``, :class:`~sdckit.core.hierarchy.IntervalShares`): ``D_i`` the
+    width of the range and ``share_i`` the interval's width over it (``1 / D_i`` for a value).
     Computed in ARX's order of floating-point operations (the product of the shares, then one
     logarithm) and clipped to ``[0, 1]`` as ARX does; 0 when every domain has one value (no
     information to lose).
@@ -87,12 +93,17 @@ def information_loss(fs: FrequencySet) -> np.ndarray:
     product = np.ones(fs.n_classes)
     max_product = 1.0
     for i, (q, level) in enumerate(zip(fs.quasi_identifiers, fs.levels, strict=True)):
-        size = float(q.cardinality(0))
-        if q.hierarchy is not None:
-            under = q.hierarchy.leaves_under(level).astype(float)
+        intervals = None if q.hierarchy is None else q.hierarchy.interval_shares
+        if intervals is not None:  # ARX DomainShareInterval: widths over the range's
+            size, share = intervals.domain_size, intervals.shares[level]
         else:
-            under = np.ones(q.cardinality(level))
-        product *= (under / size)[fs.keys[:, i]]
+            size = float(q.cardinality(0))
+            if q.hierarchy is not None:
+                under = q.hierarchy.leaves_under(level).astype(float)
+            else:
+                under = np.ones(q.cardinality(level))
+            share = under / size
+        product *= share[fs.keys[:, i]]
         max_product *= size
     max_il = math.log10(max_product) if max_product > 0 else 0.0
     if max_il <= 0.0:

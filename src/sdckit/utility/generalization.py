@@ -370,8 +370,14 @@ class LatticeMetrics:
         self.entropy_root: list[np.ndarray] = []  # [i][leaf] -> -log2 f/n
         share_sum = np.zeros((self.m, int(self.heights.max(initial=1))))
         entropy_sum = np.zeros_like(share_sum)
-        log_under_sum = np.zeros_like(share_sum)  # sum over records of log10(leaves under)
+        # sum over records of log10(leaves under), or for ARX's interval shares of log10(the
+        # interval's width): the publisher payout's information loss times log10 prod D_i
+        log_under_sum = np.zeros_like(share_sum)
+        il_domain = self.domain.copy()  # D_i of that loss (the range's width for intervals)
         for i, q in enumerate(qis):
+            intervals = None if q.hierarchy is None else q.hierarchy.interval_shares
+            if intervals is not None:
+                il_domain[i] = intervals.domain_size
             if marginals is None:
                 freq = np.bincount(base.keys[:, i], weights=base.counts, minlength=q.cardinality(0))
             else:
@@ -390,14 +396,18 @@ class LatticeMetrics:
                 cost = _neg_log2_ratio(freq, big_f)
                 costs.append(cost)
                 share_sum[i, level] = (freq * sh[leaf_to_code]).sum()
-                log_under_sum[i, level] = (freq * np.log10(under)[leaf_to_code]).sum()
+                units = under if intervals is None else intervals.shares[level] * il_domain[i]
+                log_under_sum[i, level] = (freq * np.log10(units)[leaf_to_code]).sum()
                 entropy_sum[i, level] = (freq * cost).sum()
             self.share.append(shares)
             self.entropy_cost.append(costs)
             self.entropy_root.append(_neg_log2_ratio(freq, np.full(len(freq), self.n)))
         self._share_sum = share_sum
         self._log_under_sum = log_under_sum
-        self._max_il = float(np.log10(np.prod(self.domain))) if self.m else 0.0
+        self._max_il = float(np.log10(np.prod(il_domain))) if self.m else 0.0
+        # the bound below holds while no share exceeds 1 (an interval range narrower than one
+        # unit gives its values 1 / D_i > 1; the bound is then 0)
+        self._il_bound = bool((il_domain >= 1).all())
         self._entropy_sum = entropy_sum
         self._base_keys = base.keys
         self._base_counts = base.counts.astype(float)
@@ -438,7 +448,7 @@ class LatticeMetrics:
         if name == "publisher_payout" and self.spec.s_factor >= self.spec.g_factor:
             # every record at least gF B IL: a kept one loses B IL and maybe its expected
             # fine, a suppressed one sF B >= gF B >= gF B IL
-            if self._max_il <= 0:
+            if self._max_il <= 0 or not self._il_bound:
                 return np.zeros(len(nodes))
             il_sum = self._log_under_sum[cols, nodes].sum(axis=-1) / self._max_il
             g = self.spec.g_factor
