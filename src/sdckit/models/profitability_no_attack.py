@@ -166,7 +166,7 @@ class ProfitabilityProsecutorNoAttack(PrivacyModel):
         kept = ~violating
         payoff = self.adversary_gain / np.maximum(sizes, 1).astype(float) - self.adversary_cost
         size_key = (
-            "min_population_class_size" if self.attacker == "journalist" else ("min_class_size")
+            "min_population_class_size" if self.attacker == "journalist" else "min_class_size"
         )
         details: dict[str, Any] = {
             "attacker_model": self.attacker,
