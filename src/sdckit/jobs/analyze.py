@@ -59,6 +59,7 @@ def analyze_request(
     job = None
     if config is not None:
         job = load_job(config).with_engine(engine, spark_master, spark_conf)
+        job.refuse_table_keys("analyze")
         if input is not None:
             raise ConfigError("give the data either as INPUT or in the job file's input:, not both")
         src = job.input["path"]

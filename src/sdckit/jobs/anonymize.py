@@ -42,6 +42,7 @@ def run_anonymize_job(
             f"{job.key('models')} is missing: name at least one privacy model, e.g. "
             "`models: [{k_anonymity: {k: 5}}]`"
         )
+    job.refuse_table_keys("anonymize")
     job.check_outputs({"--json": json_out})
     source = job.open()
     source.check_anonymization()  # Spark: everything the header allows, before Spark starts

@@ -486,6 +486,7 @@ def run_compare_job(job, json_out=None, html_out=None) -> dict[str, Any]:
     from sdckit.report.writer import write_json
 
     raw = job.raw
+    job.refuse_table_keys("compare")
     if "grid" not in raw:
         raise ConfigError(
             f"{job.key('grid')} is missing; list the masking configurations to compare"

@@ -63,7 +63,15 @@ if TYPE_CHECKING:
     from sdckit.jobs.source import Source
     from sdckit.models.base import PrivacyModel
 
-__all__ = ["Job", "OutputSpec", "job_from_dict", "load_job", "build_model", "MODEL_NAMES"]
+__all__ = [
+    "Job",
+    "OutputSpec",
+    "TABLE_ONLY_KEYS",
+    "job_from_dict",
+    "load_job",
+    "build_model",
+    "MODEL_NAMES",
+]
 
 
 #: How a ``--spark-conf`` value looks (a message shows it).
@@ -83,6 +91,30 @@ def spark_conf_options(values: Sequence[str]) -> dict[str, str]:
             )
         settings[key.strip()] = setting
     return settings
+
+
+#: The keys only a table job (``sdckit table``) reads: what another job would do without
+#: them and what it uses instead (:meth:`Job.refuse_table_keys`).
+TABLE_ONLY_KEYS: dict[str, tuple[str, str]] = {
+    "cells": ("reads no table cells", "Give its data as `input: {path: data.csv}`"),
+    "output.cells": (
+        "writes no cells file",
+        "Write the release with `output.path` (.csv, .parquet, .sav, .dta, .xpt)",
+    ),
+    "output.excel": (
+        "writes no Excel workbook",
+        "Write the release with `output.path` (.csv, .parquet, .sav, .dta, .xpt)",
+    ),
+    "output.mark": (
+        "writes no workbook (output.mark is what a table's workbook shows in a suppressed cell)",
+        "",
+    ),
+    "output.tab": (
+        "writes no tau-Argus cell file (.tab)",
+        "Write the release with `output.path` (.csv, .parquet, .sav, .dta, .xpt)",
+    ),
+}
+_TABLE_OUTPUTS = ("cells", "excel", "mark", "tab")
 
 
 @dataclass(frozen=True)
@@ -326,6 +358,23 @@ class Job:
             elif uri_scheme(src) == "file":
                 given[self.key("input.path")] = file_uri_path(str(src), self.key("input.path"))
         check_output_paths(outputs, given, folders)
+
+    def refuse_table_keys(self, kind: str) -> None:
+        """ConfigError naming the first key of :data:`TABLE_ONLY_KEYS` the job gives, the
+        job's ``kind`` (``anonymize``, ``mask``, ``synthesize``, ``analyze``, ``compare``)
+        and what to use instead: only a table job reads these keys, so another job would
+        accept them and write less than the file asks (an ``output.excel`` it never
+        writes)."""
+        given = {"cells": self.spec.cells}
+        given.update({f"output.{k}": getattr(self.spec.output, k) for k in _TABLE_OUTPUTS})
+        article = "an" if kind[:1] in "aeiou" else "a"
+        for key, (what, instead) in TABLE_ONLY_KEYS.items():
+            if given.get(key) is not None:
+                raise ConfigError(
+                    f"{self.key(key)}: {article} {kind} job {what}; only a table job "
+                    f"(`sdckit table`) reads {key}. "
+                    + (f"{instead}, and remove {key}" if instead else f"Remove {key}")
+                )
 
     def require_outputs(self, *given: str | Path | None) -> None:
         """ConfigError when the job would write nothing: no ``output`` path, report or JSON

@@ -265,6 +265,7 @@ def run_mask_job(job: Any, json_path: str | Path | None = None) -> MaskJobResult
             f"{job.key('methods')}: a mask job needs at least one method, e.g. "
             "`methods: [{microaggregation: {columns: [a, b], k: 3}}]`"
         )
+    job.refuse_table_keys("mask")
     where = job.key("methods")
     pipeline = Pipeline.from_entries(methods, where)  # fail on the config before reading data
     source = job.open()

@@ -80,6 +80,7 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
     from sdckit.jobs.mask import _typed
     from sdckit.synthesis.api import DCR_SAMPLE, METHODS, synthesize
 
+    job.refuse_table_keys("synthesize")
     spec = job.spec
     method = spec.method or "cart"
     if method not in METHODS:
