@@ -576,3 +576,36 @@ def test_hrc_hierarchy_in_a_plain_csv_job(tmp_path):
     )  # fmt: skip
     rows = sorted(_rows(job.schema.hierarchy("region")))
     assert rows == [["", "", "*"], ["01", "N", "*"], ["02", "N", "*"], ["03", "S", "*"]]
+
+
+def test_weight_column_survives_an_anonymize_job_unchanged(tmp_path):
+    """The <WEIGHT> variable of a derived job is written back as read, record by record,
+    whatever its spelling (leading zeros, trailing zeros, an exponent): generalized and
+    suppressed records included (k = 3 with a suppression limit suppresses some)."""
+    weights = ["01.50", "123.2", "0.125", "99999", "  1e3", "  7.0", "1.000", " 10.5"] + [
+        " 10.0"
+    ] * 4
+    _write_fixed(tmp_path)
+    (tmp_path / "demo.asc").write_text(
+        "".join("".join(r[:5]) + w + "\n" for r, w in zip(ROWS, weights, strict=True))
+    )
+    job_path = tmp_path / "job.yaml"
+    result = runner.invoke(
+        app,
+        ["import-argus", str(tmp_path / "demo.rda"), "--data", str(tmp_path / "demo.asc"),
+         "--out", str(job_path), "--k", "3"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(job_path.read_text())
+    doc["suppression_limit"] = 0.5
+    job_path.write_text(yaml.safe_dump(doc))
+    result = runner.invoke(app, ["anonymize", "--config", str(job_path), "--quiet"])
+    assert result.exit_code == 0, result.output
+    released = pd.read_csv(tmp_path / "demo_anonymized.csv", dtype=str, keep_default_na=False)
+    assert released["WEIGHT"].tolist() == [w.strip() for w in weights]
+    report = json.loads((tmp_path / "demo_report.json").read_text())
+    assert report["suppressed_records"] > 0  # suppressed records keep their weight too
+    suppressed = (released[["REGION", "SEX", "AGE"]] == "*").all(axis=1)
+    assert released.loc[suppressed, "WEIGHT"].tolist() == [
+        w.strip() for w, s in zip(weights, suppressed, strict=True) if s
+    ]
