@@ -338,3 +338,16 @@ def test_the_optimal_methods_time_limit_is_stated_in_summary_report_and_terminal
     (tmp_path / "simple").mkdir()
     run_table_job(load_job(_write_job(tmp_path / "simple", method="simple")))
     assert "time_limit" not in json.loads((tmp_path / "simple" / "table.json").read_text())
+
+
+def test_a_flat_dimensions_total_code_names_its_total_cells(tmp_path: Path) -> None:
+    """``dimensions.<name>.total`` (tau-Argus' <TOTCODE>) is the code of a flat dimension's
+    total in the cells of a microdata table (each dimension its own); the sums are the
+    same as with the default ``Total``: region N's turnover 50 + 40 + 300 + 10 = 400."""
+    path = _write_job(tmp_path, dimensions={"region": {"total": "All"}, "sector": {"total": "Any"}})
+    outcome = run_table_job(load_job(path))
+    cells = outcome.protection.cells()
+    by = {(r.region, r.sector): r.value for r in cells.itertuples()}
+    assert by[("All", "Any")] == MICRO["turnover"].sum()
+    assert by[("N", "Any")] == 400 and by[("All", "a")] == 50 + 40 + 20 + 25 + 30 + 90 + 5
+    assert "Total" not in set(cells["region"]) | set(cells["sector"])

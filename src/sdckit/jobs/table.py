@@ -64,6 +64,7 @@ __all__ = [
     "build_linked_tables",
     "build_rules",
     "build_table",
+    "check_table_job",
     "run_table_job",
 ]
 
@@ -149,6 +150,14 @@ def build_table(job: Job, opts: dict[str, Any], names: list[str] | None = None):
     cell (``cells:``) is small and is read on the driver with either engine."""
     table, rules, _ = _build_table(job, opts, names)
     return table, rules
+
+
+def check_table_job(job: Job) -> None:
+    """The job's table built as :func:`run_table_job` builds it, without protecting it: its
+    options checked, the data (or cells) read, every hierarchy built with every code of the
+    data in it, every rule's parameters checked (how ``sdckit import-argus --table`` checks
+    the job it writes)."""
+    build_table(job, _options(job))
 
 
 def _build_table(
@@ -237,6 +246,11 @@ def _build_table(
             "request": request[1].column if request is not None else None,
             "request_codes": request[1].codes if request is not None else (),
         }
+        totals = {
+            n: d.total for n, d in spec.dimensions.items() if d.total and hierarchies.get(n) is None
+        }
+        if totals:  # a flat dimension's total code (a hierarchy names its own root)
+            options["totals"] = totals
         table = source.microdata_table(hierarchies, spec.response, **options)
     if spec.cost == "frequency":
         table.cost = table.freq.astype(float)

@@ -229,6 +229,7 @@ def spark_leaf_aggregates(
     request: str | None = None,
     request_codes: Sequence[str] = (),
     max_contributions: int = MAX_CONTRIBUTIONS,
+    totals: Mapping[str, str] | None = None,
 ) -> LeafAggregates:
     """The per-leaf-cell aggregates of the Spark DataFrame ``sdf`` on the driver (parameters
     and errors as :func:`sdckit.tables.table.leaf_aggregates`; module docstring for how).
@@ -270,7 +271,7 @@ def spark_leaf_aggregates(
     texts = {name: list(profile[f"__d{j}"]) for j, name in enumerate(names)}
 
     # 2. the dimensions and the checks, in the local engine's order
-    dims = table_dimensions(columns, dimensions, lambda name: texts[name])
+    dims = table_dimensions(columns, dimensions, lambda name: texts[name], totals)
     if int(profile["__n"]) == 0:
         raise DataError("the data has no records; there is no table to build")
     for d in dims:
@@ -428,6 +429,7 @@ def spark_table(
     request: str | None = None,
     request_codes: Sequence[str] = (),
     max_contributions: int = MAX_CONTRIBUTIONS,
+    totals: Mapping[str, str] | None = None,
 ) -> Table:
     """The table of the Spark DataFrame ``sdf``: :meth:`Table.from_microdata
     <sdckit.tables.table.Table.from_microdata>` with the records' pass on Spark
@@ -443,6 +445,7 @@ def spark_table(
         request=request,
         request_codes=request_codes,
         max_contributions=max_contributions,
+        totals=totals,
     )
     return Table.from_leaf_aggregates(agg)
 

@@ -187,6 +187,7 @@ class Table:
         top_n: int = 2,
         request: str | None = None,
         request_codes: Sequence[str] = (),
+        totals: Mapping[str, str] | None = None,
     ) -> Table:
         """The table of ``data`` spanned by ``dimensions`` (name -> hierarchy or None).
 
@@ -196,7 +197,9 @@ class Table:
         column whose units' contributions are combined before the rules (tau-Argus holdings);
         ``top_n``: how many largest contributions to keep per cell; ``request``: the column
         flagging the records that asked for protection, with the codes ``request_codes`` (one
-        or two, as tau-Argus' request variable) -- needed by the request rule.
+        or two, as tau-Argus' request variable) -- needed by the request rule; ``totals``:
+        the total's code of a flat dimension (name -> code, default ``Total``; tau-Argus'
+        ``<TOTCODE>``).
 
         Two steps: :func:`leaf_aggregates` (the one pass over the records) and
         :meth:`from_leaf_aggregates` (the roll-up to every cell); the Spark engine computes
@@ -212,6 +215,7 @@ class Table:
             top_n=top_n,
             request=request,
             request_codes=request_codes,
+            totals=totals,
         )
         return cls.from_leaf_aggregates(agg)
 
@@ -485,6 +489,7 @@ def leaf_aggregates(
     top_n: int = 2,
     request: str | None = None,
     request_codes: Sequence[str] = (),
+    totals: Mapping[str, str] | None = None,
 ) -> LeafAggregates:
     """The per-leaf-cell aggregates of ``data`` (parameters as :meth:`Table.from_microdata`):
     the one pass over the records, proportional to their number.
@@ -498,6 +503,7 @@ def leaf_aggregates(
         list(data.columns),
         dimensions,
         lambda name: pd.unique(np.asarray(as_text(data[name]), dtype=object)),
+        totals,
     )
     n = len(data)
     if n == 0:
@@ -620,11 +626,13 @@ def table_dimensions(
     columns: Sequence[str],
     dimensions: Sequence[str] | Mapping[str, Hierarchy | None],
     distinct_texts: Callable[[str], Iterable[str]],
+    totals: Mapping[str, str] | None = None,
 ) -> list[Dimension]:
     """The dimensions of a table over a data set with ``columns``: a hierarchy's tree, or
     a flat dimension over the column's distinct canonical texts (``distinct_texts(name)``,
-    in any order: they are sorted, numbers numerically before other texts). DataError
-    naming a dimension that is not a column."""
+    in any order: they are sorted, numbers numerically before other texts) whose total is
+    ``totals[name]`` (default ``Total``). DataError naming a dimension that is not a
+    column."""
     if isinstance(dimensions, str):
         dimensions = [dimensions]
     out = []
@@ -633,7 +641,8 @@ def table_dimensions(
         if h is not None:
             out.append(Dimension.from_hierarchy(name, h))
         else:
-            out.append(Dimension.flat(name, sorted(distinct_texts(name), key=_sort_key)))
+            cats = sorted(distinct_texts(name), key=_sort_key)
+            out.append(Dimension.flat(name, cats, (totals or {}).get(name, TOTAL)))
     return out
 
 
