@@ -609,3 +609,151 @@ def test_weight_column_survives_an_anonymize_job_unchanged(tmp_path):
     assert released.loc[suppressed, "WEIGHT"].tolist() == [
         w.strip() for w, s in zip(weights, suppressed, strict=True) if s
     ]
+
+
+# -- import-argus --table: tau-Argus metadata -> a table job -------------------------------------
+TAU_RDA = """\
+<SEPARATOR> ","
+Region 2
+  <RECODEABLE>
+  <TOTCODE> "Total"
+  <HIERARCHICAL>
+  <HIERCODELIST> "region.hrc"
+  <HIERLEADSTRING> "@"
+Size 1
+  <RECODABLE>
+  <TOTCODE> "T"
+Turnover 8
+  <NUMERIC>
+  <DECIMALS> 0
+Weight 4
+  <NUMERIC>
+  <WEIGHT>
+"""
+#: Region x Size, turnover: (01,1) 3 x 100 (safe); (01,2) 500, 20, 10 (p% with p = 10:
+#: 10 < 10% of 500, primary); (02,1) 50..80 (safe); (02,2) one record (frequency < 3,
+#: primary); (03,1) 200, 300, 400 (safe); (04,2) 90, 95, 99 (safe).
+TAU_ROWS = [
+    ("01", "1", 100), ("01", "1", 100), ("01", "1", 100),
+    ("01", "2", 500), ("01", "2", 20), ("01", "2", 10),
+    ("02", "1", 50), ("02", "1", 60), ("02", "1", 70), ("02", "1", 80),
+    ("02", "2", 40),
+    ("03", "1", 200), ("03", "1", 300), ("03", "1", 400),
+    ("04", "2", 90), ("04", "2", 95), ("04", "2", 99),
+]  # fmt: skip
+
+
+def _write_tau(folder: Path) -> tuple[Path, Path]:
+    (folder / "tau.rda").write_text(TAU_RDA)
+    (folder / "region.hrc").write_text(REGION_HRC)
+    (folder / "tau.csv").write_text("".join(f"{r},{s},{t},1.5\n" for r, s, t in TAU_ROWS))
+    return folder / "tau.rda", folder / "tau.csv"
+
+
+def test_import_argus_table_job_from_microdata_runs(tmp_path):
+    rda, data = _write_tau(tmp_path)
+    job_path = tmp_path / "job.yaml"
+    args = ["import-argus", str(rda), "--data", str(data), "--table", "--out", str(job_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    text = job_path.read_text()
+    comments = text.split("input:")[0]
+    assert "p_percent: {p: 10}; frequency: {threshold: 3}" in comments  # the default, stated
+    assert "Weight" in comments and "unweighted" in comments
+    doc = yaml.safe_load(text)
+    assert doc == {
+        "input": {"path": "tau.csv", "metadata": "tau.rda"},
+        "dimensions": {
+            "Region": {"hierarchy": "region.hrc", "total": "Total"},
+            "Size": {"total": "T"},
+        },
+        "response": "Turnover",
+        "rules": [{"p_percent": {"p": 10}}, {"frequency": {"threshold": 3}}],
+        "method": "optimal",
+        "output": {
+            "cells": "tau_cells.csv",
+            "tab": "tau_protected.tab",
+            "report": "tau_table.html",
+            "json": "tau_table.json",
+        },
+    }
+    assert load_job(job_path).to_dict() == doc  # the file is the job, nothing added on loading
+
+    result = runner.invoke(app, ["table", "--config", str(job_path), "-q"])
+    assert result.exit_code == 0, result.output
+    cells = pd.read_csv(tmp_path / "tau_cells.csv", dtype={"Region": str, "Size": str})
+    by = {(r.Region, r.Size): r for r in cells.itertuples()}
+    assert by[("Total", "T")].value == sum(t for _, _, t in TAU_ROWS)
+    assert by[("N", "T")].value == 100 * 3 + 530 + 260 + 40  # 01 and 02 (the .hrc's N)
+    assert by[("N", "2")].freq == 4
+    assert by[("01", "2")].status == "primary" and by[("02", "2")].status == "primary"
+    assert by[("01", "1")].status != "primary" and by[("03", "1")].status != "primary"
+    assert json.loads((tmp_path / "tau_table.json").read_text())["safe"] is True
+    assert len((tmp_path / "tau_protected.tab").read_text().splitlines()) == len(cells)
+
+
+def test_import_argus_table_job_options(tmp_path):
+    """--dimensions, --frequency, --rule and --method are written into the job as given."""
+    rda, data = _write_tau(tmp_path)
+    job_path = tmp_path / "job.yaml"
+    args = ["import-argus", str(rda), "-d", str(data), "--table", "-o", str(job_path),
+            "--dimensions", "Size", "--frequency", "--rule", "frequency: {threshold: 4}",
+            "--method", "hypercube"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(job_path.read_text())
+    assert doc["dimensions"] == {"Size": {"total": "T"}} and "response" not in doc
+    assert doc["rules"] == [{"frequency": {"threshold": 4}}] and doc["method"] == "hypercube"
+    assert "given with --rule" in job_path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--table", "--k", "3"], "remove --k"),
+        (["--rule", "frequency: {threshold: 3}"], "--rule sets up a table job: add --table"),
+        (["--table", "--rule", "frequency 3"], "--rule 'frequency 3'"),
+        (["--table", "--rule", "often: {n: 3}"], "rules[0]"),
+        (["--table", "--dimensions", "Region,Colour"], "--dimensions 'Colour'"),
+        (["--table", "--response", "Size"], "--response 'Size'"),
+        (["--table", "--cells", "tau.csv"], "not both"),
+    ],
+)
+def test_import_argus_table_bad_options(tmp_path, extra, fragment):
+    rda, data = _write_tau(tmp_path)
+    job_path = tmp_path / "job.yaml"
+    args = ["import-argus", str(rda), "--data", str(data), "--out", str(job_path), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert fragment in " ".join(result.output.split())
+    assert not job_path.exists()
+
+
+def test_import_argus_table_job_from_a_cell_file(tmp_path):
+    """--cells: the table job of a tau-Argus .tab (the cells of
+    test_tab_cells_protected_by_p_percent): the default rules (the .tab has <MAXSCORE>
+    variables: p% with p = 10 and frequency 3) give the hand-checked pattern there."""
+    (tmp_path / "r.rda").write_text(
+        '<SEPARATOR> ";"\nRegion\n  <RECODEABLE>\n  <TOTCODE> "Total"\n  <HIERARCHICAL>\n'
+        '  <HIERCODELIST> "r.hrc"\n  <HIERLEADSTRING> "@"\nTurnover\n  <NUMERIC>\n'
+        "N\n  <FREQUENCY>\nTop1\n  <MAXSCORE>\nTop2\n  <MAXSCORE>\n"
+    )
+    (tmp_path / "r.hrc").write_text("N\n@ 1\n@ 2\nS\n@ 3\n@ 4\n")
+    (tmp_path / "r.tab").write_text(
+        '"Total";1000;33;90;50\n"N";300;13;90;30\n" 1";100;3;90;5\n" 2";200;10;30;20\n'
+        '"S";700;20;50;40\n" 3";300;10;40;30\n" 4";400;10;50;40\n'
+    )
+    job_path = tmp_path / "job.yaml"
+    args = ["import-argus", str(tmp_path / "r.rda"), "--cells", str(tmp_path / "r.tab"), "-o",
+            str(job_path)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(job_path.read_text())
+    assert doc["cells"] == {"path": "r.tab", "metadata": "r.rda"}
+    assert doc["dimensions"] == {"Region": {"hierarchy": "r.hrc", "total": "Total"}}
+    assert doc["rules"] == [{"p_percent": {"p": 10}}, {"frequency": {"threshold": 3}}]
+    result = runner.invoke(app, ["table", "--config", str(job_path), "-q"])
+    assert result.exit_code == 0, result.output
+    status = {line.split(";")[0].strip('"'): line.split(";")[-1] for line in
+              (tmp_path / "r_protected.tab").read_text().splitlines()}  # fmt: skip
+    assert status == {"Total": "S", "N": "S", "1": "U", "2": "M", "S": "S", "3": "S", "4": "S"}

@@ -34,7 +34,15 @@ from typing import Any
 from sdckit.core.argus import ArgusMetadata, ArgusVariable, read_rda
 from sdckit.errors import ConfigError
 
-__all__ = ["derive_attributes", "expand_document", "import_argus_job", "metadata_of"]
+__all__ = [
+    "DEFAULT_FREQUENCY_RULES",
+    "DEFAULT_MAGNITUDE_RULES",
+    "derive_attributes",
+    "expand_document",
+    "import_argus_job",
+    "import_argus_table_job",
+    "metadata_of",
+]
 
 
 def _path(value: str, base_dir: Path) -> Path:
@@ -193,4 +201,187 @@ def import_argus_job(
         )
     if not any(a.get("role") == "quasi_identifying" for a in attrs.values()):
         notes.append("No variable has an <IDLEVEL> of 1 to 5: mark the key variables yourself.")
+    return doc, notes
+
+
+#: The sensitivity rules of a derived table job when ``--rule`` names none (tau-Argus'
+#: metadata holds no rules: they are chosen per table, in its table specification): a
+#: magnitude table's p% rule with p = 10 and a frequency rule with threshold 3 (the usual
+#: combination of the tau-Argus manual's examples and of national practice); a frequency
+#: table's frequency rule with threshold 3.
+DEFAULT_MAGNITUDE_RULES: list[dict[str, Any]] = [
+    {"p_percent": {"p": 10}},
+    {"frequency": {"threshold": 3}},
+]
+DEFAULT_FREQUENCY_RULES: list[dict[str, Any]] = [{"frequency": {"threshold": 3}}]
+
+
+def _rules_text(rules: list[dict[str, Any]]) -> str:
+    """Rules as a job file writes them inline: ``p_percent: {p: 10}``."""
+    out = []
+    for entry in rules:
+        ((name, params),) = entry.items()
+        inner = ", ".join(f"{k}: {v}" for k, v in params.items())
+        out.append(f"{name}: {{{inner}}}")
+    return "; ".join(out)
+
+
+def _chosen(meta: ArgusMetadata, names: list[str], flag: str, kinds: tuple[str, ...]) -> list[str]:
+    """``names`` as the metadata spells them, each a variable of one of ``kinds`` (ConfigError
+    naming ``flag``, the name and the variables that are)."""
+    out = []
+    for name in names:
+        var = meta.variable(name)
+        if var is None or var.kind not in kinds:
+            fitting = [v.name for v in meta.variables if v.kind in kinds]
+            raise ConfigError(
+                f"{flag} {name!r}: {meta.path.name} declares no such "
+                f"{'<RECODEABLE>' if 'categorical' in kinds else '<NUMERIC>'} variable; "
+                f"those it declares: {', '.join(fitting) or 'none'}"
+            )
+        out.append(var.name)
+    return out
+
+
+def import_argus_table_job(
+    rda: Path,
+    job_path: Path,
+    *,
+    data: Path | None = None,
+    cells: Path | None = None,
+    dimensions: list[str] | None = None,
+    response: str | None = None,
+    frequency: bool = False,
+    rules: list[dict[str, Any]] | None = None,
+    method: str = "optimal",
+    output_prefix: str | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """The table job (``sdckit table``) of a tau-Argus ``.rda`` with its microdata (``data``)
+    or its ``.tab`` cell file (``cells``), as a job file at ``job_path`` would hold it (paths
+    relative to its folder), and the notes to write as the file's comments.
+
+    The tau-Argus metadata keywords (tau-Argus 4 manual, "metadata file"; module
+    :mod:`sdckit.core.argus`) give: the explanatory variables (``<RECODEABLE>``/
+    ``<RECODABLE>``) -> ``dimensions`` (all of them, or ``dimensions``), each with its
+    ``<TOTCODE>`` as ``total`` and its ``.hrc`` (``<HIERARCHICAL>`` + ``<HIERCODELIST>``) as
+    ``hierarchy``; the response (the first ``<NUMERIC>`` variable, or ``response``; none
+    with ``frequency``: a frequency table); ``<HOLDING>`` -> ``holding``; a
+    ``<NUMERIC> <SHADOW>`` variable -> ``shadow``; ``<NUMERIC> <COST>`` -> ``cost``. The
+    sensitivity ``rules`` (default :data:`DEFAULT_MAGNITUDE_RULES` or
+    :data:`DEFAULT_FREQUENCY_RULES`) and the ``method`` are not in the metadata; the notes
+    say which were chosen. ``<WEIGHT>`` is named in the notes: sdckit's tables count and sum
+    unweighted records."""
+    if (data is None) == (cells is None):
+        raise ConfigError("give exactly one of --data (microdata) and --cells (a .tab cell file)")
+    given_rules = rules is not None
+    base = job_path.resolve().parent
+    kind = "table" if cells is not None else "micro"
+    meta = read_rda(rda, kind=kind)
+    recodeable = [v.name for v in meta.of_kind("categorical")]
+    if not recodeable:
+        raise ConfigError(
+            f"{rda.name}: no variable is <RECODEABLE>; a table's explanatory variables are "
+            "marked <RECODEABLE> (or <RECODABLE>)"
+        )
+    stem = output_prefix or (cells or data or rda).stem
+    notes = [f"Derived by `sdckit import-argus --table` from {rda.name} (tau-Argus metadata):"]
+    doc: dict[str, Any] = {}
+    if cells is not None:
+        if dimensions is not None or response is not None or frequency:
+            raise ConfigError(
+                "--dimensions, --response and --frequency choose a table of microdata; a .tab "
+                "cell file (--cells) is one table already: remove them"
+            )
+        names = recodeable
+        doc["cells"] = {
+            "path": os.path.relpath(cells.resolve(), base),
+            "metadata": os.path.relpath(rda.resolve(), base),
+        }
+        magnitude = bool(meta.of_kind("numeric"))
+        has_freq = bool(meta.of_kind("frequency"))
+        has_tops = len(meta.of_kind("top")) >= 2
+        if rules is None:
+            if not has_freq:
+                raise ConfigError(
+                    f"{rda.name}: the cell file has no <FREQUENCY> variable, which the default "
+                    "frequency rule reads; name the rules with --rule (e.g. --rule "
+                    "'{dominance: {n: 1, k: 80}}' with <MAXSCORE> variables)"
+                )
+            rules = DEFAULT_MAGNITUDE_RULES if magnitude and has_tops else DEFAULT_FREQUENCY_RULES
+        notes.append(
+            "the table is the .tab's cells: <RECODEABLE> -> dimensions, <NUMERIC> -> value,"
+        )
+        notes.append("<FREQUENCY> -> freq, <MAXSCORE> -> top1, top2, ... (the rules read them).")
+    else:
+        names = (
+            _chosen(meta, dimensions, "--dimensions", ("categorical",))
+            if dimensions
+            else recodeable
+        )
+        doc["input"] = {
+            "path": os.path.relpath(data.resolve(), base),  # type: ignore[union-attr]
+            "metadata": os.path.relpath(rda.resolve(), base),
+        }
+        numeric = [v.name for v in meta.of_kind("numeric")]
+        if frequency and response is not None:
+            raise ConfigError("give --response (a magnitude table) or --frequency, not both")
+        if response is not None:
+            chosen = _chosen(meta, [response], "--response", ("numeric",))[0]
+        else:
+            chosen = None if frequency or not numeric else numeric[0]
+        magnitude = chosen is not None
+        if rules is None:
+            rules = DEFAULT_MAGNITUDE_RULES if magnitude else DEFAULT_FREQUENCY_RULES
+        notes.append(
+            "<RECODEABLE> -> dimensions ("
+            + ", ".join(names)
+            + "), <NUMERIC> -> response"
+            + (f" ({chosen})" if chosen else ": none, a frequency table")
+            + ", <TOTCODE> -> total, <HIERCODELIST> (.hrc) -> hierarchy."
+        )
+    dims: dict[str, Any] = {}
+    for name in names:
+        var = meta.variable(name)
+        assert var is not None
+        spec: dict[str, Any] = {}
+        if var.hierlevels and not var.hiercodelist:
+            raise ConfigError(
+                f"{rda.name} line {var.line}: {var.name!r} is hierarchical by <HIERLEVELS>, "
+                "which sdckit does not read for tables; give the hierarchy as a .hrc file "
+                "(<HIERCODELIST>)"
+            )
+        hrc = _hrc_file(meta, var, base)
+        if hrc is not None:
+            spec["hierarchy"] = hrc
+        if var.totcode:
+            spec["total"] = var.totcode
+        dims[name] = spec
+    doc["dimensions"] = dims
+    if cells is None and magnitude:
+        doc["response"] = chosen
+    for key, of in (("shadow", "shadow"), ("cost", "cost"), ("holding", "holding")):
+        found = meta.of_kind(of)
+        if found and cells is None:
+            doc[key] = found[0].name
+    if cells is not None and meta.of_kind("cost"):
+        doc["cost"] = "cost"
+    doc["rules"] = [dict(r) for r in rules]
+    doc["method"] = method
+    doc["output"] = {
+        "cells": f"{stem}_cells.csv",
+        "tab": f"{stem}_protected.tab",
+        "report": f"{stem}_table.html",
+        "json": f"{stem}_table.json",
+    }
+    origin = "given with --rule" if given_rules else "a default: tau-Argus metadata holds none"
+    notes.append(f"Sensitivity rules ({origin}): {_rules_text(doc['rules'])}; set with --rule.")
+    notes.append(f"Method: {method} (--method); output.tab writes the result for tau-Argus.")
+    weights = meta.of_kind("weight")
+    if weights:
+        notes.append(
+            f"Weight variable (<WEIGHT>): {weights[0].name} is not applied: sdckit's tables "
+            "count and sum the records unweighted."
+        )
+    if cells is None:
+        notes.append("Missing codes of the dimensions are kept as categories (as tau-Argus does).")
     return doc, notes
