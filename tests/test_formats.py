@@ -271,3 +271,23 @@ def test_a_spark_job_refuses_such_a_release_before_spark_starts(tmp_path: Path) 
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
     with pytest.raises(DataError, match="output.path .* cannot write .* Parquet"):
         load_job(tmp_path / "job.yaml").open().check_anonymization()
+
+
+def test_labelled_input_written_as_csv_and_parquet_without_warning(tmp_path: Path) -> None:
+    """The labels an input carries (``attrs["file_meta"]``, not JSON) are not handed to
+    pyarrow, which would warn that it cannot store them; the values are the labels."""
+    import warnings
+
+    pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]}).pipe(
+        lambda df: pyreadstat.write_sav(
+            df, str(tmp_path / "s.sav"), variable_value_labels={"a": {1: "one", 2: "two"}}
+        )
+    )
+    data = read_table(tmp_path / "s.sav")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_table(data, tmp_path / "o.csv")
+        write_table(data, tmp_path / "o.parquet")
+    assert (tmp_path / "o.csv").read_text() == "a,b\none,x\ntwo,y\n"
+    assert pd.read_parquet(tmp_path / "o.parquet")["a"].tolist() == ["one", "two"]
+    assert file_meta(data) is not None  # the input keeps its labels

@@ -825,7 +825,7 @@ def write_table(
         suffix = "." + str(path).rsplit(".", 1)[-1].lower()
         return atomic_write(path, lambda p: write_stat_file(df, p, meta, suffix=suffix))
     if str(path).lower().endswith((".parquet", ".pq")):
-        return atomic_write(path, lambda p: df.to_parquet(p, index=False))
+        return atomic_write(path, lambda p: _without_attrs(df).to_parquet(p, index=False))
 
     def _csv(p: Path) -> None:
         if encoding.lower().replace("-", "").replace("_", "") == "utf8" and _write_csv_arrow(
@@ -837,6 +837,17 @@ def write_table(
         p.write_text(buf.getvalue(), encoding=encoding)
 
     return atomic_write(path, _csv)
+
+
+def _without_attrs(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its ``attrs`` (a shallow copy; the data is not copied): what pyarrow
+    converts, which would try to store the attrs -- an input file's labels
+    (:class:`~sdckit.core.formats.FileMeta`), not JSON -- in the file's metadata and warn."""
+    if not df.attrs:
+        return df
+    plain = df.copy(deep=False)
+    plain.attrs = {}
+    return plain
 
 
 def _write_csv_arrow(df: pd.DataFrame, path: Path, delimiter: str) -> bool:
@@ -865,7 +876,7 @@ def _write_csv_arrow(df: pd.DataFrame, path: Path, delimiter: str) -> bool:
         elif dtype.kind not in "iufO" and not isinstance(dtype, pd.StringDtype):
             return False
     try:
-        table = pa.Table.from_pandas(df, preserve_index=False)
+        table = pa.Table.from_pandas(_without_attrs(df), preserve_index=False)
     except (pa.ArrowTypeError, pa.ArrowInvalid):  # e.g. numbers and text in one column
         return False
     table = pa.table(
