@@ -19,6 +19,7 @@ from sdckit.core.argus import (
     TAB_STATUS,
     hrc_hierarchy,
     read_argus_data,
+    read_cdl,
     read_hrc,
     read_rda,
     read_tab,
@@ -411,7 +412,8 @@ def test_tab_output_refused_for_linked_tables(tmp_path):
 # -- the mu-Argus demo data (skips without ../shared/data) -----------------------------------------
 def test_demo_data_as_fixed_width(tmp_path, shared_data):
     """500 records of mu-Argus' demo survey written as a fixed-width .asc with a .rda in
-    mu-Argus' style: read back exactly, imported and anonymized (3-anonymity verified)."""
+    mu-Argus' style (REGION with a codelist): read back exactly, imported and anonymized
+    (3-anonymity verified)."""
     csv = shared_data / "argus" / "muargus_Demodata.csv"
     if not csv.is_file():
         pytest.skip("muargus_Demodata.csv not present")
@@ -431,6 +433,8 @@ def test_demo_data_as_fixed_width(tmp_path, shared_data):
         rda += [f"{name} {start}  {width}        ", keywords[name]]
         start += width
     (tmp_path / "d.rda").write_text("\n".join(rda) + "\n")
+    codes = sorted(set(demo["REGION"].str.strip()))  # the codelist the .rda names
+    (tmp_path / "Regio.cdl").write_text("".join(f"{c};Region {c}\n" for c in codes))
     lines = demo[layout[0][0]].str.rjust(layout[0][1])
     for name, width in layout[1:]:
         lines = lines + demo[name].str.rjust(width)
@@ -449,6 +453,7 @@ def test_demo_data_as_fixed_width(tmp_path, shared_data):
     qis = ["REGION", "SEX", "AGE", "MARSTAT"]
     assert min(frequency_set(released, qis).counts) >= 3
     assert released["WEIGHT"].tolist() == data["WEIGHT"].tolist()
+    assert "<CODELIST>: REGION are shown by their labels" in job.read_text()
 
 
 def test_metadata_input_refused_on_spark_before_spark_starts(tmp_path):
@@ -757,3 +762,107 @@ def test_import_argus_table_job_from_a_cell_file(tmp_path):
     status = {line.split(";")[0].strip('"'): line.split(";")[-1] for line in
               (tmp_path / "r_protected.tab").read_text().splitlines()}  # fmt: skip
     assert status == {"Total": "S", "N": "S", "1": "U", "2": "M", "S": "S", "3": "S", "4": "S"}
+
+
+# -- <CODELIST>: value labels --------------------------------------------------------------------
+REGION_CDL = '01;Amsterdam\n02,Rotterdam\n03;"Den Haag, \'s-Gravenhage"\n'  # 04: no label
+SEX_CDL = "1;Male\n2;Female\n9;Unknown\n"
+
+
+def _write_labelled(folder: Path) -> None:
+    _write_fixed(folder)
+    rda = FIXED_RDA.replace(
+        '  <TOTCODE> "Total"\n', '  <TOTCODE> "Total"\n  <CODELIST> "region.cdl"\n'
+    ).replace("  <IDLEVEL> 2\n", '  <IDLEVEL> 2\n  <CODELIST> "sex.cdl"\n')
+    (folder / "demo.rda").write_text(rda)
+    (folder / "region.cdl").write_text(REGION_CDL)
+    (folder / "sex.cdl").write_text(SEX_CDL)
+
+
+def test_read_cdl_separators_quotes_and_blanks(tmp_path):
+    (tmp_path / "c.cdl").write_text(REGION_CDL + "\n 5 ; Utrecht \n")
+    assert read_cdl(tmp_path / "c.cdl") == {
+        "01": "Amsterdam",
+        "02": "Rotterdam",
+        "03": "Den Haag, 's-Gravenhage",
+        "5": "Utrecht",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("1;A\n2\n", "c.cdl line 2: '2' has no separator"),
+        ("1;A\n1;B\n", "c.cdl line 2: code '1' is already on line 1"),
+        ("1;A\n2;A\n", "codes '1' (line 1) and '2' have the same label 'A'"),
+        ("1;\n", "c.cdl line 1: a codelist line is `code;label`"),
+    ],
+)
+def test_malformed_cdl(tmp_path, text, fragment):
+    (tmp_path / "c.cdl").write_text(text)
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        read_cdl(tmp_path / "c.cdl")
+
+
+def test_codelist_labels_the_categories_and_their_hierarchy(tmp_path):
+    """A microdata job shows a <CODELIST> variable by its labels (a code without one, and a
+    missing value, kept), its .hrc too; a table job keeps the codes (tau-Argus' .hrc and
+    .tab name codes)."""
+    _write_labelled(tmp_path)
+    job = job_from_dict(
+        {
+            "input": {"path": "demo.asc", "metadata": "demo.rda"},
+            "models": [{"k_anonymity": {"k": 2}}],
+        },
+        base_dir=tmp_path,
+    )
+    table = job.read_input()
+    assert table["REGION"].tolist()[:4] == ["Amsterdam", "Amsterdam", "", "Rotterdam"]
+    assert table["REGION"].tolist()[5] == "Den Haag, 's-Gravenhage" and table["REGION"][7] == "04"
+    assert table["SEX"].tolist()[:5] == ["Male", "Male", "Female", "Female", ""]  # 9: missing
+    leaves = {row[0]: row for row in _rows(job.schema.hierarchy("REGION"))}
+    assert leaves["Amsterdam"] == ["Amsterdam", "N", "*"] and leaves["04"] == ["04", "S", "*"]
+    table_job = job_from_dict(
+        {"input": {"path": "demo.asc", "metadata": "demo.rda"}, "dimensions": {"REGION": {}}},
+        base_dir=tmp_path,
+    )
+    assert table_job.read_input()["REGION"].tolist()[:2] == ["01", "01"]
+
+
+def test_codelist_release_keeps_the_codes_in_spss(tmp_path):
+    """The release of a labelled Argus input written as .sav holds the original codes with
+    their labels (the SPSS value-label mechanism): SEX (insensitive) keeps its codes 1, 2
+    labelled Male, Female, its missing code 9 system missing; REGION (k = 2) keeps its
+    labelled codes, its new values get codes after the largest labelled one; WEIGHT stays
+    a number."""
+    pyreadstat = pytest.importorskip("pyreadstat")
+    _write_labelled(tmp_path)
+    (tmp_path / "job.yaml").write_text(
+        "input: {path: demo.asc, metadata: demo.rda}\n"
+        "attributes: {REGION: {role: quasi_identifying, hierarchy: region.hrc},"
+        " SEX: insensitive,"
+        " WEIGHT: {type: decimal}}\n"
+        "models: [{k_anonymity: {k: 2}}]\nsuppression_limit: 0.5\n"
+        "output: {path: out.sav, json: out.json}\n"
+    )
+    result = runner.invoke(app, ["anonymize", "--config", str(tmp_path / "job.yaml"), "-q"])
+    assert result.exit_code == 0, result.output
+    back, meta = pyreadstat.read_sav(str(tmp_path / "out.sav"))
+    labels = meta.variable_value_labels
+    assert labels["SEX"] == {1: "Male", 2: "Female"}  # the labels of the codes that remain
+    assert [labels["SEX"].get(c) for c in back["SEX"]] == [
+        {"1": "Male", "2": "Female"}.get(r[1]) for r in ROWS
+    ]  # the codes as read: SEX's missing code 9 is system missing
+    assert back["SEX"].tolist()[:2] == [1.0, 1.0]
+    # REGION: labelled codes keep their codes, 04 (no label) and the suppressed record's
+    # `*` (row 3: its missing code 99 made it unique) get codes after the largest, 3
+    assert {k: v for k, v in labels["REGION"].items() if k <= 3} == {
+        1: "Amsterdam",
+        2: "Rotterdam",
+        3: "Den Haag, 's-Gravenhage",
+    }
+    star = next(k for k, v in labels["REGION"].items() if v == "*")
+    codes = {"01": 1.0, "02": 2.0, "03": 3.0, "99": star}
+    assert back["REGION"].tolist() == [codes.get(r[0], 4.0) for r in ROWS]
+    assert labels["REGION"][4] == "04"
+    assert back["WEIGHT"].tolist() == [float(r[5]) for r in ROWS]  # a number: as it was

@@ -45,7 +45,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -57,8 +57,10 @@ __all__ = [
     "ArgusMetadata",
     "ArgusVariable",
     "TAB_STATUS",
+    "apply_codelists",
     "hrc_hierarchy",
     "read_argus_data",
+    "read_cdl",
     "read_hrc",
     "read_rda",
     "read_tab",
@@ -677,6 +679,83 @@ def _decimal_points(values: pd.Series) -> pd.Series:
     text = values.astype(str)
     comma = text.str.contains(",", regex=False) & ~text.str.contains(".", regex=False)
     return text.where(~comma, text.str.replace(",", ".", regex=False))
+
+
+# -- codelists -----------------------------------------------------------------------------------
+def read_cdl(path: str | Path, encoding: str = "utf-8") -> dict[str, str]:
+    """A codelist file (``<CODELIST>``, ``.cdl``): one code a line with its label after a
+    separator, ``;`` or ``,`` (whichever comes first on the line: mu-Argus and tau-Argus
+    write ``1;Groningen``, tau-Argus' codelists are also written ``1,Groningen``; a label
+    may be quoted, ``"Noord-Holland, West"``). Codes and labels are compared with the
+    surrounding blanks removed. Returns code -> label.
+
+    ConfigError naming the file and the line for a line without a separator or a label, a
+    code given twice, or two codes with one label (the labels become the values: the two
+    categories would silently merge)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding=encoding)
+    except FileNotFoundError:
+        raise ConfigError(f"codelist file {str(p)!r} does not exist; check the path") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"codelist file {p.name} is not {encoding} text ({exc.reason})") from None
+    labels: dict[str, str] = {}
+    code_line: dict[str, int] = {}
+    label_line: dict[str, tuple[str, int]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{p.name} line {number}"
+        cuts = [i for i in (raw.find(";"), raw.find(",")) if i >= 0]
+        if not cuts:
+            raise ConfigError(
+                f"{where}: {raw.strip()!r} has no separator; a codelist line is `code;label`"
+            )
+        sep = raw[min(cuts)]
+        fields = next(csv.reader([raw], delimiter=sep, quotechar='"', skipinitialspace=True))
+        code, label = fields[0].strip(), sep.join(fields[1:]).strip()
+        if not code or not label:
+            raise ConfigError(f"{where}: a codelist line is `code;label`, got {raw.strip()!r}")
+        if code in code_line:
+            raise ConfigError(
+                f"{where}: code {code!r} is already on line {code_line[code]}; give each code once"
+            )
+        if label in label_line:
+            other, line = label_line[label]
+            raise ConfigError(
+                f"{where}: codes {other!r} (line {line}) and {code!r} have the same label "
+                f"{label!r}; the labels become the values, so the two categories would merge: "
+                "give them distinct labels"
+            )
+        labels[code] = label
+        code_line[code] = number
+        label_line[label] = (code, number)
+    return labels
+
+
+def apply_codelists(frame: pd.DataFrame, codelists: dict[str, dict[str, str]]) -> pd.DataFrame:
+    """``frame`` (text columns, as :func:`read_argus_data` reads them) with each column of
+    ``codelists`` shown by its labels (a code without a label, or missing, kept), the codes
+    and labels kept as the value labels of a :class:`~sdckit.core.formats.FileMeta` in
+    ``attrs["file_meta"]`` -- the mechanism of SPSS's value labels
+    (:func:`~sdckit.core.formats.apply_value_labels`), so that a release written as ``.sav``
+    or ``.dta`` holds the original codes with their labels. A column whose codes are all
+    whole numbers is labelled numeric there (``1 = Groningen``), else a string column."""
+    from sdckit.core.formats import FileMeta, apply_value_labels
+
+    out = frame.copy()
+    value_labels: dict[str, dict[Any, str]] = {}
+    numeric: set[str] = set()
+    for name, labels in codelists.items():
+        out[name] = apply_value_labels(out[name], labels)
+        whole = [code for code in labels if code.lstrip("-").isdigit()]
+        if len(whole) == len(labels) and len({int(c) for c in whole}) == len(whole):
+            value_labels[name] = {int(code): label for code, label in labels.items()}
+            numeric.add(name)
+        else:
+            value_labels[name] = dict(labels)
+    out.attrs["file_meta"] = FileMeta(format="asc", value_labels=value_labels, numeric=numeric)
+    return out
 
 
 # -- hierarchies ---------------------------------------------------------------------------------

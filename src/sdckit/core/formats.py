@@ -7,6 +7,10 @@ values; the file's metadata -- variable labels, value labels, missing ranges, wh
 were numbers -- is kept in a :class:`FileMeta` (``DataFrame.attrs["file_meta"]``), so that the
 release can be written back with it.
 
+An mu-Argus/tau-Argus ``<CODELIST>`` is read the same way
+(:func:`sdckit.core.argus.apply_codelists`: the labels shown, the codes kept as the value
+labels of a :class:`FileMeta`), so its release is written back by the same rules.
+
 Writing (:func:`write_stat_file`), the convention of haven's ``labelled`` vectors and of
 sdcMicro's releases: a column whose values are all labels of the input's value labels is
 written as its original codes with the labels of the categories that remain; a generalized
@@ -53,6 +57,9 @@ _WRITER_FUNCTIONS = {
     ".dta": "write_dta",
     ".xpt": "write_xport",
 }
+#: The formats whose files say which columns are numbers (a text input, such as an Argus
+#: ``.asc`` with a codelist, does not: its unlabelled columns are written by their values).
+_TYPED_FORMATS = frozenset(suffix[1:] for suffix in READERS)
 _EXTRA_HINT = "install the formats extra: pip install 'sdckit[formats]'"
 
 
@@ -118,7 +125,7 @@ def read_stat_file(path: Path) -> pd.DataFrame:
     }
     numeric = {c for c in df.columns if pd.api.types.is_numeric_dtype(df[c].dtype)}
     for column, labels in value_labels.items():
-        df[column] = _apply_labels(df[column], labels)
+        df[column] = apply_value_labels(df[column], labels)
     df.attrs["file_meta"] = FileMeta(
         format=suffix[1:],
         column_labels={str(c): str(lab) for c, lab in meta.column_names_to_labels.items() if lab},
@@ -150,8 +157,9 @@ def _code_text(code: Any) -> str:
     return str(code)
 
 
-def _apply_labels(values: pd.Series, labels: dict[Any, str]) -> pd.Series:
-    """The labels of ``values``' codes (an unlabelled code as its text, missing kept)."""
+def apply_value_labels(values: pd.Series, labels: dict[Any, str]) -> pd.Series:
+    """The labels of ``values``' codes (an unlabelled code as its text, missing kept): how
+    a labelled column is read (an SPSS/Stata/SAS file's value labels, an Argus codelist)."""
     by_text = {_code_text(k): str(v) for k, v in labels.items()}
     index, codes = pd.factorize(values)  # one lookup per distinct code; missing: -1
     text = np.array([by_text.get(_code_text(c), _code_text(c)) for c in codes] + [None])
@@ -222,7 +230,7 @@ def _prepare(
                 value_labels[name] = {_int(k): v for k, v in original.items()}
         elif original and labelled and name in meta.numeric:  # (labels of a string: text)
             out[name], value_labels[name] = _coded(s, original)
-        elif meta.format and name not in meta.numeric:  # a string variable in the input
+        elif meta.format in _TYPED_FORMATS and name not in meta.numeric:  # a string variable
             out[name] = s.astype("str").fillna("")
         else:
             numbers = _as_numbers(s)

@@ -193,6 +193,18 @@ def import_argus_job(
         "(<HIERCODELIST>), else truncation from the right ({masking: {}}).",
         "Missing codes of the .rda are read as missing values.",
     ]
+    labelled = [v.name for v in meta.variables if v.codelist]
+    if labelled:
+        notes.append(
+            f"<CODELIST>: {', '.join(labelled)} are shown by their labels (the codes kept for a "
+            ".sav/.dta release);"
+        )
+        truncated = [n for n in labelled if attrs[n].get("hierarchy") == {"masking": {}}]
+        if truncated:
+            notes.append(
+                f"the truncation of {', '.join(truncated)} acts on the labels: give a .hrc "
+                "(or another hierarchy) for a meaningful grouping."
+            )
     weights = meta.of_kind("weight")
     if weights:
         notes.append(

@@ -194,6 +194,37 @@ class Job:
             self.__dict__["_argus"] = meta
         return self.__dict__["_argus"]
 
+    def argus_codelists(self) -> dict[str, dict[str, str]]:
+        """The code -> label maps of the ``<CODELIST>`` files of ``input.metadata``'s
+        variables (:func:`sdckit.core.argus.read_cdl`; read once), by variable: the labels a
+        microdata job shows its categories by. Empty for a table job (``dimensions:`` or
+        ``cells:``): a table keeps the codes its ``.hrc`` files, totals and the ``.tab`` it
+        writes name, as tau-Argus does. ConfigError naming the ``.rda`` line for a codelist
+        file that does not exist."""
+        if "_codelists" not in self.__dict__:
+            from sdckit.core.argus import read_cdl
+
+            found: dict[str, dict[str, str]] = {}
+            meta = self.argus_metadata()
+            is_table = bool(self.spec.dimensions) or self.spec.cells is not None
+            if meta is not None and self.spec.input is not None and not is_table:
+                for var in meta.variables:
+                    if var.codelist is None:
+                        continue
+                    path = meta.file(var.codelist)
+                    if not path.is_file():
+                        raise ConfigError(
+                            f"{self.key('input.metadata')}: {meta.path.name} line {var.line}: "
+                            f"<CODELIST> of {var.name!r} names {var.codelist!r}, which exists "
+                            "neither as given nor beside the .rda"
+                        )
+                    try:
+                        found[var.name] = read_cdl(path, self.spec.input.encoding)
+                    except ConfigError as exc:
+                        raise ConfigError(f"{self.key('input.metadata')}: {exc}") from None
+            self.__dict__["_codelists"] = found
+        return self.__dict__["_codelists"]
+
     @property
     def suppression_limit(self) -> float:
         """Share of records that may be suppressed, in [0, 1] (default 0)."""
@@ -610,6 +641,9 @@ class Job:
                 blank = bool(len(column)) and bool(column.isna().any() or (column == "").any())
                 extra = [""] if blank and "" not in listed else []
             entries += [HrcEntry(1, code, 0) for code in extra]
+            labels = {} if where.startswith("dimensions.") else self.argus_codelists().get(name)
+            if labels:  # the column shows its codes by their labels: so does its hierarchy
+                entries = [HrcEntry(e.depth, labels.get(e.code, e.code), e.line) for e in entries]
             return hrc_hierarchy(entries, name=name, total=total, source=path)
         except HierarchyError as exc:
             raise HierarchyError(f"{self.key(where)}: {exc}") from None

@@ -114,6 +114,11 @@ class Source(ABC):
                 encoding=spec.get("encoding", "utf-8"),
                 blank_missing=not self.job.spec.dimensions,
             )
+            codelists = self.job.argus_codelists()
+            if codelists:  # <CODELIST>: shown by label, the codes kept for the release
+                from sdckit.core.argus import apply_codelists
+
+                data = apply_codelists(data, codelists)
             if columns is not None:  # checked as read_table checks them
                 data = read_table(data, columns=list(columns))
         else:
@@ -128,15 +133,18 @@ class Source(ABC):
         return data
 
     def file_meta(self) -> FileMeta | None:
-        """The labels of an SPSS, Stata or SAS input (:class:`sdckit.core.formats.FileMeta`,
-        read with the table; those a DataFrame input carries in ``attrs``), which the release
-        is written with and the report shows; None for another input."""
+        """The labels of an SPSS, Stata or SAS input or of an Argus input's codelists
+        (:class:`sdckit.core.formats.FileMeta`, read with the table; those a DataFrame input
+        carries in ``attrs``), which the release is written with and the report shows; None
+        for another input."""
         from sdckit.core.formats import file_meta, is_stat_file
 
         src = self.job.input["path"]
         if isinstance(src, pd.DataFrame):
             return file_meta(src)
-        return file_meta(self.table()) if is_stat_file(str(src)) else None
+        if is_stat_file(str(src)) or self.job.input["metadata"] is not None:
+            return file_meta(self.table())  # (an Argus file's: its codelists' labels)
+        return None
 
     @abstractmethod
     def column_values(self, name: str) -> pd.Series:
