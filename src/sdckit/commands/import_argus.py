@@ -31,13 +31,13 @@ def _rule_entries(values: list[str]) -> list[dict[str, Any]] | None:
             entry = yaml.safe_load(text if text.startswith("{") else "{" + text + "}")
         except yaml.YAMLError:
             entry = None
-        if not (isinstance(entry, dict) and len(entry) == 1 and isinstance(*entry.values(), dict)):
+        params = next(iter(entry.values())) if isinstance(entry, dict) and entry else None
+        if not (isinstance(entry, dict) and len(entry) == 1 and isinstance(params, dict)):
             raise ConfigError(
                 f"--rule {value!r}: give one rule as a job file writes it, e.g. --rule "
                 "'p_percent: {p: 15}' or --rule 'frequency: {threshold: 3}'"
             )
-        ((name, params),) = entry.items()
-        entries.append({str(name): params})
+        entries.append({str(next(iter(entry))): params})
     return entries
 
 
@@ -106,10 +106,10 @@ def import_argus_command(
             method=method or "optimal",
         )
     else:
-        given = [flag for flag, value in table_flags.items() if value]
-        if given:
+        named = [flag for flag, value in table_flags.items() if value]
+        if named:
             raise ConfigError(
-                f"{given[0]} sets up a table job: add --table (without it import-argus "
+                f"{named[0]} sets up a table job: add --table (without it import-argus "
                 "writes an anonymize job)"
             )
         if k is not None and k < 2:

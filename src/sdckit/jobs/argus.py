@@ -287,8 +287,7 @@ def import_argus_table_job(
         raise ConfigError("give exactly one of --data (microdata) and --cells (a .tab cell file)")
     given_rules = rules is not None
     base = job_path.resolve().parent
-    kind = "table" if cells is not None else "micro"
-    meta = read_rda(rda, kind=kind)
+    meta = read_rda(rda, kind="table" if cells is not None else "micro")
     recodeable = [v.name for v in meta.of_kind("categorical")]
     if not recodeable:
         raise ConfigError(
@@ -337,6 +336,7 @@ def import_argus_table_job(
         numeric = [v.name for v in meta.of_kind("numeric")]
         if frequency and response is not None:
             raise ConfigError("give --response (a magnitude table) or --frequency, not both")
+        chosen: str | None
         if response is not None:
             chosen = _chosen(meta, [response], "--response", ("numeric",))[0]
         else:

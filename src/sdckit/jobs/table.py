@@ -246,11 +246,11 @@ def _build_table(
             "request": request[1].column if request is not None else None,
             "request_codes": request[1].codes if request is not None else (),
         }
-        totals = {
+        flat_totals = {
             n: d.total for n, d in spec.dimensions.items() if d.total and hierarchies.get(n) is None
         }
-        if totals:  # a flat dimension's total code (a hierarchy names its own root)
-            options["totals"] = totals
+        if flat_totals:  # a flat dimension's total code (a hierarchy names its own root)
+            options["totals"] = flat_totals
         table = source.microdata_table(hierarchies, spec.response, **options)
     if spec.cost == "frequency":
         table.cost = table.freq.astype(float)
