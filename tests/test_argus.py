@@ -866,3 +866,23 @@ def test_codelist_release_keeps_the_codes_in_spss(tmp_path):
     assert back["REGION"].tolist() == [codes.get(r[0], 4.0) for r in ROWS]
     assert labels["REGION"][4] == "04"
     assert back["WEIGHT"].tolist() == [float(r[5]) for r in ROWS]  # a number: as it was
+
+
+def test_table_refuses_a_missing_code_in_the_response(tmp_path):
+    """A table job keeps missing codes as categories of its dimensions, but a response's
+    missing code is no amount: the job is refused (naming the key, column, code, count and
+    the .rda line) rather than summing 999999 into the table."""
+    _write_fixed(tmp_path)
+    (tmp_path / "demo.rda").write_text(FIXED_RDA.replace("INCOME 7 6\n", "INCOME 7 6 999999\n"))
+    rows = [r if i not in (4, 8) else (*r[:4], "999999", r[5]) for i, r in enumerate(ROWS)]
+    (tmp_path / "demo.asc").write_text("".join("".join(r) + "\n" for r in rows))
+    (tmp_path / "t.yaml").write_text(
+        "input: {path: demo.asc, metadata: demo.rda}\ndimensions: {SEX: {}}\nresponse: INCOME\n"
+        "rules: [{frequency: {threshold: 3}}]\noutput: {cells: c.csv}\n"
+    )
+    result = runner.invoke(app, ["table", "--config", str(tmp_path / "t.yaml")])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    assert "response: column 'INCOME' holds its missing code '999999' (demo.rda line 18)" in message
+    assert "in 2 record(s), the first record 5" in message
+    assert not (tmp_path / "c.csv").exists()

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.core.argus import ArgusMetadata, ArgusVariable, read_rda
-from sdckit.errors import ConfigError
+from sdckit.errors import ConfigError, DataError
 
 __all__ = [
     "DEFAULT_FREQUENCY_RULES",
@@ -42,6 +42,7 @@ __all__ = [
     "import_argus_job",
     "import_argus_table_job",
     "metadata_of",
+    "refuse_summed_missing_codes",
 ]
 
 
@@ -397,3 +398,27 @@ def import_argus_table_job(
     if cells is None:
         notes.append("Missing codes of the dimensions are kept as categories (as tau-Argus does).")
     return doc, notes
+
+
+def refuse_summed_missing_codes(
+    meta: ArgusMetadata, frame: Any, summed: Mapping[str, str | None], source: str
+) -> None:
+    """DataError when a column a table sums (``summed``: job key -> column; the response,
+    shadow and cost) holds one of its variable's missing codes: a table job reads the
+    microdata with the missing codes kept (its dimensions keep them as categories, as
+    tau-Argus does), and a code such as ``999999`` is no amount. The message names the key,
+    the column, the code, how many records hold it and the ``.rda`` line declaring it."""
+    for key, column in summed.items():
+        var = meta.variable(column) if column else None
+        if var is None or var.categorical or not var.missing or var.name not in frame:
+            continue
+        held = frame[var.name].isin(var.missing)
+        if held.any():
+            first = int(held.to_numpy().argmax())
+            raise DataError(
+                f"{source}: {key}: column {var.name!r} holds its missing code "
+                f"{frame[var.name].iloc[first]!r} ({meta.path.name} line {var.line}) in "
+                f"{int(held.sum())} record(s), the first record {first + 1}; a table sums "
+                "this column and a missing code is no amount: give these records a value or "
+                "leave them out of the data"
+            )

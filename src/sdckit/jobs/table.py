@@ -188,6 +188,12 @@ def _build_table(
     else:
         frame = source.frame()
         known = list(frame.columns)
+        meta = job.argus_metadata() if spec.input is not None else None
+        if meta is not None:  # a missing code is no amount: refused before it is summed
+            from sdckit.jobs.argus import refuse_summed_missing_codes
+
+            summed = {"response": spec.response, "shadow": spec.shadow, "cost": spec.cost}
+            refuse_summed_missing_codes(meta, frame, summed, job.source)
     if known is not None:
         _check_dimensions(job, known)
     rules = build_rules(job)
