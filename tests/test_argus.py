@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from sdckit.cli import app
 from sdckit.core.argus import (
     TAB_STATUS,
+    apply_codelists,
     hrc_hierarchy,
     read_argus_data,
     read_cdl,
@@ -886,3 +887,43 @@ def test_table_refuses_a_missing_code_in_the_response(tmp_path):
     assert "response: column 'INCOME' holds its missing code '999999' (demo.rda line 18)" in message
     assert "in 2 record(s), the first record 5" in message
     assert not (tmp_path / "c.csv").exists()
+
+
+_CDL_TEXT = (
+    st.text(
+        alphabet=st.characters(
+            whitelist_categories=("L", "N", "Zs", "Pd", "Po"), blacklist_characters=';,"\r\n\x85'
+        ),
+        min_size=1,
+        max_size=12,
+    )
+    .map(str.strip)
+    .filter(bool)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(_CDL_TEXT, _CDL_TEXT, min_size=1, max_size=15).filter(
+        lambda d: len(set(d.values())) == len(d)
+    ),
+    st.sampled_from([";", ",", " ; "]),
+)
+def test_cdl_round_trip_and_labels_applied(tmp_path_factory, labels, sep):
+    """Any codelist (distinct codes and labels, either separator) reads back as written, and
+    applying it labels exactly the codes it lists, keeping the others, missing included."""
+    folder = tmp_path_factory.mktemp("cdl")
+    (folder / "c.cdl").write_text("".join(f"{c}{sep}{lab}\n" for c, lab in labels.items()))
+    assert read_cdl(folder / "c.cdl") == labels
+    codes = [*labels, "unlisted-code", ""]
+    frame = pd.DataFrame({"v": codes * 2, "w": ["x"] * (2 * len(codes))})
+    out = apply_codelists(frame, {"v": labels})
+    assert out["v"].tolist() == [labels.get(c, c) for c in codes] * 2
+    assert out["w"].tolist() == frame["w"].tolist()
+    meta = out.attrs["file_meta"]
+    whole = all(c.lstrip("-").isdigit() for c in labels)
+    if whole and len({int(c) for c in labels}) == len(labels):  # codes kept as numbers
+        assert meta.value_labels["v"] == {int(c): lab for c, lab in labels.items()}
+        assert meta.numeric == {"v"}
+    else:  # codes kept as text
+        assert meta.value_labels["v"] == labels and meta.numeric == set()
