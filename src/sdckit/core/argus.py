@@ -743,7 +743,7 @@ def apply_codelists(frame: pd.DataFrame, codelists: dict[str, dict[str, str]]) -
     whole numbers is labelled numeric there (``1 = Groningen``), else a string column."""
     from sdckit.core.formats import FileMeta, apply_value_labels
 
-    out = frame.copy()
+    out = frame.copy(deep=False)  # (the columns replaced, not modified: the input is kept)
     value_labels: dict[str, dict[Any, str]] = {}
     numeric: set[str] = set()
     for name, labels in codelists.items():
