@@ -78,6 +78,19 @@ def test_a_small_magnitude_table_equals_the_local_engines(spark) -> None:
     _assert_same(local, spark_table(sdf, dims, **kwargs))
 
 
+def test_a_flat_dimensions_total_code_is_the_local_engines(spark) -> None:
+    """``totals`` (a job's ``dimensions.<name>.total``, tau-Argus' <TOTCODE>) names a flat
+    dimension's total on both engines alike."""
+    from sdckit.spark.tables import spark_table
+
+    dims = {"region": _region_hierarchy(), "sector": None}
+    local = Table.from_microdata(MICRO, dims, "turnover", totals={"sector": "All"})
+    assert local.dimensions[1].codes[0] == "All"
+    _assert_same(
+        local, spark_table(spark.createDataFrame(MICRO), dims, "turnover", totals={"sector": "All"})
+    )
+
+
 def test_a_small_table_with_holdings_from_text_equals_the_local_engines(spark, tmp_path) -> None:
     """Numbers as CSV text in the forms pandas reads (white space, signs, exponents, bare
     points); contributions of a holding combined; numeric codes of a flat dimension."""
