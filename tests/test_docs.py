@@ -235,7 +235,7 @@ def test_job_file_reference_lists_every_key_and_name() -> None:
     from sdckit.jobs import mask, synthesize, table
 
     options = text.split("## `options:` by job kind", 1)[1].split("\n## ", 1)[0]
-    for key in (*mask._OPTIONS, *synthesize._JOB_OPTIONS, *table._METHOD_OPTIONS):
+    for key in (*mask._OPTIONS, *synthesize._JOB_OPTIONS, *table._BUILD_OPTIONS):
         assert f"`{key}`" in options, key
     rows = re.findall(r"^\| `(\w+)` \|", text, re.M)
     for section in (spec.JobSpec, spec.InputSection, spec.OutputSection, spec.AttributeSection):

@@ -162,8 +162,26 @@ def test_the_table_job_document_round_trips(tmp_path: Path) -> None:
         ({"method": "magic"}, ConfigError, "unknown table method 'magic'"),
         ({"dimensions": {"regio": {}}}, ConfigError, "column 'regio' is not in the input"),
         ({"response": "missing_col"}, DataError, "column 'missing_col' is not in the data"),
-        ({"method": "rounding"}, ConfigError, "needs option `base`"),
+        ({"method": "rounding"}, ConfigError, "options.base is required"),
         ({"options": {"bsae": 5}}, ConfigError, "unknown option 'bsae'"),
+        (  # an option of another method: refused, not ignored, with the method's own
+            {"options": {"base": 5}},
+            ConfigError,
+            "unknown option 'base'; method 'optimal' takes value, freq, top, top_n, "
+            "min_protection, time_limit, singletons",
+        ),
+        ({"options": {"key": "k"}}, ConfigError, "unknown option 'key'"),
+        (
+            {"method": "cta", "options": {"singletons": True}},
+            ConfigError,
+            "method 'cta' takes value, freq, top, top_n, min_protection, time_limit",
+        ),
+        ({"options": {"time_limit": 0}}, ParameterError, "options.time_limit must be > 0, got 0"),
+        (
+            {"method": "rounding", "options": {"base": "five"}},
+            ParameterError,
+            "options.base must be a number",
+        ),
     ],
 )
 def test_bad_jobs_are_clear_errors_and_write_nothing(tmp_path, overrides, error, fragment):

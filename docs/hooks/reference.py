@@ -295,6 +295,7 @@ def job_file_reference() -> str:
     from sdckit.masking.pipeline import METHODS
     from sdckit.models import MODELS
     from sdckit.synthesis.api import METHODS as SYNTHESIS
+    from sdckit.tables.options import OPTIONS as TABLE_OPTIONS
     from sdckit.tables.registry import TABLE_METHODS
     from sdckit.tables.rules import RULES
     from sdckit.utility.generalization import MetricSpec
@@ -392,16 +393,25 @@ def job_file_reference() -> str:
         lambda n: f"'job.yaml': rules[0].{n}",
     )
     lines += [
-        "## Table methods (`method:` of a table job)",
+        "## Table methods (`method:` of a table job, with their `options:`)",
         "",
-        "| method | what it does | traits |",
-        "|---|---|---|",
+        "Each method reads the `options:` below (validated by its spec in "
+        "`sdckit.tables.options`), beside those building the table (`options:` by job kind, "
+        "below); an option the method does not read is refused with the ones it takes.",
+        "",
     ]
     for name in TABLE_METHODS.names():
-        lines.append(
-            f"| `{name}` | {_cell(_summary(TABLE_METHODS.load(name)))} | "
-            f"{_cell(_traits_text(TABLE_METHODS.traits(name)))} |"
-        )
+        options = TABLE_OPTIONS[name]
+        lines += [
+            f"### `{name}`",
+            "",
+            _summary(options),
+            "",
+            _traits_text(TABLE_METHODS.traits(name)),
+            "",
+            *_fields_table(options, "'job.yaml': options"),
+            "",
+        ]
     lines += [
         "",
         "## Synthesis methods (`method:` of a synthesize job)",
@@ -438,8 +448,8 @@ def _job_options() -> list[str]:
         f"| mask | {keys(mask._OPTIONS)} |",
         f"| synthesize | {keys(synthesize._JOB_OPTIONS)}; any other key is a parameter of "
         "the `method:` |",
-        f"| table | building the table: {keys(table._BUILD_OPTIONS)}; the method: "
-        f"{keys(table._METHOD_OPTIONS)}; `method: audit`: {keys(table._AUDIT_OPTIONS)} |",
+        f"| table | building the table: {keys(table._BUILD_OPTIONS)}; the method's (above); "
+        f"`method: audit`: {keys(table._AUDIT_OPTIONS)} |",
     ]
 
 

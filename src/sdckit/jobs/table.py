@@ -68,9 +68,9 @@ __all__ = [
     "run_table_job",
 ]
 
-#: Option keys of a table job (``options:``), beside those the methods read.
-_BUILD_OPTIONS = ("value", "freq", "top", "top_n", "min_protection", "key")
-_METHOD_OPTIONS = ("time_limit", "base", "ptable", "singletons")
+#: Option keys of a table job (``options:``) that build the table, beside those the method
+#: reads (:data:`sdckit.tables.options.OPTIONS`: ``time_limit``, ``base``, ``ptable``, ...).
+_BUILD_OPTIONS = ("value", "freq", "top", "top_n", "min_protection")
 #: Options of ``method: audit`` (a table protected by another tool, read from ``cells:``).
 _AUDIT_OPTIONS = ("status", "primary_statuses", "secondary_statuses", "published_statuses")
 
@@ -94,15 +94,26 @@ def build_rules(job: Job) -> list:
     ]
 
 
-def _options(job: Job) -> dict[str, Any]:
+def _options(job: Job, method: str) -> dict[str, Any]:
+    """The job's ``options:``, checked before the data is read: those building the table
+    (:data:`_BUILD_OPTIONS`) and those of the method, validated by its spec
+    (:func:`sdckit.tables.options.parse_table_options`, a ParameterError naming
+    ``options.<key>``), or of ``method: audit`` (:data:`_AUDIT_OPTIONS`). An option neither
+    reads is refused with the allowed ones."""
+    from sdckit.core.spec import did_you_mean
+    from sdckit.tables.options import OPTIONS, parse_table_options
+
     opts = job.algorithm_options
-    known = (*_BUILD_OPTIONS, *_METHOD_OPTIONS, *_AUDIT_OPTIONS)
-    unknown = [k for k in opts if k not in known]
+    own = OPTIONS[method].model_fields if method in OPTIONS else _AUDIT_OPTIONS
+    allowed = [*_BUILD_OPTIONS, *own]
+    unknown = [k for k in opts if k not in allowed]
     if unknown:
         raise ConfigError(
-            f"{job.key('options')}: unknown option {unknown[0]!r}; a table job takes "
-            f"{', '.join(known)}"
+            f"{job.key('options')}: unknown option {unknown[0]!r}; method {method!r} takes "
+            f"{', '.join(allowed)}{did_you_mean(str(unknown[0]), allowed)}"
         )
+    if method in OPTIONS:
+        parse_table_options(method, {k: v for k, v in opts.items() if k in own}, job.key("options"))
     return opts
 
 
@@ -315,7 +326,11 @@ def _hierarchy_values(
 
 def _method_options(job: Job, opts: dict[str, Any]) -> dict[str, Any]:
     """The options the protection method reads, the p-table's path resolved."""
-    method_opts = {k: opts[k] for k in _METHOD_OPTIONS if k in opts}
+    from sdckit.tables.options import OPTIONS
+
+    method = job.spec.method or "optimal"
+    reads = [k for k in OPTIONS[method].model_fields if k != "key"] if method in OPTIONS else []
+    method_opts = {k: opts[k] for k in reads if k in opts}
     if "ptable" in method_opts:
         method_opts["ptable"] = job._path(str(method_opts["ptable"]))
     return method_opts
@@ -363,12 +378,12 @@ def run_table_job(job: Job, *, json_out: Target | None = None) -> TableJobOutcom
                 f"{job.key('output.excel')}: writing an Excel workbook needs openpyxl: "
                 "pip install 'sdckit[formats]'"
             )
-    opts = _options(job)
     if method not in TABLE_METHODS and method != "audit":  # before the data is read
         raise ConfigError(
             f"{job.key('method')}: unknown table method {method!r}; use one of "
             f"{', '.join(TABLE_METHODS.names())} (or audit)"
         )
+    opts = _options(job, method)
     if job.spec.tables is not None:
         if job.output.tab is not None:
             raise ConfigError(
