@@ -228,9 +228,9 @@ def test_job_file_reference_lists_every_key_and_name() -> None:
 
     text = _reference_module().job_file_reference()
     headings = set(re.findall(r"^### `([^`]+)`", text, re.M))
-    for registry in (MODELS, ALGORITHMS, METHODS, HIERARCHY_BUILDERS):
+    for registry in (MODELS, ALGORITHMS, METHODS, HIERARCHY_BUILDERS, TABLE_METHODS, SYNTHESIS):
         assert set(registry.names()) <= headings, registry.family
-    for name in (*TABLE_METHODS.names(), *SYNTHESIS.names(), *spec.RULE_NAMES):
+    for name in spec.RULE_NAMES:
         assert f"`{name}`" in text
     from sdckit.jobs import mask, synthesize, table
 
@@ -254,10 +254,42 @@ def test_job_file_reference_lists_every_key_and_name() -> None:
         assert set(notes) == set(section.model_fields), section.__name__
         assert all(notes.values()), section.__name__
     k_row = next(line for line in text.splitlines() if "models[0].k_anonymity.k " in line)
+    _assert_method_parameters(text)
     assert "must be &gt;= 1, got 0" in k_row and "| integer (&gt;= 1) |" not in k_row
     assert "| `k` | integer (>= 1) | required |" in text
     messages = re.findall(r"<code>([^<]*)</code>", text)
     assert len(messages) > 100 and all(m.startswith("&#x27;job.yaml&#x27;") for m in messages)
+
+
+def _section(text: str, title: str, name: str) -> str:
+    """The ``### `name``` entry under the ``## title...`` section of the reference."""
+    part = text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    return part.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+
+
+def _assert_method_parameters(text: str) -> None:
+    """Every table method's options and every synthesis method's parameters have a row with
+    a meaning and the message a bad value gets (each naming the key)."""
+    from sdckit.synthesis.api import METHODS as SYNTHESIS
+    from sdckit.synthesis.api import method_parameters
+    from sdckit.tables.options import OPTIONS
+    from sdckit.tables.registry import TABLE_METHODS
+
+    wanted = [("Table methods", n, list(OPTIONS[n].model_fields)) for n in TABLE_METHODS.names()]
+    wanted += [("Synthesis methods", n, list(method_parameters(n))) for n in SYNTHESIS.names()]
+    counted = 0
+    for title, name, keys in wanted:
+        section = _section(text, title, name)
+        for key in keys:
+            row = next(r for r in section.splitlines() if r.startswith(f"| `{key}` |"))
+            cells = [c.strip() for c in row.strip("|").split(" | ")]
+            assert len(cells) == 5 and cells[3], (name, key, row)  # a meaning
+            assert re.search(rf"\b{key}\b", cells[4]), (name, key, row)  # its message
+            counted += 1
+    assert counted >= 60, counted
+    cta = _section(text, "Table methods", "cta")
+    assert "options.time_limit must be &gt; 0, got 0" in cta
+    assert "| `base` |" not in _section(text, "Table methods", "optimal")
 
 
 def test_cli_reference_lists_every_command_and_option() -> None:

@@ -225,9 +225,13 @@ def test_safepub_needs_epsilon_and_a_synthesizer_names_its_variant() -> None:
     from sdckit.synthesis.api import make_synthesizer
     from sdckit.synthesis.sequential import Sequential
 
-    # rho passes the budget check of marginal_dp, but safepub spends epsilon
-    with pytest.raises(ParameterError, match="safepub needs epsilon"):
+    # rho is marginal_dp's budget; safepub spends epsilon and has no rho
+    with pytest.raises(
+        ParameterError, match="'safepub' has no parameter 'rho'; it takes epsilon_s"
+    ):
         make_synthesizer("safepub", delta=1e-5, rho=0.5)
+    with pytest.raises(ParameterError, match="needs its privacy budget"):
+        make_synthesizer("safepub", delta=1e-5)
     assert make_synthesizer("parametric").name == "parametric"
     assert make_synthesizer("cart").name == Sequential.name == "cart"
 
@@ -322,6 +326,58 @@ def test_synthesize_job_bad_input_exit_2(tmp_path, bn: pd.DataFrame) -> None:
         ["synthesize", "--config", str(_job(tmp_path, bn, method="cart", options={"leaf": 3}))],
     )
     assert res.exit_code == 2 and "leaf" in res.output
+    # an unknown parameter: the key, the ones the method takes and the closest, before the fit
+    job = _job(tmp_path, bn, method="hybrid", options={"colums": ["A"], "holdout": 0})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 2, res.output
+    assert "options: synthesize: method 'hybrid' has no parameter 'colums'; it takes k, " in (
+        " ".join(res.output.split())
+    )
+    assert "did you mean 'columns'?" in " ".join(res.output.split())
+    # a bad value of a safepub option is refused when the synthesizer is built, not in the fit
+    job = _job(tmp_path, bn, method="safepub", epsilon=1.0, delta=1e-5, options={"score": "x"})
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 2 and "option 'score' must be one of loss" in res.output
+
+
+def test_a_per_variable_method_mapping_reaches_the_synthesizer(tmp_path, bn: pd.DataFrame) -> None:
+    """Sequential's own ``method`` (a mapping variable -> method) is a cart parameter like any
+    other in a job's ``options:``, not taken for the job's ``method:``."""
+    job = _job(tmp_path, bn.head(400), method="cart",
+               options={"method": {"A": "sample"}, "holdout": 0})  # fmt: skip
+    res = runner.invoke(app, ["synthesize", "--config", str(job)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "syn.json").read_text())
+    assert doc["release"]["parameters"]["method"] == {"A": "sample"}
+
+
+@pytest.mark.parametrize(
+    ("method", "parameters", "message"),
+    [
+        (
+            "cart",
+            {"keep": "A"},
+            "cart: keep must be a list of column names, e.g. [age, sex], got 'A'",
+        ),
+        ("cart", {"visit_sequence": 3}, "cart: visit_sequence must be a list of column names"),
+        ("cart", {"predictors": ["A"]}, "cart: predictors must map each variable"),
+        ("cart", {"predictors": {"A": "B"}}, "predictors['A'] must be a list of column names"),
+        (
+            "partial",
+            {"quasi_identifiers": ["A"], "records": ["x"]},
+            "records must be a list of true",
+        ),
+        ("partial", {"quasi_identifiers": "A"}, "quasi_identifiers must be a list of column"),
+        ("hybrid", {"columns": {"A": 1}}, "hybrid: columns must be a list of column names"),
+        ("hybrid", {"columns": [1.5]}, "got the item 1.5"),
+    ],
+)
+def test_column_list_parameters_are_checked_when_built(method, parameters, message) -> None:
+    from sdckit.synthesis.api import make_synthesizer
+
+    with pytest.raises(ParameterError) as info:
+        make_synthesizer(method, **parameters)
+    assert message in str(info.value)
 
 
 def test_ci_overlap_and_correlation_differences_hand_cases() -> None:

@@ -22,6 +22,7 @@ import re
 import sys
 import types
 import typing
+from collections import abc
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ def _constraints(metadata: Iterable[Any]) -> list[str]:
 
 def type_text(annotation: Any) -> str:
     """A job-file reader's name for a type annotation (``integer (>= 1)``, ``list of text``)."""
+    import numpy as np
     from pydantic import BaseModel
 
     origin = typing.get_origin(annotation)
@@ -68,12 +70,14 @@ def type_text(annotation: Any) -> str:
         return "one of " + ", ".join(f"`{a}`" for a in args)
     if origin is tuple and len(args) == 2 and args[0] is str:
         return "`name: {parameters}` entry"
-    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple):
+    if origin is np.ndarray or annotation is np.ndarray:
+        return "list"
+    if origin in (list, tuple, set, frozenset, abc.Sequence) or annotation in (list, tuple):
         inner = type_text(args[0]) if args else "values"
         if inner.endswith(" entry"):
             return f"list of {inner[: -len(' entry')]} entries"
         return f"list of {inner}"
-    if origin is dict or annotation is dict:
+    if origin in (dict, abc.Mapping) or annotation is dict:
         return f"mapping of {type_text(args[1])}" if len(args) == 2 else "mapping"
     if annotation is typing.Any:
         return "any"
@@ -193,10 +197,12 @@ def _parameter_notes(cls: type) -> dict[str, str]:
     notes: dict[str, str] = {}
     keys: list[str] = []
     for line in m.group(1).splitlines():
-        head = re.fullmatch(r"(\w+(?:, \w+)*)(?: :.*)?", line)
-        if head:  # "name : type", "a, b : type" or a bare "name"
+        head = re.fullmatch(r"\**(\w+(?:, \w+)*)(?: ?:.*)?", line)
+        if head:  # "name : type", "a, b : type", "name:", "**options" or a bare "name"
             keys = re.findall(r"\w+", head.group(1))
             notes.update({key: "" for key in keys})
+        elif line.strip() and not line.startswith(" "):
+            break  # the section's end: text after it, not indented
         elif line.strip():
             for key in keys:
                 notes[key] = (notes[key] + " " + line.strip()).strip()
@@ -267,13 +273,15 @@ def _entry_section(
     return lines
 
 
-def _traits_text(traits: Any) -> str:
+def _traits_text(traits: Any, skip: Iterable[str] = ()) -> str:
     import dataclasses
 
     if not dataclasses.is_dataclass(traits):
         return ""
     parts = []
     for f in dataclasses.fields(traits):
+        if f.name in skip:
+            continue
         value = getattr(traits, f.name)
         if isinstance(value, (frozenset, set)):
             value = sorted(value)
@@ -294,7 +302,6 @@ def job_file_reference() -> str:
     from sdckit.jobs.source import ENGINES
     from sdckit.masking.pipeline import METHODS
     from sdckit.models import MODELS
-    from sdckit.synthesis.api import METHODS as SYNTHESIS
     from sdckit.tables.options import OPTIONS as TABLE_OPTIONS
     from sdckit.tables.registry import TABLE_METHODS
     from sdckit.tables.rules import RULES
@@ -412,24 +419,115 @@ def job_file_reference() -> str:
             *_fields_table(options, "'job.yaml': options"),
             "",
         ]
-    lines += [
-        "",
-        "## Synthesis methods (`method:` of a synthesize job)",
-        "",
-        "| method | what it does | traits |",
-        "|---|---|---|",
-    ]
-    for name in SYNTHESIS.names():
-        traits = SYNTHESIS.traits(name)
-        lines.append(
-            f"| `{name}` | {_cell(getattr(traits, 'description', ''))} | "
-            f"{_cell(_traits_text(traits))} |"
-        )
+    lines += ["", *_synthesis_methods()]
     lines += ["", *_job_options()]
     lines += ["", "## Engines (`engine:`)", "", "| engine | traits |", "|---|---|"]
     for name in ENGINES.names():
         lines.append(f"| `{name}` | {_cell(_traits_text(ENGINES.traits(name)))} |")
     return "\n".join(lines) + "\n"
+
+
+#: Parameters a synthesis method needs beside the one tried with a bad value (so that the
+#: message is about that one): the budget of the DP methods, partial's classes, alpha_beta's
+#: probabilities.
+_SYNTHESIS_CONTEXT: dict[str, dict[str, Any]] = {
+    "partial": {"quasi_identifiers": ["age"]},
+    "alpha_beta": {"alpha": 0.5, "beta": 0.01},
+}
+
+
+def _synthesis_methods() -> list[str]:
+    """One section per synthesis method: its parameters (the signature of its synthesizer
+    class, :func:`sdckit.synthesis.api.method_parameters`) with their type, default, the
+    class docstring's description and the message a bad value gets from the job's check
+    (:func:`sdckit.jobs.synthesize.check_parameters`)."""
+    from sdckit.synthesis.api import METHODS, method_parameters
+
+    lines = [
+        "## Synthesis methods (`method:` of a synthesize job, with their `options:`)",
+        "",
+        "A method's parameters are the keyword parameters of its synthesizer class (the "
+        "signature and the class docstring, read when the site is built), given under "
+        "`options:` beside the job's own (`options:` by job kind, below); an unknown one is "
+        "refused with the ones the method takes. The budget of a differentially private "
+        "method is the job's `epsilon:` and `delta:`.",
+        "",
+    ]
+    for name in METHODS.names():
+        traits = METHODS.traits(name)
+        cls = _load(traits.synthesizer)
+        notes = _parameter_notes(cls)
+        spec = _load(cls.OPTIONS_SPEC) if hasattr(cls, "OPTIONS_SPEC") else None
+        spec_notes = _parameter_notes(spec) if spec is not None else {}
+        hints = _hints(cls)
+        lines += [
+            f"### `{name}`",
+            "",
+            f"{_cell(traits.description)}: `{traits.synthesizer.replace(':', '.')}`.",
+            "",
+            _traits_text(traits, skip=("description", "synthesizer")),
+            "",
+            "| key | type | default | meaning | a bad value gives |",
+            "|---|---|---|---|---|",
+        ]
+        for key, param in method_parameters(name).items():
+            annotation = hints.get(key, param.annotation)
+            kind = annotation if isinstance(annotation, str) else type_text(annotation)
+            default = param.default
+            shown = (
+                "required"
+                if default is inspect.Parameter.empty
+                else "—"
+                if default is None
+                else "empty"
+                if default in ((), [], {})
+                else f"`{default}`".replace("True", "true").replace("False", "false")
+            )
+            meaning = notes.get(key) or spec_notes.get(key, "")
+            lines.append(
+                f"| `{key}` | {_cell(kind)} | {_cell(shown)} | {_cell(meaning)} | "
+                f"{_code_cell(synthesis_bad_value_message(name, key))} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _load(path: str) -> Any:
+    import importlib
+
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of ``cls.__init__`` ({} where a name does not resolve: the
+    signature's text is shown then)."""
+    try:
+        return typing.get_type_hints(cls.__init__)  # type: ignore[misc]
+    except Exception:  # noqa: BLE001 - a name imported only for type checking
+        return {}
+
+
+def synthesis_bad_value_message(method: str, name: str) -> str:
+    """The message a synthesize job gives when parameter ``name`` of ``method`` has a bad
+    value: the first of :data:`_BAD_VALUES` that the job's check refuses with a message
+    naming the parameter; "" when it takes every value tried."""
+    from sdckit.errors import ParameterError
+    from sdckit.jobs.synthesize import check_parameters
+    from sdckit.synthesis.api import METHODS
+
+    dp = METHODS.traits(method).dp
+    budget = {"epsilon": None if name == "rho" else 1.0, "delta": 1e-6} if dp else {}
+    for bad in _BAD_VALUES:
+        parameters = {**_SYNTHESIS_CONTEXT.get(method, {}), name: bad}
+        try:
+            check_parameters(method, parameters, "'job.yaml': options", **budget)
+        except ParameterError as exc:
+            if re.search(rf"\b{re.escape(name)}\b", str(exc)):
+                return str(exc)
+        except Exception:  # noqa: BLE001 - not a check of this value
+            continue
+    return ""
 
 
 def _job_options() -> list[str]:

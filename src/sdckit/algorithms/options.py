@@ -96,7 +96,22 @@ class SafePubOptions(AlgorithmOptions):
     :mod:`sdckit.algorithms.safepub`).
     The privacy parameters (epsilon, delta, epsilon_search) belong to the model
     :class:`~sdckit.models.differential_privacy.DifferentialPrivacy`, since ``k`` depends on
-    them."""
+    them.
+
+    Parameters
+    ----------
+    insecure_reproducible_noise
+        Tests only: draw the sampling and the search from the seed (the release is then not
+        private); otherwise from the OS CSPRNG whatever the seed.
+    search_steps
+        Steps of the private search (ARX's default 100).
+    score
+        The score function of the search: ``loss`` (ARX's default), ``discernibility`` or
+        ``aecs``.
+    output
+        The visited pivot released: ``exponential`` (a private choice), ``last``, or
+        ``best_exact`` (the highest exact score, as ARX; not covered by epsilon).
+    """
 
     spec_name: ClassVar[str] = "safepub"
 

@@ -47,3 +47,23 @@ def integer_at_least(value: Any, minimum: int, where: str, name: str) -> int:
             f"{where}: {name} must be an integer >= {minimum}, got {short_repr(value)}"
         )
     return int(value)
+
+
+def column_names(value: Any, where: str, name: str) -> list[Any]:
+    """``value`` as a list of column names when it is a list (tuple, index, array) of them,
+    not one name and not a mapping; otherwise a ParameterError ``"{where}: {name} must be a
+    list of column names, got {value}"``."""
+    from collections.abc import Iterable, Mapping
+
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise ParameterError(
+            f"{where}: {name} must be a list of column names, e.g. [age, sex], got "
+            f"{short_repr(value)}"
+        )
+    names = list(value)
+    bad = [v for v in names if isinstance(v, (bool, float, list, dict, Mapping))]
+    if bad:
+        raise ParameterError(
+            f"{where}: {name} must be a list of column names, got the item {short_repr(bad[0])}"
+        )
+    return names

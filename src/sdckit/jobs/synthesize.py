@@ -42,11 +42,11 @@ from typing import Any
 from sdckit.core.formats import file_meta
 from sdckit.core.io import output_set, write_table
 from sdckit.core.uri import Target
-from sdckit.errors import ConfigError, SdcInputError
+from sdckit.errors import ConfigError, ParameterError, SdcInputError
 from sdckit.jobs.config import Job
 from sdckit.report.writer import write_json
 
-__all__ = ["SynthesizeJobOutcome", "copy_paths", "run_synthesize_job"]
+__all__ = ["SynthesizeJobOutcome", "check_parameters", "copy_paths", "run_synthesize_job"]
 
 #: Options of the job itself (the others are the method's parameters).
 _JOB_OPTIONS = (
@@ -73,6 +73,27 @@ def copy_paths(path: Path, m: int) -> list[Path]:
     if m == 1:
         return [path]
     return [path.with_name(f"{path.stem}_{i}{path.suffix}") for i in range(1, m + 1)]
+
+
+def check_parameters(
+    method: str,
+    parameters: dict[str, Any],
+    where: str,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    schema: Any = None,
+) -> None:
+    """Build ``method``'s synthesizer from ``parameters`` (the job's ``options:`` less
+    :data:`_JOB_OPTIONS`; nothing is fitted), so that a bad or unknown parameter stops the job
+    before the fit: :class:`~sdckit.errors.ParameterError` naming ``where`` (the key path of
+    ``options``) and the parameter (:func:`sdckit.synthesis.api.make_synthesizer`)."""
+    from sdckit.synthesis.api import make_synthesizer
+
+    try:
+        make_synthesizer(method, epsilon=epsilon, delta=delta, schema=schema, **parameters)
+    except ParameterError as exc:
+        raise ParameterError(f"{where}: {exc}") from None
 
 
 def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> SynthesizeJobOutcome:
@@ -110,6 +131,14 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
             )
         data = data[list(spec.columns)]
     parameters = {k: v for k, v in options.items() if k not in _JOB_OPTIONS}
+    check_parameters(
+        method,
+        parameters,
+        job.key("options"),
+        epsilon=spec.epsilon,
+        delta=spec.delta,
+        schema=schema if spec.attributes else None,
+    )
     m = spec.m or 1
     try:
         result = synthesize(
@@ -125,7 +154,7 @@ def run_synthesize_job(job: Job, *, json_out: Target | None = None) -> Synthesiz
             original_share_warning=options.get("original_share_warning"),
             dcr_sample=options.get("dcr_sample", DCR_SAMPLE),
             schema=schema if spec.attributes else None,
-            **parameters,
+            options=parameters,
         )
     except SdcInputError as exc:
         if isinstance(exc, ConfigError):

@@ -39,6 +39,7 @@ not covered by epsilon -- exact statistics of the original that a release must n
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,8 +59,14 @@ __all__ = [
     "SynthesisTraits",
     "evaluate_synthetic",
     "make_synthesizer",
+    "method_parameters",
     "synthesize",
 ]
+
+#: Parameters of the synthesizer classes given by the caller, not among a method's
+#: parameters (a job's ``options:``): the budget is the job's ``epsilon``/``delta``, the schema
+#: its ``attributes:``.
+CALLER_PARAMETERS = ("epsilon", "delta", "schema")
 
 
 @dataclass(frozen=True)
@@ -70,12 +77,16 @@ class SynthesisTraits:
     over the data (``single_release``: a second copy would be a second release, spending the
     budget again, so ``m`` must be 1), and whether it releases one record per fitted record
     (``one_per_record``: partially synthetic and hybrid data, whose size is the training
-    data's)."""
+    data's). ``synthesizer``: the ``"module:Class"`` path of the synthesizer class whose
+    keyword parameters are the method's parameters (:func:`method_parameters`), less
+    ``fixed``, the ones the method sets itself."""
 
     description: str = ""
     dp: bool = False
     single_release: bool = False
     one_per_record: bool = False
+    synthesizer: str = ""
+    fixed: tuple[str, ...] = ()
 
 
 #: The synthesis methods (the job file's ``method:``), each a builder
@@ -109,9 +120,28 @@ class SafePubRelease(Synthesizer):
     verified there) as a synthesizer: :meth:`fit` runs the mechanism once; :meth:`sample`
     returns its released records -- the sampled records of the classes of at least ``k``,
     generalized; the suppressed ones are left out, so the output's size is the mechanism's and
-    ``n`` is ignored."""
+    ``n`` is ignored.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The ``(epsilon, delta)``-DP budget (a job's ``epsilon:`` and ``delta:``).
+    schema : Schema
+        The roles and hierarchies; the quasi-identifiers need hierarchies (a job's
+        ``attributes:``).
+    epsilon_search : float
+        The part of ``epsilon`` that pays for the private search (default 0.1;
+        :class:`~sdckit.models.differential_privacy.DifferentialPrivacy`).
+    **options
+        The options of the ``safepub`` algorithm
+        (:class:`~sdckit.algorithms.options.SafePubOptions`): ``search_steps``, ``score``,
+        ``output``, ``insecure_reproducible_noise``.
+    """
 
     name = "safepub"
+    #: the spec of the keyword options passed on to :func:`sdckit.anonymize`
+    #: (:class:`~sdckit.algorithms.options.SafePubOptions`), part of the method's parameters
+    OPTIONS_SPEC = "sdckit.algorithms.options:SafePubOptions"
     #: facts of SafePub's result computed from the records (exact counts, the metrics of
     #: the released data against the original): not covered by the guarantee
     STEWARD_FACTS = (
@@ -136,16 +166,18 @@ class SafePubRelease(Synthesizer):
         **options: Any,
     ) -> None:
         super().__init__()
+        from sdckit.algorithms.options import parse_options
         from sdckit.models.differential_privacy import DifferentialPrivacy
 
+        parse_options("safepub", options)  # bad parameters are refused before the fit
+        self.model = DifferentialPrivacy(
+            epsilon=epsilon, delta=delta, epsilon_search=epsilon_search
+        )
         if schema is None or not getattr(schema, "quasi_identifiers", None):
             raise ParameterError(
                 "safepub: needs a schema whose quasi-identifiers have hierarchies (a job's "
                 "`attributes:` with `role: quasi_identifying` and `hierarchy:`)"
             )
-        self.model = DifferentialPrivacy(
-            epsilon=epsilon, delta=delta, epsilon_search=epsilon_search
-        )
         self.schema = schema
         self.options = options
         self._release: pd.DataFrame | None = None
@@ -193,8 +225,41 @@ class SafePubRelease(Synthesizer):
         return self._release.copy()
 
 
+def method_parameters(method: str) -> dict[str, inspect.Parameter]:
+    """The parameters synthesis ``method`` takes (a job's ``options:``), in order: the keyword
+    parameters of its synthesizer class (traits ``synthesizer``), less those the caller gives
+    (:data:`CALLER_PARAMETERS`) and those the method sets (traits ``fixed``), plus the fields
+    of the class's ``OPTIONS_SPEC`` where it passes ``**options`` on. Their meaning is the
+    class docstring's numpydoc ``Parameters`` section."""
+    import importlib
+
+    def load(path: str) -> Any:
+        module, _, attribute = path.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    traits = METHODS.traits(method)
+    cls = load(traits.synthesizer)
+    out: dict[str, inspect.Parameter] = {}
+    for name, param in inspect.signature(cls).parameters.items():
+        if name in CALLER_PARAMETERS or name in traits.fixed:
+            continue
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            spec = load(cls.OPTIONS_SPEC)
+            for field_name, info in spec.model_fields.items():
+                out[field_name] = inspect.Parameter(
+                    field_name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=info.get_default(call_default_factory=True),
+                    annotation=info.annotation,
+                )
+            continue
+        out[name] = param
+    return out
+
+
 def make_synthesizer(
     method: str,
+    /,
     *,
     epsilon: float | None = None,
     delta: float | None = None,
@@ -208,6 +273,16 @@ def make_synthesizer(
         raise ParameterError(
             f"synthesize: unknown method {method!r}; one of {', '.join(METHODS)}"
             f"{did_you_mean(method, list(METHODS))}"
+        )
+    allowed = method_parameters(method)
+    fixed = METHODS.traits(method).fixed  # refused by the method, with its reason
+    unknown = [k for k in parameters if k not in allowed and k not in fixed]
+    if unknown:
+        from sdckit.core.spec import did_you_mean
+
+        raise ParameterError(
+            f"synthesize: method {method!r} has no parameter {unknown[0]!r}; it takes "
+            f"{', '.join(allowed) or 'none'}{did_you_mean(unknown[0], list(allowed))}"
         )
     dp = METHODS.traits(method).dp
     if not dp and (epsilon is not None or delta is not None):
@@ -293,32 +368,66 @@ def _alpha_beta(
     return AlphaBeta(**parameters)
 
 
-METHODS.add("cart", _sequential, SynthesisTraits("sequential CART synthesis (synthpop-style)"))
+_SEQUENTIAL = "sdckit.synthesis.sequential:Sequential"
+METHODS.add(
+    "cart",
+    _sequential,
+    SynthesisTraits("sequential CART synthesis (synthpop-style)", synthesizer=_SEQUENTIAL),
+)
 METHODS.add(
     "parametric",
     _sequential,
-    SynthesisTraits("sequential regression synthesis (normal, logistic, polytomous)"),
+    SynthesisTraits(
+        "sequential regression synthesis (normal, logistic, polytomous)",
+        synthesizer=_SEQUENTIAL,
+        fixed=("method",),
+    ),
 )
 METHODS.add(
     "partial",
     _partial,
-    SynthesisTraits("partially synthetic: the records at risk", one_per_record=True),
+    SynthesisTraits(
+        "partially synthetic: the records at risk",
+        one_per_record=True,
+        synthesizer="sdckit.synthesis.partial:Partial",
+    ),
 )
 METHODS.add(
-    "hybrid", _hybrid, SynthesisTraits("microaggregation-based hybrid data", one_per_record=True)
+    "hybrid",
+    _hybrid,
+    SynthesisTraits(
+        "microaggregation-based hybrid data",
+        one_per_record=True,
+        synthesizer="sdckit.synthesis.hybrid:Hybrid",
+    ),
 )
 METHODS.add(
     "marginal_dp",
     _marginal_dp,
-    SynthesisTraits("differentially private marginal-based synthesis (MST-style)", dp=True),
+    SynthesisTraits(
+        "differentially private marginal-based synthesis (MST-style)",
+        dp=True,
+        synthesizer="sdckit.synthesis.marginal_dp:MarginalDP",
+    ),
 )
 METHODS.add(
     "safepub",
     _safepub,
-    SynthesisTraits("differentially private anonymization (SafePub)", dp=True, single_release=True),
+    SynthesisTraits(
+        "differentially private anonymization (SafePub)",
+        dp=True,
+        single_release=True,
+        synthesizer="sdckit.synthesis.api:SafePubRelease",
+    ),
 )
 METHODS.add(
-    "alpha_beta", _alpha_beta, SynthesisTraits("the (alpha, beta)-algorithm", single_release=True)
+    "alpha_beta",
+    _alpha_beta,
+    SynthesisTraits(
+        "the (alpha, beta)-algorithm",
+        single_release=True,
+        synthesizer="sdckit.synthesis.alpha_beta:AlphaBeta",
+    ),
 )
 
 
@@ -556,6 +665,7 @@ def synthesize(
     regression: Mapping[str, Any] | None = None,
     original_share_warning: float | None = None,
     dcr_sample: int | None = DCR_SAMPLE,
+    options: Mapping[str, Any] | None = None,
     **parameters: Any,
 ) -> SynthesisResult:
     """Fit ``method`` on ``data`` (minus a ``holdout`` share) and draw ``m`` synthetic copies
@@ -576,8 +686,10 @@ def synthesize(
     (``{target, predictors}``) adds the regression CI overlap to the utility; ``dcr_sample``:
     the synthetic records the DCR measures at most (a random sample drawn from the seed;
     ``None``: all); further keyword
-    arguments are the method's parameters (module docstring of each method). Identifying
-    attributes of ``schema`` are dropped.
+    arguments are the method's parameters (:func:`method_parameters`; the class docstring of
+    each method), which may also be given as the mapping ``options`` (as a job file's
+    ``options:``; the only way to give :class:`~sdckit.synthesis.sequential.Sequential`'s own
+    ``method``). Identifying attributes of ``schema`` are dropped.
 
     Always (also without ``evaluate``), ``risk["original_records"]`` counts the released
     records (every copy) equal to a record of ``data`` on every released column, with a
@@ -589,6 +701,7 @@ def synthesize(
     release.
     """
     t0 = time.perf_counter()
+    parameters = {**(options or {}), **parameters}
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"synthesize: data must be a pandas DataFrame, got {type(data).__name__}")
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:

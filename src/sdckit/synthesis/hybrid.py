@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sdckit.core.params import integer_at_least
+from sdckit.core.params import column_names, integer_at_least
 from sdckit.errors import DataError, ParameterError
 from sdckit.synthesis.base import Synthesizer, column_kinds
 
@@ -61,10 +61,19 @@ def moment_matched(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 class Hybrid(Synthesizer):
     """Microaggregation-based hybrid data (module docstring).
 
-    ``k``: the group size (>= 1); ``columns``: the numeric attributes synthesized (default:
-    every numeric column); ``categorical``: ``permute`` (default) or ``keep``. The output has
-    one record per original record, in the original order (``sample`` makes exactly
-    ``n_original`` records)."""
+    The output has one record per original record, in the original order (``sample`` makes
+    exactly ``n_original`` records).
+
+    Parameters
+    ----------
+    k : int
+        The group size (>= 1; default 3).
+    columns : list of str, optional
+        The numeric attributes synthesized (default: every numeric column).
+    categorical : str
+        ``permute`` (default: the categorical values are permuted within each group) or
+        ``keep``.
+    """
 
     name = "hybrid"
 
@@ -78,7 +87,9 @@ class Hybrid(Synthesizer):
                 f"hybrid: categorical must be 'permute' or 'keep', got {categorical!r}"
             )
         self.k = int(k)
-        self.columns_given = list(columns) if columns is not None else None
+        self.columns_given = (
+            column_names(columns, "hybrid", "columns") if columns is not None else None
+        )
         self.categorical = categorical
         self._data: pd.DataFrame | None = None
         self._numeric: list[str] = []

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.core.params import integer_at_least
-from sdckit.errors import DataError, ParameterError
+from sdckit.core.params import column_names, integer_at_least
+from sdckit.errors import DataError, ParameterError, short_repr
 from sdckit.synthesis.base import Synthesizer
 from sdckit.synthesis.sequential import Sequential
 
@@ -41,11 +41,23 @@ def records_at_risk(data: pd.DataFrame, quasi_identifiers: Sequence[str], k: int
 class Partial(Synthesizer):
     """Partial synthesis of the records at risk (module docstring).
 
-    ``quasi_identifiers``: the key attributes that define the classes; ``attributes``: the
-    attributes synthesized in the records at risk (default: the quasi-identifiers); ``k``:
-    records in classes smaller than ``k`` are at risk (default 2, the sample uniques);
-    ``records``: an explicit boolean mask instead (one entry per record); ``method``,
-    ``min_leaf``, ``smoothing``: as :class:`~sdckit.synthesis.sequential.Sequential`.
+    Parameters
+    ----------
+    quasi_identifiers : list of str, optional
+        The key attributes that define the classes (a job: its quasi-identifying
+        attributes).
+    attributes : list of str, optional
+        The attributes synthesized in the records at risk (default: the quasi-identifiers).
+    k : int
+        Records in classes smaller than ``k`` are at risk (default 2, the sample uniques).
+    records : list of bool, optional
+        An explicit mask of the records to synthesize instead (one entry per record).
+    method : str
+        As :class:`~sdckit.synthesis.sequential.Sequential`'s ``method`` (default ``cart``).
+    min_leaf : int
+        As :class:`~sdckit.synthesis.sequential.Sequential`'s (default 5).
+    smoothing : bool
+        As :class:`~sdckit.synthesis.sequential.Sequential`'s (default False).
     """
 
     name = "partial"
@@ -73,12 +85,21 @@ class Partial(Synthesizer):
                 "partial: give quasi_identifiers (to find the records at risk) or records "
                 "(a boolean mask of the records to synthesize)"
             )
-        self.quasi_identifiers = list(quasi_identifiers or [])
+        self.quasi_identifiers = column_names(
+            quasi_identifiers or [], "partial", "quasi_identifiers"
+        )
         self.attributes = (
-            list(attributes) if attributes is not None else list(self.quasi_identifiers)
+            column_names(attributes, "partial", "attributes")
+            if attributes is not None
+            else list(self.quasi_identifiers)
         )
         self.k = int(k)
         self.records = None if records is None else np.asarray(records)
+        if self.records is not None and (self.records.ndim != 1 or self.records.dtype.kind != "b"):
+            raise ParameterError(
+                "partial: records must be a list of true/false, one per record (true: "
+                f"synthesize it), got {short_repr(records)}"
+            )
         self._inner = Sequential(
             method=method, visit_sequence=self.attributes, min_leaf=min_leaf, smoothing=smoothing
         )

@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.core.params import integer_at_least
-from sdckit.errors import DataError, ParameterError
+from sdckit.core.params import column_names, integer_at_least
+from sdckit.errors import DataError, ParameterError, short_repr
 from sdckit.synthesis.base import ColumnKind, Synthesizer, column_kinds
 
 __all__ = ["METHODS", "Sequential"]
@@ -251,14 +251,26 @@ class Sequential(Synthesizer):
         self.method = method
         if method == "parametric":
             self.name = "parametric"
-        self.visit_sequence = list(visit_sequence) if visit_sequence is not None else None
-        self.predictors = {k: list(v) for k, v in (predictors or {}).items()}
-        self.keep = list(keep)
+        self.visit_sequence = (
+            column_names(visit_sequence, self.name, "visit_sequence")
+            if visit_sequence is not None
+            else None
+        )
+        if predictors is not None and not isinstance(predictors, Mapping):
+            raise ParameterError(
+                f"{self.name}: predictors must map each variable to the variables its model "
+                f"may condition on, e.g. {{income: [age, sex]}}, got {short_repr(predictors)}"
+            )
+        self.predictors = {
+            k: column_names(v, self.name, f"predictors[{k!r}]")
+            for k, v in (predictors or {}).items()
+        }
+        self.keep = column_names(keep, self.name, "keep")
         self.min_leaf = int(min_leaf)
         self.smoothing = smoothing
         self.proper = proper
-        self.categorical = list(categorical)
-        self.numeric = list(numeric)
+        self.categorical = column_names(categorical, self.name, "categorical")
+        self.numeric = column_names(numeric, self.name, "numeric")
         self._data: pd.DataFrame | None = None
         self._models: list[_Model] = []
         self._kinds: dict[str, ColumnKind] = {}
