@@ -1125,6 +1125,12 @@ class Microaggregation(MaskingMethod):
     """Microaggregation: every value replaced by the representative of a group of >= k
     similar records (:mod:`sdckit.masking.microaggregation`).
 
+    With strata (or blocks) each stratum is aggregated on its own, exactly as the method
+    aggregates a whole file (:func:`strata_labels`); ``fuzzy`` draws within a stratum from
+    the seed :func:`~sdckit.masking.microaggregation.stratum_seed` derives from the step seed
+    and the stratum. The details give the strata (number, smallest and largest) and the group
+    sizes over all strata.
+
     Parameters
     ----------
     columns : list of str, optional
@@ -1163,13 +1169,6 @@ class Microaggregation(MaskingMethod):
         ``block_by`` (ascending, missing last, ties in row order; the last block takes the
         remainder, so blocks hold ``block_size`` to ``2 block_size - 1`` records). Give both;
         ``block_size >= k``.
-
-    With strata (or blocks) each stratum is aggregated on its own, exactly as the method
-    aggregates a whole file (:func:`strata_labels`); ``fuzzy``
-    draws within a stratum from the seed
-    :func:`~sdckit.masking.microaggregation.stratum_seed` derives from the step seed and the
-    stratum. The details give the strata (number, smallest and largest) and the group sizes
-    over all strata.
 
     References
     ----------
