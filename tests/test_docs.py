@@ -112,6 +112,10 @@ def _shims(folder: Path) -> dict[str, str]:
 
 #: Pages whose examples need an extra: the modules it installs (the page is skipped without).
 EXTRAS = {"getting-started/serve.md": ("fastapi", "uvicorn", "duckdb", "sqlglot", "httpx")}
+#: Pages run on one Spark session (the ``spark`` fixture of conftest.py: local[2], skipped
+#: without PySpark or Java): their ``sdckit`` commands run in this process, through the Typer
+#: application, so that they join that session instead of starting a JVM each.
+SPARK_PAGES = {"getting-started/spark.md"}
 
 RUNNABLE = [p for p in pages() if any(b.language in ("python", "console") for b in blocks(p))]
 
@@ -161,10 +165,16 @@ def test_collector_runs_blocks_in_order_and_reports_failures(
 
 
 @pytest.mark.parametrize("page", RUNNABLE, ids=[str(p.relative_to(DOCS)) for p in RUNNABLE])
-def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_code_runs(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     """The page's python and console blocks run in order in a fresh folder."""
-    for module in EXTRAS.get(str(page.relative_to(DOCS)), ()):
+    name = str(page.relative_to(DOCS))
+    for module in EXTRAS.get(name, ()):
         pytest.importorskip(module)
+    in_process = name in SPARK_PAGES
+    if in_process:
+        request.getfixturevalue("spark")  # started once, or the test skipped with the reason
     work = tmp_path / "work"
     work.mkdir()
     env = _shims(tmp_path / "bin")
@@ -173,14 +183,23 @@ def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     namespace: dict[str, object] = {"__name__": "__docs__"}
     environ = dict(os.environ)  # a page may set variables (the server's keys): undone after
     try:
-        _run_blocks(page, work, env, namespace)
+        _run_blocks(page, work, env, namespace, in_process=in_process)
     finally:
         os.environ.clear()
         os.environ.update(environ)
 
 
-def _run_blocks(page: Path, work: Path, env: dict[str, str], namespace: dict[str, object]) -> None:
-    """Run the page's blocks in order in ``work`` (see the module docstring)."""
+def _run_blocks(
+    page: Path,
+    work: Path,
+    env: dict[str, str],
+    namespace: dict[str, object],
+    *,
+    in_process: bool = False,
+) -> None:
+    """Run the page's blocks in order in ``work`` (see the module docstring); with
+    ``in_process``, a plain ``sdckit ...`` command (no shell syntax) runs in this process
+    (:func:`_run_in_process`)."""
     for block in blocks(page):
         where = f"{block.page}:{block.line}"
         if block.language == "yaml" and block.title:
@@ -192,6 +211,8 @@ def _run_blocks(page: Path, work: Path, env: dict[str, str], namespace: dict[str
                 raise AssertionError(f"{where}: {type(exc).__name__}: {exc}") from exc
         elif block.language == "console":
             for command in commands(block.code):
+                if in_process and _run_in_process(command, work, where):
+                    continue
                 done = subprocess.run(
                     command,
                     shell=True,
@@ -205,6 +226,24 @@ def _run_blocks(page: Path, work: Path, env: dict[str, str], namespace: dict[str
                     f"{where}: `{command}` exited {done.returncode}\n{done.stdout[-2000:]}"
                     f"\n{done.stderr[-2000:]}"
                 )
+
+
+def _run_in_process(command: str, work: Path, where: str) -> bool:
+    """Run ``sdckit ...`` through the Typer application in this process (in ``work``), the
+    exit code checked; False (not run) for another program or a command with shell syntax."""
+    words = shlex.split(command, comments=True)
+    if not words or words[0] != "sdckit" or re.search(r"[|&;<>$`]", command):
+        return False
+    from typer.testing import CliRunner
+
+    from sdckit.cli import build_app
+
+    assert Path.cwd() == work
+    done = CliRunner().invoke(build_app(), words[1:])
+    assert done.exit_code == 0, (
+        f"{where}: `{command}` exited {done.exit_code}\n{done.output[-3000:]}"
+    )
+    return True
 
 
 def _reference_module():  # type: ignore[no-untyped-def]

@@ -550,3 +550,16 @@ def test_arx_benchmark_optima_identical_between_engines(spark, shared_data):
         assert remote.transformation == local.transformation, name
         assert remote.suppressed_records == local.suppressed_records, name
         assert remote.details["metrics"] == local.details["metrics"], name
+
+
+def test_a_relative_input_path_is_this_process_s_folder(spark, tmp_path, monkeypatch) -> None:
+    """A relative local path is read from this process's folder, not from the folder the
+    JVM of a joined session was started in (a notebook that changed folder; the docs'
+    Spark page, whose commands join one session)."""
+    from sdckit.spark.io import read_spark
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"a": ["x", "y"], "b": ["1", "2"]}).to_csv("rel.csv", index=False)
+    pd.DataFrame({"a": ["x"]}).to_parquet("rel.parquet")
+    assert sorted(r["a"] for r in read_spark(spark, "rel.csv").collect()) == ["x", "y"]
+    assert read_spark(spark, "rel.parquet").count() == 1

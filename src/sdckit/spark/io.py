@@ -136,16 +136,22 @@ def read_spark(
 
     The delimiter of a local CSV file is sniffed from its first 64 KiB as the local engine
     does; for a remote URI it must be given (``input: {delimiter: ...}``) or is a comma.
-    Quoted fields follow RFC 4180 (``""`` inside quotes). Errors name the source.
+    Quoted fields follow RFC 4180 (``""`` inside quotes). Errors name the source. A relative
+    local path is this process's (made absolute for Spark, whose JVM resolves paths against
+    the folder it was started in: a session joined later, e.g. in a notebook that changed
+    folder, may have another).
     """
     src = str(source)
     refuse_stat_file(src)
+    where = src  # what Spark reads
     if not _is_uri(src):
         local = Path(src.removeprefix("file://"))
         if not local.exists():
             raise DataError(f"input {src!r} does not exist; check the path")
+        if not src.startswith("file://"):
+            where = str(local.absolute())
     if is_parquet(src):
-        sdf = spark.read.parquet(src)
+        sdf = spark.read.parquet(where)
     else:
         sep = delimiter
         if sep is None:
@@ -158,7 +164,7 @@ def read_spark(
             .option("escape", '"')
             .option("encoding", encoding)
             .option("mode", "FAILFAST")
-            .csv(src)
+            .csv(where)
         )
     names = list(sdf.columns)
     check_column_names(names, src)
