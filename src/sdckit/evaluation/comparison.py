@@ -412,8 +412,8 @@ def _run_synthesize(original: pd.DataFrame, schema, c: Configuration, seed) -> p
             holdout=0.0,
             evaluate=False,
             schema=schema,
+            options=params,  # a method's own `method` (cart's per-variable) included
             **spec,
-            **params,
         )
     except SdcInputError as exc:
         raise type(exc)(f"{c.source} ({c.label}): {exc}") from exc
