@@ -296,6 +296,9 @@ def test_job_file_reference_lists_every_key_and_name() -> None:
     _assert_method_parameters(text)
     assert "must be &gt;= 1, got 0" in k_row and "| integer (&gt;= 1) |" not in k_row
     assert "| `k` | integer (>= 1) | required |" in text
+    rows = [r for r in text.splitlines() if r.startswith("| `") and r.count(" | ") >= 4]
+    no_meaning = [r[:60] for r in rows if not r.strip("|").split(" | ")[3].strip()]
+    assert len(rows) > 300 and not no_meaning, no_meaning  # each key says what it is for
     messages = re.findall(r"<code>([^<]*)</code>", text)
     assert len(messages) > 100 and all(m.startswith("&#x27;job.yaml&#x27;") for m in messages)
 

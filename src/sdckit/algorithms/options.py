@@ -63,7 +63,15 @@ class DataflyOptions(AlgorithmOptions):
 
 
 class MondrianOptions(AlgorithmOptions):
-    """Mondrian: ``relaxed`` partitioning (LeFevre et al. 2006, section 4.2) or strict."""
+    """Mondrian: ``relaxed`` partitioning (LeFevre et al. 2006, section 4.2) or strict.
+
+    Parameters
+    ----------
+    relaxed : bool
+        Relaxed partitioning: a numeric cut splits the sorted records into two halves of
+        equal size, so equal values may fall on both sides (default false: strict, a cut at
+        the median value).
+    """
 
     spec_name: ClassVar[str] = "mondrian"
 
@@ -71,7 +79,13 @@ class MondrianOptions(AlgorithmOptions):
 
 
 class TdsOptions(AlgorithmOptions):
-    """Top-down specialization: the class attribute its information gain is measured on."""
+    """Top-down specialization: the class attribute its information gain is measured on.
+
+    Parameters
+    ----------
+    class_attribute : str, optional
+        The column (default: the first sensitive, else the first insensitive column).
+    """
 
     spec_name: ClassVar[str] = "tds"
 
@@ -79,7 +93,16 @@ class TdsOptions(AlgorithmOptions):
 
 
 class AnatomyOptions(AlgorithmOptions):
-    """Anatomy: the diversity ``l`` of every QI-group and the ``sensitive`` attribute."""
+    """Anatomy: the diversity ``l`` of every QI-group and the ``sensitive`` attribute.
+
+    Parameters
+    ----------
+    l : int, optional
+        Distinct sensitive values per QI-group (default: the l of the l-diversity model).
+    sensitive : str, optional
+        The sensitive column (default: the l-diversity model's attribute, else the first
+        sensitive column).
+    """
 
     spec_name: ClassVar[str] = "anatomy"
 
@@ -100,15 +123,15 @@ class SafePubOptions(AlgorithmOptions):
 
     Parameters
     ----------
-    insecure_reproducible_noise
+    insecure_reproducible_noise : bool
         Tests only: draw the sampling and the search from the seed (the release is then not
         private); otherwise from the OS CSPRNG whatever the seed.
-    search_steps
+    search_steps : int
         Steps of the private search (ARX's default 100).
-    score
+    score : str
         The score function of the search: ``loss`` (ARX's default), ``discernibility`` or
         ``aecs``.
-    output
+    output : str
         The visited pivot released: ``exponential`` (a private choice), ``last``, or
         ``best_exact`` (the highest exact score, as ARX; not covered by epsilon).
     """

@@ -47,7 +47,21 @@ class HierarchyBuilder(Spec):
 
 class IntervalBuilder(HierarchyBuilder):
     """Nested closed-open intervals (:func:`~sdckit.core.hierarchy_builders.interval_hierarchy`):
-    ``widths`` per level or explicit ``breakpoints``, the ``bottom``/``top`` of the range."""
+    ``widths`` per level or explicit ``breakpoints``, the ``bottom``/``top`` of the range.
+
+    Parameters
+    ----------
+    widths : list of float, optional
+        The interval width of each level, fine to coarse; each a multiple of the previous
+        (``[10, 50]``: ``[30, 40)`` then ``[0, 50)``).
+    breakpoints : list of list of float, optional
+        Instead of ``widths``: the cut points of each level, each level's a subset of the
+        previous level's.
+    bottom : float, optional
+        Values below it become ``<bottom`` at every level (and it is the widths' origin).
+    top : float, optional
+        Values at or above it become ``>=top`` at every level.
+    """
 
     spec_name: ClassVar[str] = "interval"
 
@@ -69,7 +83,20 @@ class IntervalBuilder(HierarchyBuilder):
 
 class OrderBuilder(HierarchyBuilder):
     """Consecutive ordered categories grouped level by level
-    (:func:`~sdckit.core.hierarchy_builders.order_hierarchy`)."""
+    (:func:`~sdckit.core.hierarchy_builders.order_hierarchy`).
+
+    Parameters
+    ----------
+    order : list, optional
+        The whole domain, lowest first (default: the distinct values sorted, numerically
+        when all are numbers).
+    group_sizes : list of int, optional
+        Consecutive leaves per group at each level, each a multiple of the previous
+        (``[2, 4]``).
+    groups : list of mapping, optional
+        Instead of ``group_sizes``: one mapping per level, label -> the members of the level
+        below; every member in exactly one group.
+    """
 
     spec_name: ClassVar[str] = "order"
 
@@ -84,7 +111,13 @@ class OrderBuilder(HierarchyBuilder):
 
 class MaskingBuilder(HierarchyBuilder):
     """One character redacted per level, right to left
-    (:func:`~sdckit.core.hierarchy_builders.masking_hierarchy`)."""
+    (:func:`~sdckit.core.hierarchy_builders.masking_hierarchy`).
+
+    Parameters
+    ----------
+    mask_char : str
+        The character that replaces a redacted one (and right-pads shorter values).
+    """
 
     spec_name: ClassVar[str] = "masking"
 
@@ -97,7 +130,16 @@ class MaskingBuilder(HierarchyBuilder):
 
 class DateBuilder(HierarchyBuilder):
     """Calendar periods (:func:`~sdckit.core.hierarchy_builders.date_hierarchy`): the
-    values' ``format`` and the ``levels`` from fine to coarse."""
+    values' ``format`` and the ``levels`` from fine to coarse.
+
+    Parameters
+    ----------
+    format : str
+        How the dates are written (strftime codes).
+    levels : list of str
+        The periods, fine to coarse: ``day``, ``month``, ``quarter``, ``year``, ``decade``,
+        ``century``.
+    """
 
     spec_name: ClassVar[str] = "date"
 

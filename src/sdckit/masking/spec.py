@@ -124,7 +124,11 @@ class MaskingMethod(Spec):
     #: whose release is not record by record (microaggregation: one stratum per executor).
     spark_hook: ClassVar[str | None] = None
 
-    allow_unchanged: Boolean = False
+    allow_unchanged: Boolean = Field(
+        False,
+        description="true: accept a perturbative step that changed none of its columns, "
+        "refused otherwise since it would release them unprotected",
+    )
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

@@ -227,6 +227,15 @@ class DifferentialPrivacy(PrivacyModel):
     only the ``safepub`` algorithm accepts it, since the guarantee needs the sampling and the
     private search as well.
 
+    Parameters
+    ----------
+    epsilon : float
+        The whole privacy budget (finite, > 0).
+    delta : float
+        The probability with which the epsilon bound may fail.
+    epsilon_search : float
+        The part of ``epsilon`` that pays for the private search (below ``epsilon``).
+
     Examples
     --------
     >>> DifferentialPrivacy(epsilon=1.0, delta=1e-5).to_entry()

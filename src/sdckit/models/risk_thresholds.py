@@ -48,6 +48,11 @@ class AverageRiskThreshold(PrivacyModel):
     """Average prosecutor re-identification risk ``#classes / #records <= threshold``.
 
     Monotonic with generalization and suppression (ARX ``AverageReidentificationRisk``).
+
+    Parameters
+    ----------
+    threshold : float
+        The highest average risk allowed (the number of classes per released record).
     """
 
     spec_name: ClassVar[str] = "average_risk"
@@ -95,6 +100,11 @@ class SampleUniquenessThreshold(PrivacyModel):
     """Share of records in classes of size 1 ``<= threshold``.
 
     Monotonic with generalization and suppression (ARX ``SampleUniqueness``).
+
+    Parameters
+    ----------
+    threshold : float
+        The highest share of released records that are unique in the sample.
     """
 
     spec_name: ClassVar[str] = "sample_uniqueness"
@@ -157,6 +167,17 @@ class PopulationUniquenessThreshold(PrivacyModel):
     Not monotonic with suppression; monotonic with generalization only with Zayatz's
     estimator (ARX's flags). ARX enforces it by a binary search over the number of smallest
     classes suppressed; see :meth:`holds_after_removing_smallest`.
+
+    Parameters
+    ----------
+    threshold : float
+        The highest estimated share of population uniques.
+    estimator : str
+        ``pitman``, ``zayatz``, ``snb`` or ``dankar`` (Dankar et al.'s decision rule).
+    sampling_fraction : float, optional
+        The data's share of the population (``N = round(n / sampling_fraction)``).
+    population_size : int, optional
+        Instead of ``sampling_fraction``: the population's size ``N``.
     """
 
     spec_name: ClassVar[str] = "population_uniqueness"

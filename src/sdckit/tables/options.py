@@ -56,12 +56,12 @@ class SuppressionOptions(TableMethodOptions):
 
     Parameters
     ----------
-    time_limit
+    time_limit : float, optional
         Seconds the optimal search may take (default 15,
         :data:`~sdckit.tables.suppression.DEFAULT_TIME_LIMIT`); for ``modular``, each sub-table's
         exact search (default: bounded by work, not time). The heuristics ``simple`` and
         ``hypercube`` run until done.
-    singletons
+    singletons : bool
         Also protect every primary cell from the respondent of a suppressed
         single-contributor cell, who knows that cell's value (:mod:`sdckit.tables.singletons`).
     """
@@ -77,9 +77,9 @@ class RoundingOptions(TableMethodOptions):
 
     Parameters
     ----------
-    base
+    base : float
         The rounding base: every cell is published as an adjacent multiple of it.
-    time_limit
+    time_limit : float, optional
         Seconds the search may take; the best rounding found by then is released.
     """
 
@@ -94,7 +94,7 @@ class CtaOptions(TableMethodOptions):
 
     Parameters
     ----------
-    time_limit
+    time_limit : float, optional
         Seconds the search may take; the best adjustment found by then is released.
     """
 
@@ -108,9 +108,9 @@ class CellKeyOptions(TableMethodOptions):
 
     Parameters
     ----------
-    ptable
+    ptable : str
         The perturbation table file (tau-Argus / ptable format), relative to the job file.
-    key
+    key : str, optional
         The microdata's column of record keys (numbers in [0, 1]); each cell's key is their
         sum modulo 1. Required for linked tables.
     """

@@ -114,7 +114,15 @@ class SensitivityRule(Spec):
 
 
 class FrequencyRule(SensitivityRule):
-    """Minimum frequency: fewer than ``threshold`` contributors (but at least one)."""
+    """Minimum frequency: fewer than ``threshold`` contributors (but at least one).
+
+    Parameters
+    ----------
+    threshold : int
+        A cell with fewer contributors (and at least one) is unsafe.
+    safety_range : float
+        The protection: percent of the cell's value.
+    """
 
     spec_name: ClassVar[str] = "frequency"
     spec_label: ClassVar[str] = "frequency rule"
@@ -133,7 +141,15 @@ class FrequencyRule(SensitivityRule):
 
 
 class DominanceRule(SensitivityRule):
-    """(n,k)-dominance: the ``n`` largest contributions exceed ``k`` percent of the total."""
+    """(n,k)-dominance: the ``n`` largest contributions exceed ``k`` percent of the total.
+
+    Parameters
+    ----------
+    n : int
+        How many of the largest contributions are summed.
+    k : float
+        The percent of the cell total their sum may reach.
+    """
 
     spec_name: ClassVar[str] = "dominance"
     spec_label: ClassVar[str] = "(n,k)-dominance rule"
@@ -159,7 +175,13 @@ class DominanceRule(SensitivityRule):
 
 
 class PPercentRule(SensitivityRule):
-    """p%: the second largest contributor may not estimate the largest within ``p``%."""
+    """p%: the second largest contributor may not estimate the largest within ``p``%.
+
+    Parameters
+    ----------
+    p : float
+        The percent of the largest contribution within which no one may estimate it.
+    """
 
     spec_name: ClassVar[str] = "p_percent"
     spec_label: ClassVar[str] = "p% rule"
@@ -185,7 +207,15 @@ class PPercentRule(SensitivityRule):
 
 
 class PQRule(SensitivityRule):
-    """pq: the p% rule when every contribution is known beforehand within ``q``%."""
+    """pq: the p% rule when every contribution is known beforehand within ``q``%.
+
+    Parameters
+    ----------
+    p : float
+        As the p% rule's ``p`` (below ``q``).
+    q : float
+        The percent within which every contribution is known beforehand.
+    """
 
     spec_name: ClassVar[str] = "pq"
     spec_label: ClassVar[str] = "pq rule"
@@ -218,7 +248,13 @@ class PQRule(SensitivityRule):
 
 
 class ZeroRule(SensitivityRule):
-    """Zero cells with contributors are unsafe (tau-Argus "zero unsafe")."""
+    """Zero cells with contributors are unsafe (tau-Argus "zero unsafe").
+
+    Parameters
+    ----------
+    safety_range : float
+        The protection, in value units.
+    """
 
     spec_name: ClassVar[str] = "zero"
     spec_label: ClassVar[str] = "zero rule"
@@ -237,12 +273,22 @@ class ZeroRule(SensitivityRule):
 class RequestRule(SensitivityRule):
     """tau-Argus' request rule: contributors who asked for protection (module docstring).
 
-    ``column`` flags the requesting records with one or two ``codes``; ``percentages[j]`` is
-    the share of the cell total (percent) the largest requesting contribution may reach when
-    its code is ``codes[j]`` (0: no such test for that code); ``min_frequency``: a cell with
-    a requesting record and fewer records is unsafe (0: no such test); ``safety_margin``:
-    the protection, percent of the cell's value. The table must be built with the column and
-    the codes (:meth:`Table.from_microdata` ``request=``, ``request_codes=``; a job does it).
+    The table must be built with the column and the codes (:meth:`Table.from_microdata`
+    ``request=``, ``request_codes=``; a job does it).
+
+    Parameters
+    ----------
+    column : str
+        The microdata column that flags the requesting records.
+    codes : list of str
+        The one or two codes of that column that mean a request.
+    percentages : list of float
+        ``percentages[j]``: the share of the cell total (percent) the largest requesting
+        contribution may reach when its code is ``codes[j]`` (0: no such test for that code).
+    min_frequency : int
+        A cell with a requesting record and fewer records is unsafe (0: no such test).
+    safety_margin : float
+        The protection, percent of the cell's value.
     """
 
     spec_name: ClassVar[str] = "request"
