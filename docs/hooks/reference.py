@@ -484,12 +484,31 @@ def _synthesis_methods() -> list[str]:
                 else f"`{default}`".replace("True", "true").replace("False", "false")
             )
             meaning = notes.get(key) or spec_notes.get(key, "")
+            if _python_only(annotation):
+                meaning = f"Python only (an object a job file cannot write). {meaning}"
             lines.append(
                 f"| `{key}` | {_cell(kind)} | {_cell(shown)} | {_cell(meaning)} | "
                 f"{_code_cell(synthesis_bad_value_message(name, key))} |"
             )
         lines.append("")
     return lines
+
+
+def _python_only(annotation: Any) -> bool:
+    """Whether a parameter takes only sdckit objects (an accountant), never YAML values."""
+    args = (
+        typing.get_args(annotation)
+        if typing.get_origin(annotation)
+        in (
+            typing.Union,
+            types.UnionType,
+        )
+        else (annotation,)
+    )
+    kinds = [a for a in args if a is not type(None)]
+    return bool(kinds) and all(
+        isinstance(a, type) and a.__module__.startswith("sdckit.") for a in kinds
+    )
 
 
 def _load(path: str) -> Any:
