@@ -314,10 +314,11 @@ def _assert_method_parameters(text: str) -> None:
     a meaning and the message a bad value gets (each naming the key)."""
     from sdckit.synthesis.api import METHODS as SYNTHESIS
     from sdckit.synthesis.api import method_parameters
-    from sdckit.tables.options import OPTIONS
+    from sdckit.tables.options import OPTIONS, AuditOptions
     from sdckit.tables.registry import TABLE_METHODS
 
     wanted = [("Table methods", n, list(OPTIONS[n].model_fields)) for n in TABLE_METHODS.names()]
+    wanted.append(("Table methods", "audit", list(AuditOptions.model_fields)))
     wanted += [("Synthesis methods", n, list(method_parameters(n))) for n in SYNTHESIS.names()]
     counted = 0
     for title, name, keys in wanted:

@@ -137,7 +137,7 @@ def test_other_tools_status_codes_are_named_in_the_job(tmp_path: Path) -> None:
     ("change", "message"),
     [
         ({"options": {"status": "flag"}}, "no column 'flag'"),
-        ({"options": {"primary_statuses": "u"}}, "give a list of codes"),
+        ({"options": {"primary_statuses": "u"}}, "primary_statuses must be a list of codes"),
     ],
 )
 def test_bad_audit_jobs_are_usage_errors(tmp_path: Path, capsys, change, message) -> None:

@@ -52,3 +52,18 @@ def test_good_options_parse_and_an_unknown_method_is_refused() -> None:
     assert parse_table_options("cell_key", {"ptable": "p.txt"}).key is None
     with pytest.raises(ConfigError, match="unknown table method 'magic'"):
         parse_table_options("magic", {})
+
+
+def test_audit_options_read_codes_as_text_and_refuse_a_single_code() -> None:
+    """``method: audit``'s status codes: a YAML number is a code; one code alone is refused,
+    naming the key, since a list is meant."""
+    parsed = parse_table_options("audit", {"primary_statuses": [1, "u"], "status": "flag"})
+    assert (parsed.primary_statuses, parsed.status, parsed.secondary_statuses) == (
+        ["1", "u"],
+        "flag",
+        None,
+    )
+    with pytest.raises(ParameterError, match=r"options.published_statuses must be a list of codes"):
+        parse_table_options("audit", {"published_statuses": "s"}, "'j.yaml': options")
+    with pytest.raises(ParameterError, match="unknown option 'base'"):
+        parse_table_options("audit", {"base": 5}, "'j.yaml': options")

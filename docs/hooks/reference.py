@@ -407,14 +407,17 @@ def job_file_reference() -> str:
         "below); an option the method does not read is refused with the ones it takes.",
         "",
     ]
-    for name in TABLE_METHODS.names():
-        options = TABLE_OPTIONS[name]
+    from sdckit.tables.options import AuditOptions
+
+    for name in (*TABLE_METHODS.names(), "audit"):
+        options = TABLE_OPTIONS.get(name, AuditOptions)
+        traits = _traits_text(TABLE_METHODS.traits(name)) if name in TABLE_METHODS else ""
         lines += [
             f"### `{name}`",
             "",
             _summary(options),
             "",
-            _traits_text(TABLE_METHODS.traits(name)),
+            traits,
             "",
             *_fields_table(options, "'job.yaml': options"),
             "",
@@ -565,8 +568,7 @@ def _job_options() -> list[str]:
         f"| mask | {keys(mask._OPTIONS)} |",
         f"| synthesize | {keys(synthesize._JOB_OPTIONS)}; any other key is a parameter of "
         "the `method:` |",
-        f"| table | building the table: {keys(table._BUILD_OPTIONS)}; the method's (above); "
-        f"`method: audit`: {keys(table._AUDIT_OPTIONS)} |",
+        f"| table | building the table: {keys(table._BUILD_OPTIONS)}; the method's (above) |",
     ]
 
 

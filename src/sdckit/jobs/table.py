@@ -71,8 +71,6 @@ __all__ = [
 #: Option keys of a table job (``options:``) that build the table, beside those the method
 #: reads (:data:`sdckit.tables.options.OPTIONS`: ``time_limit``, ``base``, ``ptable``, ...).
 _BUILD_OPTIONS = ("value", "freq", "top", "top_n", "min_protection")
-#: Options of ``method: audit`` (a table protected by another tool, read from ``cells:``).
-_AUDIT_OPTIONS = ("status", "primary_statuses", "secondary_statuses", "published_statuses")
 
 
 @dataclass
@@ -96,15 +94,14 @@ def build_rules(job: Job) -> list:
 
 def _options(job: Job, method: str) -> dict[str, Any]:
     """The job's ``options:``, checked before the data is read: those building the table
-    (:data:`_BUILD_OPTIONS`) and those of the method, validated by its spec
+    (:data:`_BUILD_OPTIONS`) and those of the method (or ``audit``), validated by its spec
     (:func:`sdckit.tables.options.parse_table_options`, a ParameterError naming
-    ``options.<key>``), or of ``method: audit`` (:data:`_AUDIT_OPTIONS`). An option neither
-    reads is refused with the allowed ones."""
+    ``options.<key>``). An option neither reads is refused with the allowed ones."""
     from sdckit.core.spec import did_you_mean
-    from sdckit.tables.options import OPTIONS, parse_table_options
+    from sdckit.tables.options import OPTIONS, AuditOptions, parse_table_options
 
     opts = job.algorithm_options
-    own = OPTIONS[method].model_fields if method in OPTIONS else _AUDIT_OPTIONS
+    own = OPTIONS.get(method, AuditOptions).model_fields
     allowed = [*_BUILD_OPTIONS, *own]
     unknown = [k for k in opts if k not in allowed]
     if unknown:
@@ -112,8 +109,7 @@ def _options(job: Job, method: str) -> dict[str, Any]:
             f"{job.key('options')}: unknown option {unknown[0]!r}; method {method!r} takes "
             f"{', '.join(allowed)}{did_you_mean(str(unknown[0]), allowed)}"
         )
-    if method in OPTIONS:
-        parse_table_options(method, {k: v for k, v in opts.items() if k in own}, job.key("options"))
+    parse_table_options(method, {k: v for k, v in opts.items() if k in own}, job.key("options"))
     return opts
 
 
@@ -473,27 +469,26 @@ def _audit(job: Job, table: Any, rules: list, opts: dict[str, Any], frame: pd.Da
             f"{job.key('method')}: `audit` reads a protected table given cell by cell "
             "(`cells:` with a status column), not microdata"
         )
+    from sdckit.tables.options import parse_table_options
+
     assert frame is not None
-    column = str(opts.get("status", "status"))
+    audit = parse_table_options("audit", {k: v for k, v in opts.items() if k not in _BUILD_OPTIONS})
+    column = audit.status
     if column not in frame.columns:
         raise ConfigError(
             f"{job.key('options.status')}: the cells file has no column {column!r} "
             f"(columns: {', '.join(map(str, frame.columns))}); name the column that holds "
             "each cell's suppression status"
         )
-    codes: dict[str, list[str] | None] = {}
-    for key in ("primary_statuses", "secondary_statuses", "published_statuses"):
-        v = opts.get(key)
-        if v is not None and (isinstance(v, str) or not isinstance(v, list)):
-            raise ConfigError(f"{job.key(f'options.{key}')}: give a list of codes, e.g. [u, D]")
-        codes[key] = None if v is None else [str(x) for x in v]
     return audit_table(
         table,
         frame,
         rules,
         min_protection=float(opts.get("min_protection", 1.0)),
         status_column=column,
-        **codes,
+        primary_statuses=audit.primary_statuses,
+        secondary_statuses=audit.secondary_statuses,
+        published_statuses=audit.published_statuses,
     )
 
 

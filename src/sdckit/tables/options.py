@@ -17,8 +17,9 @@ naming the key path in a job file, so a bad value or an option the method does n
                     key column; required for linked tables)
 ==================  =========================================================================
 
-The options that build the table (``value``, ``freq``, ``top``, ``top_n``,
-``min_protection``) and those of ``method: audit`` are the job's (:mod:`sdckit.jobs.table`).
+``method: audit`` (a table protected by another tool, audited: :class:`AuditOptions`) takes
+``status`` and the status code lists. The options that build the table (``value``, ``freq``,
+``top``, ``top_n``, ``min_protection``) are the job's (:mod:`sdckit.jobs.table`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from sdckit.core.spec import Boolean, ColumnName, Number, Spec
 from sdckit.errors import ConfigError
 
 __all__ = [
+    "AuditOptions",
     "CellKeyOptions",
     "CtaOptions",
     "OPTIONS",
@@ -121,6 +123,47 @@ class CellKeyOptions(TableMethodOptions):
     key: ColumnName | None = None
 
 
+def _codes(value: Any) -> Any:
+    """A list of status codes as text (a YAML number is a code too); one code alone is
+    refused, as a list is meant."""
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if value is not None:
+        raise ValueError("must be a list of codes, e.g. [u, D]")
+    return value
+
+
+#: Status codes of a cells file.
+Codes = Annotated[list[str], BeforeValidator(_codes)]
+
+
+class AuditOptions(TableMethodOptions):
+    """Auditing a table protected by another tool (``method: audit``,
+    :func:`sdckit.tables.protect.audit_table`): the status of each cell is read from the
+    cells file, with codes as :func:`sdckit.tables.audit.audit_cells` reads them.
+
+    Parameters
+    ----------
+    status : str
+        The cells file's column holding each cell's suppression status.
+    primary_statuses : list of str, optional
+        The codes of primary (sensitive) suppressions (default
+        :data:`~sdckit.tables.audit.PRIMARY_STATUSES`).
+    secondary_statuses : list of str, optional
+        The codes of secondary suppressions (default
+        :data:`~sdckit.tables.audit.SECONDARY_STATUSES`).
+    published_statuses : list of str, optional
+        The codes of published cells (default :data:`~sdckit.tables.audit.PUBLISHED_STATUSES`).
+    """
+
+    spec_name: ClassVar[str] = "audit"
+
+    status: Annotated[str, Field(min_length=1)] = "status"
+    primary_statuses: Codes | None = None
+    secondary_statuses: Codes | None = None
+    published_statuses: Codes | None = None
+
+
 #: Table method name -> the spec of its options.
 OPTIONS: dict[str, type[TableMethodOptions]] = {
     **{name: SuppressionOptions for name in ("optimal", "simple", "hypercube", "modular")},
@@ -133,13 +176,13 @@ OPTIONS: dict[str, type[TableMethodOptions]] = {
 def parse_table_options(
     method: str, options: Mapping[str, Any] | None, where: str | None = None
 ) -> TableMethodOptions:
-    """Validate the ``options`` of table method ``method``.
+    """Validate the ``options`` of table method ``method`` (or ``audit``).
 
     Raises :class:`~sdckit.errors.ParameterError` naming the option (and ``where``, the key
     path in a job file): ``'job.yaml': options: unknown option 'base'; allowed: time_limit,
     singletons``; :class:`~sdckit.errors.ConfigError` for an unknown method.
     """
-    cls = OPTIONS.get(method)
+    cls = AuditOptions if method == "audit" else OPTIONS.get(method)
     if cls is None:
         raise ConfigError(f"unknown table method {method!r}; use one of {', '.join(OPTIONS)}")
     return cls.from_dict(options, where)
