@@ -469,10 +469,11 @@ def _audit(job: Job, table: Any, rules: list, opts: dict[str, Any], frame: pd.Da
             f"{job.key('method')}: `audit` reads a protected table given cell by cell "
             "(`cells:` with a status column), not microdata"
         )
-    from sdckit.tables.options import parse_table_options
+    from sdckit.tables.options import AuditOptions
 
     assert frame is not None
-    audit = parse_table_options("audit", {k: v for k, v in opts.items() if k not in _BUILD_OPTIONS})
+    own = {k: v for k, v in opts.items() if k not in _BUILD_OPTIONS}
+    audit = AuditOptions.from_dict(own, job.key("options"))
     column = audit.status
     if column not in frame.columns:
         raise ConfigError(
