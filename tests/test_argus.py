@@ -921,7 +921,7 @@ def test_cdl_round_trip_and_labels_applied(tmp_path_factory, labels, sep):
     assert out["v"].tolist() == [labels.get(c, c) for c in codes] * 2
     assert out["w"].tolist() == frame["w"].tolist()
     meta = out.attrs["file_meta"]
-    whole = all(c.lstrip("-").isdigit() for c in labels)
+    whole = all(c.removeprefix("-").isascii() and c.removeprefix("-").isdigit() for c in labels)
     if whole and len({int(c) for c in labels}) == len(labels):  # codes kept as numbers
         assert meta.value_labels["v"] == {int(c): lab for c, lab in labels.items()}
         assert meta.numeric == {"v"}

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -748,7 +749,7 @@ def apply_codelists(frame: pd.DataFrame, codelists: dict[str, dict[str, str]]) -
     numeric: set[str] = set()
     for name, labels in codelists.items():
         out[name] = apply_value_labels(out[name], labels)
-        whole = [code for code in labels if code.lstrip("-").isdigit()]
+        whole = [code for code in labels if re.fullmatch(r"-?[0-9]+", code)]  # ASCII digits
         if len(whole) == len(labels) and len({int(c) for c in whole}) == len(whole):
             value_labels[name] = {int(code): label for code, label in labels.items()}
             numeric.add(name)

@@ -164,7 +164,7 @@ def check_table_job(job: Job) -> None:
     options checked, the data (or cells) read, every hierarchy built with every code of the
     data in it, every rule's parameters checked (how ``sdckit import-argus --table`` checks
     the job it writes)."""
-    build_table(job, _options(job))
+    build_table(job, _options(job, job.spec.method or "optimal"))
 
 
 def _build_table(
