@@ -17,7 +17,14 @@ equal-distance 0.2-closeness of occupation at 5%, all writing CSV + JSON + HTML)
 (k=5 5%, needs ``../shared/data/arx``); ``mask`` MDAV k=5 on 100,000 x 10 normal columns
 (seed 0) with its report; ``analyze`` on 1,000,000 resampled Adult rows x 8 QIs and on
 1,000,000 near-unique census-like records x 8 QIs (:func:`_nearunique.generate_local`, seed 0:
-SUDA2 and distinction over records nearly all unique) with the default measures.
+SUDA2 and distinction over records nearly all unique) with the default measures;
+``synthesize`` ``marginal_dp`` (epsilon 1, delta 1e-6, seed 1, the domain declared from the
+bundled hierarchy files, :func:`bench_synthesis.declared_domain`) on the bundled Adult data
+with every default output (CSV + HTML + JSON) and the default evaluation, beside "fit + sample
+only": a fresh process that does what the command does up to its synthetic copy -- the same
+imports, the job file loaded and its input read and typed, the same holdout split, fit and
+sample -- and nothing else (no evaluation, no output). The line below the table gives the
+ratio of their medians (the goal: whole command <= 1.5 x fit + sample).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import sdckit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _nearunique as nearunique  # noqa: E402
+from bench_synthesis import declared_domain  # noqa: E402
 from sdckit.datasets import ADULT_COLUMNS, data_dir, load_adult
 
 SHARED_ARX = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arx"
@@ -47,6 +55,27 @@ FLOOR = [
     "-c",
     "import pandas, pyarrow.csv, pydantic.main, pydantic.types, typer, yaml, jinja2",
 ]
+#: The "fit + sample only" case: what ``sdckit synthesize --config JOB`` does up to its
+#: synthetic copy, in a fresh process (``{job}``: the job file).
+FIT_SAMPLE = """
+from pathlib import Path
+from sdckit.jobs.config import load_job
+from sdckit.jobs.mask import _typed
+from sdckit.synthesis.api import _split, make_synthesizer
+from sdckit.synthesis.base import as_generator
+job = load_job(Path({job!r}))
+data = _typed(job.read_input(), job.schema)
+split_rng, fit_rng, copy_rng = as_generator(job.spec.seed).spawn(3)
+options = dict(job.algorithm_options)
+synthesizer = make_synthesizer(
+    job.spec.method, epsilon=job.spec.epsilon, delta=job.spec.delta, **options
+)
+training, hold = _split(data, 0.2, split_rng)
+synthesizer.fit(training, seed=fit_rng)
+synthesizer.sample(synthesizer.default_records(len(data), 0.2), seed=copy_rng)
+"""
+SYNTH_WHOLE = "synthesize marginal_dp Adult"
+SYNTH_FIT = "  fit + sample only"
 CUP_QIS = ["ZIP", "AGE", "GENDER", "INCOME", "STATE", "RAMNTALL", "NGIFTALL", "MINRAMNT"]
 
 
@@ -211,7 +240,35 @@ def cases(folder: Path) -> list[tuple[str, str, str, list[str]]]:
             ],
         )
     )
+    out += _synthesize_cases(folder)
     return out
+
+
+def _synthesize_cases(folder: Path) -> list[tuple[str, str, str, list[str]]]:
+    """The synthesize job on Adult and its fit + sample alone (module docstring)."""
+    import yaml
+
+    adult = data_dir() / "adult.csv"
+    columns = list(pd.read_csv(adult, sep=";", nrows=0).columns)
+    job = {
+        "input": {"path": str(adult), "delimiter": ";"},
+        "method": "marginal_dp",
+        "epsilon": 1.0,
+        "delta": 1e-6,
+        "seed": 1,
+        "options": declared_domain(adult, columns),
+        "output": {
+            "path": str(folder / "synthetic.csv"),
+            "report": str(folder / "synth.html"),
+            "json": str(folder / "synth.json"),
+        },
+    }
+    path = folder / "synth.yaml"
+    path.write_text(yaml.safe_dump(job, sort_keys=False))
+    return [
+        (SYNTH_WHOLE, "-", "<= 1.5 x fit", ["synthesize", "--config", str(path), "--quiet"]),
+        (SYNTH_FIT, "-", "-", ["-c", FIT_SAMPLE.format(job=str(path))]),
+    ]
 
 
 def main() -> None:
@@ -225,7 +282,11 @@ def main() -> None:
     compileall.compile_dir(Path(sdckit.__file__).parent, quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         chosen = [
-            c for c in cases(Path(tmp)) if c[3] is FLOOR or args.case in c[0]
+            c
+            for c in cases(Path(tmp))
+            if c[3] is FLOOR
+            or args.case in c[0]
+            or (c[0] == SYNTH_FIT and args.case in SYNTH_WHOLE)  # the ratio's base with it
         ]  # the floor always: each round's floor is the base of that round's differences
         walls: dict[str, list[float]] = {name: [] for name, *_ in chosen}
         for _ in range(max(args.repeat, 1)):  # rounds: every case once, in turn
@@ -244,12 +305,19 @@ def main() -> None:
             f"{name:32} {statistics.median(w):9.2f} {over:>11} {runs:>22}  {reference:>14}  "
             f"{target}"
         )
+    if SYNTH_WHOLE in walls and SYNTH_FIT in walls:
+        whole, fit = statistics.median(walls[SYNTH_WHOLE]), statistics.median(walls[SYNTH_FIT])
+        print(
+            f"synthesize: whole command {whole:.2f} s / fit + sample {fit:.2f} s = "
+            f"{whole / fit:.2f} (goal <= 1.5)"
+        )
 
 
 def _run(argv: list[str]) -> float:
-    """Wall seconds of one fresh process (the floor's imports, or ``sdckit`` with argv)."""
+    """Wall seconds of one fresh process (``-c`` code: the floor's imports or fit + sample;
+    otherwise ``sdckit`` with argv)."""
     t0 = time.perf_counter()
-    command = argv if argv is FLOOR else ["-m", "sdckit.cli", *argv]
+    command = argv if argv[0] == "-c" else ["-m", "sdckit.cli", *argv]
     subprocess.run([sys.executable, *command], check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0
 
