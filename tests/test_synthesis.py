@@ -448,9 +448,13 @@ def test_compare_grid_ranks_synthetic_beside_masked_releases(tmp_path, bn: pd.Da
     assert res.exit_code == 2 and "scale: synthetic" in res.output
 
 
-def test_nearest_and_second_nearest_gower_distances_brute_force() -> None:
+@pytest.mark.parametrize("entries", [None, 1000, 1])  # one block; 4 query rows a block; 1
+def test_nearest_and_second_nearest_gower_distances_brute_force(monkeypatch, entries) -> None:
+    import sdckit.risk.synthetic as synthetic
     from sdckit.risk.synthetic import _nearest_gower, dcr_holdout
 
+    if entries is not None:  # blocks of query rows, the last one partial
+        monkeypatch.setattr(synthetic, "_BLOCK_ENTRIES", entries)
     df = network(400, 9).round({"X": 0})
     ref, query = df.iloc[:250], df.iloc[250:]
     d1, d2 = _nearest_gower(ref, query, list(df.columns), ref)

@@ -97,8 +97,11 @@ def _gower_space(
     ]
 
 
-#: Query rows per block of :func:`_nearest_gower` (block x reference distances in memory).
-_BLOCK = 1024
+#: Distances per block of :func:`_nearest_gower` (query rows x reference records; 8 MiB of
+#: float64): a block's buffers stay in the processor's cache instead of being streamed
+#: through memory (on Adult's 20,000 distinct training records, 1,024 query rows a block took
+#: 2.5 times as long).
+_BLOCK_ENTRIES = 2**20
 
 
 def _nearest_gower(
@@ -158,7 +161,7 @@ def _nearest_gower(
             blocks_q.append(eye[codes[len(tr) :]])
         ref_oh, q_oh = np.hstack(blocks_r), np.hstack(blocks_q)
     once = multiplicity == 1
-    block = min(_BLOCK, max(len(query), 1))
+    block = min(max(_BLOCK_ENTRIES // max(len(reference), 1), 1), max(len(query), 1))
     d = np.empty((block, len(reference)), dtype=np.float64)  # one buffer for every block
     spread = np.empty_like(d)
     ref_oh_t = None if ref_oh is None else np.ascontiguousarray(ref_oh.T)
