@@ -275,19 +275,84 @@ def test_s_pmse_null_expectation_and_ratio() -> None:
     assert both.to_dict()["s_pmse"] == both.s_pmse
 
 
-def test_logistic_fit_sparse_design_equals_dense(monkeypatch) -> None:
-    # one-hot designs are multiplied as sparse matrices; the fit must not change
-    import sdckit.utility.propensity as propensity
+def _duplicated_pair(seed: int, n_original: int, n_protected: int) -> tuple[pd.DataFrame, ...]:
+    """Two files of few distinct records (an integer age of 11 values, three categories),
+    the protected one shifted in age and region: not separable, many records repeated."""
+    rng = np.random.default_rng(seed)
 
+    def frame(n: int, shift: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "age": rng.integers(20, 30, n) + (rng.random(n) < shift),
+                "sex": rng.choice(["F", "M"], n),
+                "edu": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
+                "reg": rng.choice(["n", "s", "e"], n, p=[0.5 - shift, 0.3, 0.2 + shift]),
+            }
+        )
+
+    return frame(n_original, 0.0), frame(n_protected, 0.1)
+
+
+def _row_design(original: pd.DataFrame, protected: pd.DataFrame) -> np.ndarray:
+    """The record-by-record main-effects design: age z-scored, the rest drop-first dummies."""
+    stacked = pd.concat([original, protected], ignore_index=True)
+    age = stacked["age"].to_numpy(dtype=float)
+    dummies = pd.get_dummies(stacked[["sex", "edu", "reg"]], drop_first=True)
+    return np.column_stack([(age - age.mean()) / age.std(), dummies.to_numpy(dtype=float)])
+
+
+def test_pmse_on_distinct_records_equals_the_record_by_record_fit() -> None:
+    """The regression runs on the distinct stacked records, each weighted by its counts (255
+    distinct of 5,000 here); its estimate is the record-by-record logistic regression's:
+    scikit-learn's Newton solver on the full indicator design, same objective and C."""
+    from sklearn.linear_model import LogisticRegression
+
+    from sdckit.utility.propensity import PROPENSITY_C, _design, _logistic_fit
+
+    o, p = _duplicated_pair(3, 3000, 2000)
+    x = _row_design(o, p)
+    t = np.r_[np.zeros(len(o)), np.ones(len(p))]
+    fit = LogisticRegression(C=PROPENSITY_C, solver="newton-cholesky", tol=1e-14, max_iter=100)
+    p_rows = fit.fit(x, t).predict_proba(x)[:, 1]
+    row_pmse = float(np.mean((p_rows - 0.4) ** 2))
+    r = propensity_mse(o, p)
+    assert r.parameters == x.shape[1] + 1 == 8 and r.c == 0.4 and r.n == 5000
+    assert r.pmse == pytest.approx(row_pmse, rel=0, abs=1e-9)
+    assert r.pmse > 1e-3  # the shift is visible: the comparison is not of two zeros
+    # the intercept is not penalized: the mean probability is the protected share (nearly)
+    design = _design(pd.concat([o, p], ignore_index=True), o, p, list(o.columns))
+    assert len(design.records) == 255
+    p_hat = _logistic_fit(design, PROPENSITY_C)
+    assert design.records @ p_hat / 5000 == pytest.approx(0.4, abs=1e-6)
+
+
+def test_design_products_equal_the_indicator_matrix() -> None:
+    """X w, X' r and X' diag(h) X from the level codes equal the products with the explicit
+    matrix of the intercept, the numeric columns and the drop-first indicators."""
+    from sdckit.utility.propensity import _design
+
+    o, p = _duplicated_pair(5, 400, 300)
+    o = o.assign(score=np.random.default_rng(1).normal(size=len(o)).round(1))
+    p = p.assign(score=np.random.default_rng(2).normal(size=len(p)).round(1))
+    stacked = pd.concat([o, p], ignore_index=True)
+    design = _design(stacked, o, p, list(o.columns))
+    assert design.records.sum() == 700 and design.protected.sum() == 300
+    assert len(design.records) < 700  # some records merged
+    codes = [np.eye(k)[f][:, 1:] for f, k in zip(design.factors, design.levels, strict=True)]
+    x = np.hstack([design.numeric, *codes])
+    assert x.shape[1] == design.columns == 1 + 2 + 1 + 3 + 2
     rng = np.random.default_rng(0)
-    n, cards = 20_000, (5, 9, 16)
-    codes = [rng.integers(0, k, n) for k in cards]
-    x = np.hstack([np.eye(k)[c][:, 1:] for c, k in zip(codes, cards, strict=True)])
-    x = np.hstack([x, rng.normal(size=(n, 1))])
-    t = (rng.random(n) < 0.3 + 0.3 * (codes[0] == 1)).astype(float)
-    sparse_fit = propensity._logistic_fit(x, t, propensity.PROPENSITY_C)
-    monkeypatch.setattr(propensity, "SPARSE_DENSITY", -1.0)  # the dense products
-    dense_fit = propensity._logistic_fit(x, t, propensity.PROPENSITY_C)
-    np.testing.assert_allclose(sparse_fit, dense_fit, rtol=0, atol=1e-12)
-    # the intercept is not penalized: the mean probability is the share of ones (nearly)
-    assert sparse_fit.mean() == pytest.approx(t.mean(), abs=1e-6)
+    w, r, h = rng.normal(size=x.shape[1]), rng.normal(size=len(x)), rng.random(len(x))
+    np.testing.assert_allclose(design.linear(w), x @ w, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(design.transposed(r), x.T @ r, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(design.gram(h), (x * h[:, None]).T @ x, rtol=0, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(20, 200), st.integers(20, 200))
+def test_pmse_does_not_depend_on_the_records_order(seed: int, n_o: int, n_p: int) -> None:
+    o, p = _duplicated_pair(seed, n_o, n_p)
+    r = propensity_mse(o, p)
+    shuffled = propensity_mse(o.sample(frac=1, random_state=seed), p.sample(frac=1, random_state=1))
+    assert shuffled.pmse == pytest.approx(r.pmse, rel=1e-9, abs=1e-12)
+    assert 0.0 <= r.pmse <= r.c * (1 - r.c) + 1e-12

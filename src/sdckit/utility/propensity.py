@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sdckit.core.encoding import as_text, is_numeric
+from sdckit.core.frequency import group_keys
 from sdckit.errors import DataError
 from sdckit.utility.numeric import check_aligned
 
@@ -27,12 +27,81 @@ __all__ = ["PROPENSITY_C", "PropensityMSE", "propensity_mse", "propensity_score_
 PROPENSITY_C = 1e6
 
 
-def _design_matrix(
+@dataclass(frozen=True)
+class _Design:
+    """The main-effects design over the *distinct* stacked records (module's regression).
+
+    ``numeric``: one row per distinct record, the intercept's column of ones then each numeric
+    column z-scored over the stacked records; ``factors``: per categorical column the level
+    code of each distinct record (level 0 is the reference: one indicator per other level,
+    drop-first); ``levels``: their numbers of levels; ``records`` and ``protected``: how many
+    stacked records, and how many of them protected, each distinct record stands for."""
+
+    numeric: np.ndarray
+    factors: list[np.ndarray]
+    levels: list[int]
+    records: np.ndarray
+    protected: np.ndarray
+
+    @property
+    def columns(self) -> int:
+        """Columns of the design (the intercept included): the model's parameters."""
+        return self.numeric.shape[1] + sum(k - 1 for k in self.levels)
+
+    def _spans(self) -> list[slice]:
+        """Each categorical column's parameters (after the numeric ones)."""
+        starts = np.cumsum([self.numeric.shape[1], *(k - 1 for k in self.levels)])
+        return [slice(int(a), int(a) + k - 1) for a, k in zip(starts, self.levels, strict=False)]
+
+    def linear(self, weights: np.ndarray) -> np.ndarray:
+        """``X w``: per categorical column a lookup of its levels' weights."""
+        q = self.numeric.shape[1]
+        z = self.numeric @ weights[:q]
+        for f, span in zip(self.factors, self._spans(), strict=True):
+            z += np.r_[0.0, weights[span]][f]
+        return z
+
+    def transposed(self, values: np.ndarray) -> np.ndarray:
+        """``X' r``: per categorical column the sums of ``r`` over each level's records."""
+        q = self.numeric.shape[1]
+        out = np.empty(self.columns)
+        out[:q] = self.numeric.T @ values
+        for f, k, span in zip(self.factors, self.levels, self._spans(), strict=True):
+            out[span] = np.bincount(f, weights=values, minlength=k)[1:]
+        return out
+
+    def gram(self, weights: np.ndarray) -> np.ndarray:
+        """``X' diag(h) X``: the ``h``-weighted cross-tabulations of the columns two by two."""
+        q = self.numeric.shape[1]
+        spans = self._spans()
+        out = np.zeros((self.columns, self.columns))
+        weighted = self.numeric * weights[:, None]
+        out[:q, :q] = weighted.T @ self.numeric
+        factors, levels = self.factors, self.levels
+        for a, (f, k, span) in enumerate(zip(factors, levels, spans, strict=True)):
+            diagonal = np.arange(span.start, span.stop)
+            out[diagonal, diagonal] = np.bincount(f, weights=weights, minlength=k)[1:]
+            for i in range(q):
+                out[i, span] = np.bincount(f, weights=weighted[:, i], minlength=k)[1:]
+                out[span, i] = out[i, span]
+            for g, kg, other in zip(factors[a + 1 :], levels[a + 1 :], spans[a + 1 :], strict=True):
+                cross = np.bincount(f * kg + g, weights=weights, minlength=k * kg)
+                block = cross.reshape(k, kg)[1:, 1:]
+                out[span, other] = block
+                out[other, span] = block.T
+        return out
+
+
+def _design(
     stacked: pd.DataFrame, original: pd.DataFrame, protected: pd.DataFrame, columns: Sequence[str]
-) -> np.ndarray:
-    """Main-effects design: z-scored numeric columns, one-hot (drop-first) categorical ones."""
+) -> _Design:
+    """Main-effects design (:class:`_Design`): z-scored numeric columns, categorical ones as
+    level codes, missing values a category of their own; identical records merged, each with
+    its counts of records and of protected records (stacked: the original's first)."""
     n = len(original)
-    blocks: list[np.ndarray] = []
+    numeric: list[np.ndarray] = []
+    factors: list[np.ndarray] = []
+    levels: list[int] = []
     for c in columns:
         if is_numeric(original[c]) and is_numeric(protected[c]):
             v = stacked[c].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -46,20 +115,29 @@ def _design_matrix(
                     "files, or convert the column to text so that missing becomes a category"
                 )
             sd = v.std()
-            blocks.append(((v - v.mean()) / sd if sd > 0 else v - v.mean())[:, None])
+            numeric.append((v - v.mean()) / sd if sd > 0 else v - v.mean())
         else:
             # categorical (or numeric in one file, generalized text in the other): canonical
             # text, missing values are a category of their own
-            codes, _ = pd.factorize(as_text(stacked[c]), sort=True)
-            k = int(codes.max()) + 1
-            if k > 1:
-                onehot = np.zeros((len(codes), k - 1), dtype=np.float64)
-                rows = np.flatnonzero(codes > 0)
-                onehot[rows, codes[rows] - 1] = 1.0
-                blocks.append(onehot)
-    if not blocks:
-        return np.zeros((len(stacked), 0))
-    return np.hstack(blocks)
+            codes, uniques = pd.factorize(as_text(stacked[c]), sort=True)
+            if len(uniques) > 1:
+                factors.append(codes.astype(np.int64))
+                levels.append(len(uniques))
+    keys = [*factors, *(pd.factorize(v)[0] for v in numeric)]
+    cards = [*levels, *(int(k.max()) + 1 for k in keys[len(factors) :])]
+    if keys:
+        group, groups, first = group_keys(keys, cards, ordered=False)
+    else:  # no column varies: one distinct record
+        group, groups, first = np.zeros(len(stacked), dtype=np.int64), 1, np.zeros(1, dtype=int)
+    protected_rows = np.zeros(len(stacked))
+    protected_rows[n:] = 1.0
+    return _Design(
+        numeric=np.column_stack([np.ones(groups), *(v[first] for v in numeric)]),
+        factors=[f[first] for f in factors],
+        levels=levels,
+        records=np.bincount(group, minlength=groups).astype(np.float64),
+        protected=np.bincount(group, weights=protected_rows, minlength=groups),
+    )
 
 
 @dataclass(frozen=True)
@@ -108,47 +186,41 @@ class PropensityMSE:
         }
 
 
-#: Largest share of nonzero entries at which the regression's design is multiplied as sparse.
-SPARSE_DENSITY = 0.25
+def _logistic_fit(design: _Design, c_inverse: float) -> np.ndarray:
+    """Fitted probability of each distinct record of the L2-penalized logistic regression of
+    "protected" on the design (:class:`_Design`; the intercept unpenalized): minimizes
+    ``sum_i logloss_i + ||w||^2 / (2 C)`` over the stacked records, scikit-learn's objective,
+    by Newton's method (iteratively reweighted least squares) with step halving; converged
+    when the Newton decrement is below 1e-12 per record.
 
-
-def _logistic_fit(x: np.ndarray, t: np.ndarray, c_inverse: float) -> np.ndarray:
-    """Fitted probabilities of the L2-penalized logistic regression of ``t`` on ``x`` (with an
-    unpenalized intercept): minimizes ``sum_i logloss_i + ||w||^2 / (2 C)``, scikit-learn's
-    objective, by Newton's method (iteratively reweighted least squares) with step halving;
-    converged when the Newton decrement is below 1e-12 per record. A design of mostly zeros
-    (one-hot columns) is multiplied as a sparse matrix: the Hessian ``X' W X`` then costs
-    the nonzeros' pairs per record, not the columns' square."""
-    n = len(x)
-    design = np.hstack([np.ones((n, 1)), x])
-    penalty = np.full(design.shape[1], 1.0 / c_inverse)
+    Identical records have identical fitted probabilities and add identical terms to the
+    log-likelihood, so it is summed over the distinct records, each term times its count
+    (a binomial logistic regression: ``m_g log(1 + e^z_g) - y_g z_g`` for ``m_g`` records of
+    which ``y_g`` protected): the same objective, gradient and Hessian as record by record,
+    hence the same estimate. The products with the design use its structure
+    (:meth:`_Design.linear`, :meth:`_Design.transposed`, :meth:`_Design.gram`; no matrix of
+    indicators is built)."""
+    m, y = design.records, design.protected
+    width = design.columns
+    penalty = np.full(width, 1.0 / c_inverse)
     penalty[0] = 0.0
-    w = np.zeros(design.shape[1])
-    w[0] = np.log(t.mean() / (1 - t.mean())) if 0 < t.mean() < 1 else 0.0
-    matrix: Any = design
-    if design.size >= 100_000 and np.count_nonzero(design) <= SPARSE_DENSITY * design.size:
-        from scipy import sparse
-
-        matrix = sparse.csr_matrix(design)
-    transposed = matrix.T.tocsr() if matrix is not design else design.T
+    records = float(m.sum())
+    share = float(y.sum()) / records
+    w = np.zeros(width)
+    w[0] = np.log(share / (1 - share)) if 0 < share < 1 else 0.0
 
     def loss(weights: np.ndarray) -> float:
-        z = matrix @ weights
-        return float(np.sum(np.logaddexp(0.0, z) - t * z) + 0.5 * penalty @ weights**2)
-
-    def hessian(curvature: np.ndarray) -> np.ndarray:
-        if matrix is design:
-            return (design * curvature[:, None]).T @ design
-        return np.asarray((transposed.multiply(curvature[None, :]) @ matrix).toarray())
+        z = design.linear(weights)
+        return float(np.sum(m * np.logaddexp(0.0, z) - y * z) + 0.5 * penalty @ weights**2)
 
     current = loss(w)
     for _ in range(200):
-        p = 0.5 * (1.0 + np.tanh(0.5 * (matrix @ w)))  # stable sigmoid
-        grad = transposed @ (p - t) + penalty * w
-        hess = hessian(p * (1 - p)) + np.diag(penalty + 1e-12)
+        p = 0.5 * (1.0 + np.tanh(0.5 * design.linear(w)))  # stable sigmoid
+        grad = design.transposed(m * p - y) + penalty * w
+        hess = design.gram(m * p * (1 - p)) + np.diag(penalty + 1e-12)
         step = np.linalg.solve(hess, grad)
         decrement = float(grad @ step)
-        if decrement < 1e-12 * n:
+        if decrement < 1e-12 * records:
             break
         size = 1.0
         while size > 1e-8:
@@ -160,7 +232,7 @@ def _logistic_fit(x: np.ndarray, t: np.ndarray, c_inverse: float) -> np.ndarray:
         else:
             break
         w, current = trial, value
-    return 0.5 * (1.0 + np.tanh(0.5 * (matrix @ w)))
+    return 0.5 * (1.0 + np.tanh(0.5 * design.linear(w)))
 
 
 def propensity_mse(
@@ -198,15 +270,14 @@ def propensity_mse(
         ignore_index=True,
     )
     n = len(stacked)
-    t = np.r_[np.zeros(len(original)), np.ones(len(protected))]
     c = len(protected) / n
-    x = _design_matrix(stacked, original, protected, cols)
-    k = x.shape[1] + 1
+    design = _design(stacked, original, protected, cols)
+    k = design.columns
     expected = (k - 1) * c * (1 - c) / n
-    if x.shape[1] == 0:  # no column varies: nothing can distinguish the files
+    if k == 1:  # no column varies: nothing can distinguish the files
         return PropensityMSE(0.0, expected, float("nan"), k, c, n)
-    p_hat = _logistic_fit(x, t, PROPENSITY_C)
-    pmse = float(np.mean((p_hat - c) ** 2))
+    p_hat = _logistic_fit(design, PROPENSITY_C)  # per distinct record
+    pmse = float(design.records @ (p_hat - c) ** 2 / n)
     return PropensityMSE(pmse, expected, pmse / expected, k, c, n)
 
 
