@@ -164,13 +164,16 @@ def _nearest_gower(
     block = min(max(_BLOCK_ENTRIES // max(len(reference), 1), 1), max(len(query), 1))
     d = np.empty((block, len(reference)), dtype=np.float64)  # one buffer for every block
     spread = np.empty_like(d)
+    matches = np.empty((block, len(reference)), dtype=np.float32)
     ref_oh_t = None if ref_oh is None else np.ascontiguousarray(ref_oh.T)
     for start in range(0, len(query), block):
         stop = min(start + block, len(query))
         rows = np.arange(stop - start)
         dist = d[: stop - start]
         if q_oh is not None and ref_oh_t is not None:
-            np.subtract(len(categorical), q_oh[start:stop] @ ref_oh_t, out=dist)
+            # exact: sums of 0/1 products, whole numbers far below float32's 2**24
+            same = np.matmul(q_oh[start:stop], ref_oh_t, out=matches[: stop - start])
+            np.subtract(len(categorical), same, out=dist)
         else:
             dist.fill(0.0)
         if q_num is not None and ref_num is not None:
@@ -179,7 +182,6 @@ def _nearest_gower(
                 np.subtract(q_num[start:stop, j, None], ref_num[None, :, j], out=tmp)
                 np.abs(tmp, out=tmp)
                 dist += tmp
-        np.maximum(dist, 0.0, out=dist)
         nearest = dist.argmin(axis=1)
         d1 = dist[rows, nearest]
         if len(reference) > 1:
