@@ -92,3 +92,43 @@ def test_dcr_sample_is_the_dcr_of_a_seeded_subset() -> None:
     for bad in (0, -3, 2.5, True):
         with pytest.raises(ParameterError, match="sample must be"):
             dcr_holdout(training, holdout, synthetic, sample=bad)  # type: ignore[arg-type]
+
+
+def _mixed(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    """Few categories (many records share a class) and a number to one decimal, a missing
+    value in each kind of column now and then."""
+    age = rng.normal(40, 10, n).round(1)
+    age[rng.random(n) < 0.02] = np.nan
+    region = rng.choice(["n", "s", "e"], n).astype(object)
+    region[rng.random(n) < 0.02] = None
+    return pd.DataFrame({"age": age, "region": region, "sex": rng.choice(["F", "M"], n)})
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nearest_within_the_class_first_changes_no_distance(monkeypatch, seed) -> None:
+    """The nearest and second nearest are looked for first among the reference records of
+    the query's class (its categorical values); where the second is at most 1 away they are
+    the nearest overall. Every figure equals the search over all records, bit for bit, and
+    the shortcut is taken for most queries here."""
+    import sdckit.risk.synthetic as synthetic
+
+    rng = np.random.default_rng(seed)
+    training, holdout, syn = _mixed(rng, 600), _mixed(rng, 300), _mixed(rng, 400)
+    taken = []
+    inner = synthetic._nearest_in_class
+
+    def spy(*args):
+        found = inner(*args)
+        taken.append(0 if found is None else int((found[1] <= 1.0).sum()))
+        return found
+
+    monkeypatch.setattr(synthetic, "_nearest_in_class", spy)
+    shortcut = dcr_holdout(training, holdout, syn).to_dict()
+    assert len(taken) == 2 and min(taken) > 100
+    monkeypatch.setattr(synthetic, "_CLASS_PAIRS", 0)  # every query against every record
+    everything = dcr_holdout(training, holdout, syn).to_dict()
+    assert shortcut == everything
+    d1, d2 = synthetic._nearest_gower(training, syn, list(syn.columns), training)
+    monkeypatch.setattr(synthetic, "_CLASS_PAIRS", 2**20)
+    e1, e2 = synthetic._nearest_gower(training, syn, list(syn.columns), training)
+    assert np.array_equal(d1, e1) and np.array_equal(d2, e2)

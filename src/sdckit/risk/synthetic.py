@@ -114,60 +114,88 @@ def _nearest_gower(
     The same distance as :func:`_gower_space` with Manhattan distance: a categorical column
     adds 1 when the values differ, a numeric one ``|a - b| / range`` (range of ``scale``,
     clipped to half a range beyond it; missing values 3 apart from any number). Computed
-    exactly by blocks of query rows, on the distinct records: categorical mismatches are
-    ``p_cat - matches``, with the matches one matrix product of the one-hot codes (no tree
-    search, which degrades in the one-hot space's many dimensions). A query record equal to a
-    reference record that occurs twice or more is at distance 0 from both (no distance
-    computed)."""
+    exactly on the distinct records (every column coded once, records grouped by their
+    codes). A query record equal to a reference record that occurs twice or more is at
+    distance 0 from both (no distance computed). With categorical and numeric columns, the
+    reference records of the query's class (its categorical values) come first
+    (:func:`_nearest_in_class`): every other record is at least one mismatch, 1, away, so
+    where the second nearest of the class is at most 1 away the two are the nearest overall.
+    The other query records are measured against every reference record by blocks of query
+    rows: categorical mismatches are ``p_cat - matches``, with the matches one matrix product
+    of the one-hot codes (no tree search, which degrades in the one-hot space's many
+    dimensions)."""
     numeric = [c for c in columns if is_numeric(reference[c]) and is_numeric(query[c])]
     categorical = [c for c in columns if c not in numeric]
 
-    def canonical(frame: pd.DataFrame) -> pd.DataFrame:
-        return pd.DataFrame(
-            {
-                c: frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
-                if c in numeric
-                else as_text(frame[c])
-                for c in columns
-            }
-        )
-
-    q_all = canonical(query)
-    q_codes = q_all.groupby(list(columns), dropna=False, sort=False).ngroup().to_numpy()
-    q_first = np.unique(q_codes, return_index=True)[1]
-    query = q_all.iloc[q_first].reset_index(drop=True)
-    ref_all = canonical(reference)
-    counts = ref_all.groupby(list(columns), dropna=False, sort=False).size()
-    reference = counts.index.to_frame(index=False)
-    reference.columns = list(columns)
-    multiplicity = counts.to_numpy()
-    found = query.merge(reference.assign(_count=multiplicity), how="left", on=list(columns))[
-        "_count"
-    ].to_numpy(dtype=np.float64)
-    repeated = found >= 2  # nearest and second nearest both at distance 0
-    first = np.zeros(len(query))
-    second = np.zeros(len(query))
+    n_ref = len(reference)
+    codes, cards = [], []  # per column, one code space over the reference and query rows
+    for c in columns:
+        if c in numeric:  # numbers compared as numbers; missing equals missing
+            pair = [f[c].to_numpy(dtype=np.float64, na_value=np.nan) for f in (reference, query)]
+        else:
+            pair = [as_text(f[c]) for f in (reference, query)]
+        k, uniques = pd.factorize(np.concatenate(pair), use_na_sentinel=False)
+        codes.append(k)
+        cards.append(len(uniques))
+    record = group_keys(codes, cards, ordered=False)[0]  # equal records, equal ids
+    ref_record, q_record = record[:n_ref], record[n_ref:]
+    occurs = np.bincount(ref_record, minlength=int(record.max()) + 1)
+    ref_ids, ref_first = np.unique(ref_record, return_index=True)  # the distinct references
+    multiplicity = occurs[ref_ids]
+    q_ids, q_first, q_codes = np.unique(q_record, return_index=True, return_inverse=True)
+    repeated = occurs[q_ids] >= 2  # nearest and second nearest both at distance 0
+    first = np.zeros(len(q_ids))
+    second = np.zeros(len(q_ids))
     rest = np.flatnonzero(~repeated)
-    query = query.iloc[rest].reset_index(drop=True)
-    ref_num, q_num = _gower_space([reference, query], numeric, scale) if numeric else (None, None)
+    q_rows = n_ref + q_first[rest]  # the distinct query records measured, as rows of codes
+    n_query = len(rest)
+    ref_num = q_num = None
+    if numeric:
+        frames = [
+            pd.DataFrame(
+                {c: f[c].to_numpy(dtype=np.float64, na_value=np.nan)[rows] for c in numeric}
+            )
+            for f, rows in ((reference, ref_first), (query, q_first[rest]))
+        ]
+        ref_num, q_num = _gower_space(frames, numeric, scale)
     ref_oh = q_oh = None
+    cat_codes, cat_cards = [], []
     if categorical:
         blocks_r, blocks_q = [], []
+        coded = dict(zip(columns, zip(codes, cards, strict=True), strict=True))
         for c in categorical:
-            tr, tq = reference[c].to_numpy(dtype=object), query[c].to_numpy(dtype=object)
-            codes, uniques = pd.factorize(np.concatenate([tr, tq]))
-            eye = np.eye(len(uniques), dtype=np.float32)
-            blocks_r.append(eye[codes[: len(tr)]])
-            blocks_q.append(eye[codes[len(tr) :]])
+            k, card = coded[c]
+            cat_codes.append(np.concatenate([k[ref_first], k[q_rows]]))
+            cat_cards.append(card)
+            eye = np.eye(card, dtype=np.float32)
+            blocks_r.append(eye[k[ref_first]])
+            blocks_q.append(eye[k[q_rows]])
         ref_oh, q_oh = np.hstack(blocks_r), np.hstack(blocks_q)
+    n_distinct = len(ref_ids)
+    if cat_codes and q_num is not None and ref_num is not None and n_query:
+        # first within the query's class (its categorical values): enough where the second
+        # nearest there is at most 1 away, for any other record is a mismatch (1) away
+        classes = group_keys(cat_codes, cat_cards, ordered=False)[0]
+        found_in = _nearest_in_class(
+            classes[:n_distinct], classes[n_distinct:], ref_num, q_num, multiplicity
+        )
+        if found_in is not None:
+            d1, d2 = found_in
+            done = d2 <= 1.0
+            first[rest[done]] = d1[done]
+            second[rest[done]] = d2[done]
+            pending = np.flatnonzero(~done)
+            rest, q_num = rest[pending], q_num[pending]
+            q_oh = None if q_oh is None else q_oh[pending]
+            n_query = len(pending)
     once = multiplicity == 1
-    block = min(max(_BLOCK_ENTRIES // max(len(reference), 1), 1), max(len(query), 1))
-    d = np.empty((block, len(reference)), dtype=np.float64)  # one buffer for every block
+    block = min(max(_BLOCK_ENTRIES // n_distinct, 1), max(n_query, 1))
+    d = np.empty((block, n_distinct), dtype=np.float64)  # one buffer for every block
     spread = np.empty_like(d)
-    matches = np.empty((block, len(reference)), dtype=np.float32)
+    matches = np.empty((block, n_distinct), dtype=np.float32)
     ref_oh_t = None if ref_oh is None else np.ascontiguousarray(ref_oh.T)
-    for start in range(0, len(query), block):
-        stop = min(start + block, len(query))
+    for start in range(0, n_query, block):
+        stop = min(start + block, n_query)
         rows = np.arange(stop - start)
         dist = d[: stop - start]
         if q_oh is not None and ref_oh_t is not None:
@@ -184,7 +212,7 @@ def _nearest_gower(
                 dist += tmp
         nearest = dist.argmin(axis=1)
         d1 = dist[rows, nearest]
-        if len(reference) > 1:
+        if n_distinct > 1:
             dist[rows, nearest] = np.inf  # the nearest once; its duplicates stay as the second
             d2 = np.where(once[nearest], dist.min(axis=1), d1)
         else:
@@ -192,6 +220,51 @@ def _nearest_gower(
         first[rest[start:stop]] = d1
         second[rest[start:stop]] = d2
     return first[q_codes], second[q_codes]
+
+
+#: Most (query, reference) pairs of one class that :func:`_nearest_in_class` compares.
+_CLASS_PAIRS = 2**20
+
+
+def _nearest_in_class(
+    ref_class: np.ndarray,
+    query_class: np.ndarray,
+    ref_num: np.ndarray,
+    q_num: np.ndarray,
+    multiplicity: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per query record, the distances (Gower times p: the numeric columns' alone, the
+    categorical ones being equal) to its nearest and second-nearest reference records of the
+    same class (``inf`` where there are fewer; a reference record counted ``multiplicity``
+    times), summed in the order of :func:`_nearest_gower`'s blocks (the same floats); None
+    when the pairs to compare are more than :data:`_CLASS_PAIRS`."""
+    size = np.bincount(ref_class, minlength=int(max(ref_class.max(), query_class.max())) + 1)
+    counts = size[query_class]
+    total = int(counts.sum())
+    if total > _CLASS_PAIRS:
+        return None
+    begins = np.cumsum(counts) - counts  # each query's first pair
+    owner = np.repeat(np.arange(len(query_class)), counts)
+    starts = (np.cumsum(size) - size)[query_class]
+    rows = np.argsort(ref_class, kind="stable")[
+        np.repeat(starts, counts) + np.arange(total) - np.repeat(begins, counts)
+    ]
+    dist = np.zeros(total)
+    for j in range(q_num.shape[1]):
+        dist += np.abs(q_num[owner, j] - ref_num[rows, j])
+    by = np.lexsort((dist, owner))  # by query, then distance
+    dist, rows = dist[by], rows[by]
+    d1 = np.full(len(query_class), np.inf)
+    d2 = np.full(len(query_class), np.inf)
+    has = np.flatnonzero(counts >= 1)
+    head = begins[has]
+    d1[has] = dist[head]
+    twice = multiplicity[rows[head]] >= 2  # the nearest record occurs twice or more
+    more = counts[has] >= 2
+    d2[has] = np.where(
+        twice, dist[head], np.where(more, dist[np.minimum(head + 1, total - 1)], np.inf)
+    )
+    return d1, d2
 
 
 def _nndr(first: np.ndarray, second: np.ndarray) -> np.ndarray:
