@@ -240,3 +240,38 @@ def test_encode_quasi_identifier_arrow_path_equals_object_path():
     assert freq.encode_quasi_identifier(s, "x", hier).codes.tolist() == [2, 1, 0, 2]
     with pytest.raises(Exception, match="not in"):
         freq.encode_quasi_identifier(pd.Series(["a", "zz"], dtype="str"), "x", hier)
+
+
+_CELLS = st.one_of(
+    st.sampled_from(["a", "b", "", "1", "1.5"]), st.none(), st.sampled_from([1.0, 1.5, 2.0])
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(_CELLS, min_size=0, max_size=12), min_size=1, max_size=3),
+    st.sampled_from(["object", "str", "float"]),
+)
+def test_text_codes_equal_factorizing_the_stacked_texts(columns, kind) -> None:
+    """One code space over several columns, each encoded on its own storage: the codes of
+    factorizing all their canonical texts together (sorted: the same numbers; unsorted: the
+    same grouping)."""
+    from sdckit.core.encoding import as_text, text_codes
+
+    if kind == "float":
+        series = [pd.Series([v if isinstance(v, float) else np.nan for v in c]) for c in columns]
+    elif kind == "str":
+        series = [
+            pd.Series([None if v is None else str(v) for v in c], dtype="str") for c in columns
+        ]
+    else:
+        series = [pd.Series(c, dtype=object) for c in columns]
+    texts = np.concatenate([as_text(s) for s in series]) if series else np.zeros(0)
+    expected, uniques = pd.factorize(texts, sort=True)
+    got, distinct = text_codes(*series, sort=True)
+    assert distinct == len(uniques)
+    assert np.array_equal(np.concatenate(got) if got else np.zeros(0), expected)
+    unsorted, _ = text_codes(*series)
+    flat = np.concatenate(unsorted)
+    # the same partition: equal codes exactly where equal texts
+    assert np.array_equal(flat[:, None] == flat[None, :], expected[:, None] == expected[None, :])

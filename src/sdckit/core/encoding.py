@@ -150,3 +150,23 @@ def encode(values: pd.Series | np.ndarray, name: str = "", sort: bool = True) ->
     sub_codes, uniques = pd.factorize(texts, sort=sort, use_na_sentinel=False)
     codes = sub_codes.astype(np.int32)[raw_codes] if len(raw_codes) else np.zeros(0, np.int32)
     return EncodedColumn(name=name, codes=codes, values=np.asarray(uniques, dtype=object))
+
+
+def text_codes(*values: pd.Series | np.ndarray, sort: bool = False) -> tuple[list[np.ndarray], int]:
+    """Integer codes of the canonical text (:func:`as_text`) of several columns in one code
+    space: equal text, equal code (a missing value is the text ``""``); with ``sort`` the
+    codes follow the texts' order. Each column is :func:`encode`-d (factorized on its own
+    storage, only its distinct values turned into text) and their texts merged: the codes
+    of ``pd.factorize(np.concatenate([as_text(v) for v in values]), sort=True)`` split back
+    per column (unsorted, the numbering may differ, the grouping does not). Returns the
+    codes (``int64``, one array per column) and the number of distinct texts."""
+    encoded = [encode(v, sort=False) for v in values]
+    merged, distinct = pd.factorize(
+        np.concatenate([e.values for e in encoded]), sort=sort, use_na_sentinel=False
+    )
+    out: list[np.ndarray] = []
+    start = 0
+    for e in encoded:
+        out.append(merged[start : start + len(e.values)][e.codes].astype(np.int64))
+        start += len(e.values)
+    return out, len(distinct)

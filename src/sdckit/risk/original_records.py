@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import as_text, is_numeric
+from sdckit.core.encoding import is_numeric, text_codes
 from sdckit.errors import ParameterError
 
 __all__ = ["DEFAULT_THRESHOLD", "OriginalRecords", "check_threshold", "original_records"]
@@ -99,15 +99,15 @@ def check_threshold(value: Any, where: str = "original_share_warning") -> float:
 
 def _codes(original: pd.Series, released: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """One code per value over both columns (equal values, equal codes; module docstring)."""
-    if is_numeric(original) and is_numeric(released):
-        both = np.concatenate(
-            [
-                original.to_numpy(dtype=np.float64, na_value=np.nan),
-                released.to_numpy(dtype=np.float64, na_value=np.nan),
-            ]
-        )
-    else:
-        both = np.concatenate([as_text(original), as_text(released)])
+    if not (is_numeric(original) and is_numeric(released)):
+        (a, b), _ = text_codes(original, released)
+        return a, b
+    both = np.concatenate(
+        [
+            original.to_numpy(dtype=np.float64, na_value=np.nan),
+            released.to_numpy(dtype=np.float64, na_value=np.nan),
+        ]
+    )
     codes, _ = pd.factorize(both, use_na_sentinel=False)
     return codes[: len(original)], codes[len(original) :]
 

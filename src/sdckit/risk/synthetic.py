@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import as_text, is_numeric
+from sdckit.core.encoding import as_text, is_numeric, text_codes
 from sdckit.core.frequency import group_keys
 from sdckit.errors import ParameterError
 from sdckit.utility.numeric import check_aligned
@@ -132,11 +132,13 @@ def _nearest_gower(
     for c in columns:
         if c in numeric:  # numbers compared as numbers; missing equals missing
             pair = [f[c].to_numpy(dtype=np.float64, na_value=np.nan) for f in (reference, query)]
+            k, uniques = pd.factorize(np.concatenate(pair), use_na_sentinel=False)
+            card = len(uniques)
         else:
-            pair = [as_text(f[c]) for f in (reference, query)]
-        k, uniques = pd.factorize(np.concatenate(pair), use_na_sentinel=False)
+            parts, card = text_codes(reference[c], query[c])
+            k = np.concatenate(parts)
         codes.append(k)
-        cards.append(len(uniques))
+        cards.append(card)
     record = group_keys(codes, cards, ordered=False)[0]  # equal records, equal ids
     ref_record, q_record = record[:n_ref], record[n_ref:]
     occurs = np.bincount(ref_record, minlength=int(record.max()) + 1)

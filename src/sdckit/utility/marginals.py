@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import as_text, is_numeric
+from sdckit.core.encoding import is_numeric, text_codes
 from sdckit.core.frequency import group_keys
 from sdckit.errors import ParameterError
 from sdckit.utility.numeric import check_aligned
@@ -75,9 +75,8 @@ def _codes(original: pd.Series, other: pd.Series, numeric_bins: int) -> tuple[np
         codes = np.searchsorted(edges, both, side="right").astype(np.int64)
         codes[np.isnan(both)] = len(edges) + 1  # missing: a bin of its own
         return codes, len(edges) + 2
-    text = np.concatenate([as_text(original), as_text(other)])
-    codes, uniques = pd.factorize(text, sort=True)
-    return codes.astype(np.int64), len(uniques)
+    (a, b), k = text_codes(original, other, sort=True)
+    return np.concatenate([a, b]), k
 
 
 def _tvd(codes: list[np.ndarray], cards: list[int], n_original: int) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sdckit.core.encoding import as_text, is_numeric
+from sdckit.core.encoding import is_numeric, text_codes
 from sdckit.core.frequency import group_keys
 from sdckit.errors import DataError
 from sdckit.utility.numeric import check_aligned
@@ -119,10 +119,10 @@ def _design(
         else:
             # categorical (or numeric in one file, generalized text in the other): canonical
             # text, missing values are a category of their own
-            codes, uniques = pd.factorize(as_text(stacked[c]), sort=True)
-            if len(uniques) > 1:
-                factors.append(codes.astype(np.int64))
-                levels.append(len(uniques))
+            (codes,), k = text_codes(stacked[c], sort=True)
+            if k > 1:
+                factors.append(codes)
+                levels.append(k)
     keys = [*factors, *(pd.factorize(v)[0] for v in numeric)]
     cards = [*levels, *(int(k.max()) + 1 for k in keys[len(factors) :])]
     if keys:
