@@ -356,3 +356,27 @@ def test_pmse_does_not_depend_on_the_records_order(seed: int, n_o: int, n_p: int
     shuffled = propensity_mse(o.sample(frac=1, random_state=seed), p.sample(frac=1, random_state=1))
     assert shuffled.pmse == pytest.approx(r.pmse, rel=1e-9, abs=1e-12)
     assert 0.0 <= r.pmse <= r.c * (1 - r.c) + 1e-12
+
+
+def test_pmse_of_nearly_distinct_records_equals_the_record_by_record_fit() -> None:
+    """A continuous column makes nearly every record distinct: nothing is merged (each
+    record weighs 1) and the estimate is still scikit-learn's record-by-record one."""
+    from sklearn.linear_model import LogisticRegression
+
+    from sdckit.utility.propensity import PROPENSITY_C, _design
+
+    rng = np.random.default_rng(4)
+    o = pd.DataFrame({"x": rng.normal(size=1500), "g": rng.choice(list("abc"), 1500)})
+    p = pd.DataFrame({"x": rng.normal(0.2, 1, 1000), "g": rng.choice(list("abc"), 1000)})
+    stacked = pd.concat([o, p], ignore_index=True)
+    design = _design(stacked, o, p, ["x", "g"])
+    assert len(design.records) == 2500 and (design.records == 1).all()
+    x = stacked["x"].to_numpy()
+    dummies = pd.get_dummies(stacked["g"], drop_first=True).to_numpy(dtype=float)
+    x = np.column_stack([(x - x.mean()) / x.std(), dummies])
+    t = np.r_[np.zeros(1500), np.ones(1000)]
+    fit = LogisticRegression(C=PROPENSITY_C, solver="newton-cholesky", tol=1e-14, max_iter=100)
+    p_rows = fit.fit(x, t).predict_proba(x)[:, 1]
+    r = propensity_mse(o, p)
+    assert r.pmse == pytest.approx(float(np.mean((p_rows - 0.4) ** 2)), rel=0, abs=1e-9)
+    assert r.pmse > 1e-4

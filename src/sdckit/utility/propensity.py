@@ -29,7 +29,9 @@ PROPENSITY_C = 1e6
 
 @dataclass(frozen=True)
 class _Design:
-    """The main-effects design over the *distinct* stacked records (module's regression).
+    """The main-effects design over the *distinct* stacked records (module's regression;
+    over every record when a numeric column is distinct in more than half of them: then
+    there is little to merge).
 
     ``numeric``: one row per distinct record, the intercept's column of ones then each numeric
     column z-scored over the stacked records; ``factors``: per categorical column the level
@@ -123,14 +125,29 @@ def _design(
             if k > 1:
                 factors.append(codes)
                 levels.append(k)
-    keys = [*factors, *(pd.factorize(v)[0] for v in numeric)]
-    cards = [*levels, *(int(k.max()) + 1 for k in keys[len(factors) :])]
+    keys: list[np.ndarray] | None = list(factors)
+    cards = list(levels)
+    for v in numeric:
+        codes, uniques = pd.factorize(v)
+        if len(uniques) > len(stacked) // 2:  # records nearly all distinct: nothing to merge
+            keys = None
+            break
+        keys.append(codes)
+        cards.append(len(uniques))
+    protected_rows = np.zeros(len(stacked))
+    protected_rows[n:] = 1.0
+    if keys is None:  # each record on its own
+        return _Design(
+            numeric=np.column_stack([np.ones(len(stacked)), *numeric]),
+            factors=factors,
+            levels=levels,
+            records=np.ones(len(stacked)),
+            protected=protected_rows,
+        )
     if keys:
         group, groups, first = group_keys(keys, cards, ordered=False)
     else:  # no column varies: one distinct record
         group, groups, first = np.zeros(len(stacked), dtype=np.int64), 1, np.zeros(1, dtype=int)
-    protected_rows = np.zeros(len(stacked))
-    protected_rows[n:] = 1.0
     return _Design(
         numeric=np.column_stack([np.ones(groups), *(v[first] for v in numeric)]),
         factors=[f[first] for f in factors],
