@@ -61,12 +61,13 @@ FIT_SAMPLE = """
 from pathlib import Path
 from sdckit.jobs.config import load_job
 from sdckit.jobs.mask import _typed
+from sdckit.jobs.synthesize import _JOB_OPTIONS
 from sdckit.synthesis.api import _split, make_synthesizer
 from sdckit.synthesis.base import as_generator
 job = load_job(Path({job!r}))
 data = _typed(job.read_input(), job.schema)
 split_rng, fit_rng, copy_rng = as_generator(job.spec.seed).spawn(3)
-options = dict(job.algorithm_options)
+options = {{k: v for k, v in job.algorithm_options.items() if k not in _JOB_OPTIONS}}
 synthesizer = make_synthesizer(
     job.spec.method, epsilon=job.spec.epsilon, delta=job.spec.delta, **options
 )
