@@ -69,6 +69,7 @@ __all__ = [
     "ProfitabilityJournalist",
     "ProfitabilityProsecutor",
     "information_loss",
+    "JournalistPopulation",
     "population_success",
     "publisher_payout",
 ]
@@ -251,7 +252,41 @@ class ProfitabilityProsecutor(PrivacyModel):
         return self._result(violating, details, class_values=payout)
 
 
-class ProfitabilityJournalist(ProfitabilityProsecutor):
+class JournalistPopulation:
+    """The population table of a journalist variant (mixed into the pydantic models, which
+    declare ``population`` and ``_index``): indexed with the data's QI codes by
+    :meth:`prepare_population`, checked to contain the data, and described by its size."""
+
+    population: pd.DataFrame
+    name: str
+    _index: PopulationIndex | None
+
+    def prepare_population(self, base: FrequencySet) -> None:
+        """Encode and aggregate the population with the data's QI codes."""
+        self._index = PopulationIndex(self.population, base, self.name)
+        self._index.check_contains(base)
+
+    def population_index(self) -> PopulationIndex:
+        """The index :meth:`prepare_population` built (a ConfigError before it ran)."""
+        if self._index is None:
+            raise ConfigError(
+                f"{self.name}: call prepare(base) with the frequency set of all records "
+                "before evaluate() (sdckit.models.check does this)"
+            )
+        return self._index
+
+    def success_probability(self, fs: FrequencySet) -> np.ndarray:
+        """Per class, ``1 / population records in the class`` (``1 / |c|`` when none)."""
+        return population_success(self.population_index(), fs)
+
+    def describe(self) -> dict:
+        """The parameters, with the population's size instead of the table."""
+        out = {k: v for k, v in super().describe().items() if k != "population"}  # type: ignore[misc]
+        out["population_records"] = len(self.population)
+        return out
+
+
+class ProfitabilityJournalist(JournalistPopulation, ProfitabilityProsecutor):
     """Profitability against a journalist (Wan et al. 2015; ARX ``ProfitabilityJournalist``).
 
     As :class:`ProfitabilityProsecutor`, with the success probability ``1 / P`` where ``P``
@@ -280,20 +315,4 @@ class ProfitabilityJournalist(ProfitabilityProsecutor):
     def prepare(self, base: FrequencySet) -> None:
         """Encode and aggregate the population with the data's QI codes."""
         super().prepare(base)
-        self._index = PopulationIndex(self.population, base, self.name)
-        self._index.check_contains(base)
-
-    def success_probability(self, fs: FrequencySet) -> np.ndarray:
-        """Per class, ``1 / population records in the class`` (``1 / |c|`` when none)."""
-        if self._index is None:
-            raise ConfigError(
-                f"{self.name}: call prepare(base) with the frequency set of all records "
-                "before evaluate() (sdckit.models.check does this)"
-            )
-        return population_success(self._index, fs)
-
-    def describe(self) -> dict:
-        """The parameters, with the population's size instead of the table."""
-        out = {k: v for k, v in super().describe().items() if k != "population"}
-        out["population_records"] = len(self.population)
-        return out
+        self.prepare_population(base)

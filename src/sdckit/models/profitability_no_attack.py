@@ -42,10 +42,9 @@ import pandas as pd
 from pydantic import PrivateAttr
 
 from sdckit.core.frequency import FrequencySet
-from sdckit.errors import ConfigError
 from sdckit.models.base import ModelResult, PrivacyModel
 from sdckit.models.presence import PopulationIndex
-from sdckit.models.profitability import Amount, population_success
+from sdckit.models.profitability import Amount, JournalistPopulation
 
 __all__ = [
     "ProfitabilityJournalistNoAttack",
@@ -183,7 +182,7 @@ class ProfitabilityProsecutorNoAttack(PrivacyModel):
         return self._result(violating, details, class_values=payoff)
 
 
-class ProfitabilityJournalistNoAttack(ProfitabilityProsecutorNoAttack):
+class ProfitabilityJournalistNoAttack(JournalistPopulation, ProfitabilityProsecutorNoAttack):
     """No-attack profitability against a journalist (Wan et al. 2015; ARX
     ``ProfitabilityJournalistNoAttack``).
 
@@ -223,29 +222,9 @@ class ProfitabilityJournalistNoAttack(ProfitabilityProsecutorNoAttack):
 
     def prepare(self, base: FrequencySet) -> None:
         """Encode and aggregate the population with the data's QI codes."""
-        self._index = PopulationIndex(self.population, base, self.name)
-        self._index.check_contains(base)
-
-    def _population(self) -> PopulationIndex:
-        if self._index is None:
-            raise ConfigError(
-                f"{self.name}: call prepare(base) with the frequency set of all records "
-                "before evaluate() (sdckit.models.check does this)"
-            )
-        return self._index
+        self.prepare_population(base)
 
     def class_sizes(self, fs: FrequencySet) -> np.ndarray:
         """Per class, its population records ``P``."""
-        pcount, _ = self._population().join(fs)
+        pcount, _ = self.population_index().join(fs)
         return pcount
-
-    def success_probability(self, fs: FrequencySet) -> np.ndarray:
-        """Per class, ``1 / P`` (``1 / |c|`` when the population has none), for the
-        ``publisher_payout`` metric against a journalist."""
-        return population_success(self._population(), fs)
-
-    def describe(self) -> dict:
-        """The parameters, with the population's size instead of the table."""
-        out = {k: v for k, v in super().describe().items() if k != "population"}
-        out["population_records"] = len(self.population)
-        return out

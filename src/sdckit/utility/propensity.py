@@ -125,18 +125,19 @@ def _design(
             if k > 1:
                 factors.append(codes)
                 levels.append(k)
-    keys: list[np.ndarray] | None = list(factors)
+    keys: list[np.ndarray] = list(factors)
     cards = list(levels)
+    distinct = False  # records nearly all distinct: nothing to merge
     for v in numeric:
         codes, uniques = pd.factorize(v)
-        if len(uniques) > len(stacked) // 2:  # records nearly all distinct: nothing to merge
-            keys = None
+        if len(uniques) > len(stacked) // 2:
+            distinct = True
             break
         keys.append(codes)
         cards.append(len(uniques))
     protected_rows = np.zeros(len(stacked))
     protected_rows[n:] = 1.0
-    if keys is None:  # each record on its own
+    if distinct:  # each record on its own
         return _Design(
             numeric=np.column_stack([np.ones(len(stacked)), *numeric]),
             factors=factors,
