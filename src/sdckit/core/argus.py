@@ -197,6 +197,21 @@ class ArgusMetadata:
         return self.path.parent / given.name
 
 
+def _read_text(p: Path, kind: str, encoding: str, error: type[Exception], hint: str) -> str:
+    """The text of the ``kind`` file ``p`` (``metadata``, ``data``, ``codelist``,
+    ``hierarchy``); ``error`` naming the file when it is missing or not ``encoding`` text,
+    with ``hint`` on how to give the encoding."""
+    try:
+        return p.read_text(encoding=encoding)
+    except (FileNotFoundError, IsADirectoryError):
+        raise error(f"{kind} file {str(p)!r} does not exist; check the path") from None
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{kind} file {str(p)!r} is not {encoding} text ({exc.reason} at byte "
+            f"{exc.start}); {hint}"
+        ) from None
+
+
 def _tokens(line: str, where: str) -> list[str]:
     """The blank-separated tokens of ``line``; ``"..."`` is one token (quotes removed)."""
     out: list[str] = []
@@ -242,15 +257,7 @@ def read_rda(
     variable declared twice.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding=encoding)
-    except FileNotFoundError:
-        raise ConfigError(f"metadata file {str(p)!r} does not exist; check the path") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"metadata file {str(p)!r} is not {encoding} text ({exc.reason} at byte "
-            f"{exc.start}); give its encoding (e.g. latin-1)"
-        ) from None
+    text = _read_text(p, "metadata", encoding, ConfigError, "give its encoding (e.g. latin-1)")
     meta = ArgusMetadata(path=p)
     if kind == "table":
         meta.separator = ";"
@@ -494,15 +501,7 @@ def read_argus_data(
     or a free-format line with another number of fields than the metadata declares.
     """
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"data file {str(p)!r} does not exist; check the path")
-    try:
-        text = p.read_text(encoding=encoding)
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            f"data file {str(p)!r} is not {encoding} text ({exc.reason} at byte {exc.start}); "
-            "give its encoding (input.encoding)"
-        ) from None
+    text = _read_text(p, "data", encoding, DataError, "give its encoding (input.encoding)")
     names = [v.name for v in meta.variables]
     if meta.separator is None:
         frame = _read_fixed(text, meta, p)
@@ -694,12 +693,7 @@ def read_cdl(path: str | Path, encoding: str = "utf-8") -> dict[str, str]:
     code given twice, or two codes with one label (the labels become the values: the two
     categories would silently merge)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding=encoding)
-    except FileNotFoundError:
-        raise ConfigError(f"codelist file {str(p)!r} does not exist; check the path") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"codelist file {p.name} is not {encoding} text ({exc.reason})") from None
+    text = _read_text(p, "codelist", encoding, ConfigError, "give its encoding (e.g. latin-1)")
     labels: dict[str, str] = {}
     code_line: dict[str, int] = {}
     label_line: dict[str, tuple[str, int]] = {}
@@ -776,12 +770,7 @@ def read_hrc(path: str | Path, lead: str = "@", encoding: str = "utf-8") -> list
     p = Path(path)
     if not lead:
         raise HierarchyError(f"{p.name}: the lead string is empty; give e.g. '@'")
-    try:
-        text = p.read_text(encoding=encoding)
-    except FileNotFoundError:
-        raise HierarchyError(f"hierarchy file {str(p)!r} does not exist; check the path") from None
-    except UnicodeDecodeError as exc:
-        raise HierarchyError(f"{p.name} is not {encoding} text ({exc.reason})") from None
+    text = _read_text(p, "hierarchy", encoding, HierarchyError, "give its encoding (e.g. latin-1)")
     entries: list[HrcEntry] = []
     where_of: dict[str, int] = {}
     previous = 0
