@@ -345,9 +345,13 @@ def test_the_optimal_methods_time_limit_is_stated_in_summary_report_and_terminal
     assert 0.0 <= summary["gap"] <= 1e-3
     html = (tmp_path / "table.html").read_text()
     assert "time limit (s)" in html and "lower bound (secondary cost)" in html
+    # the heuristic whose pattern was the search's incumbent
+    assert summary["start"] in ("simple", "modular")
+    assert "start (incumbent)" in html
     print_summary(summary)
     shown = capsys.readouterr().out
     assert "time limit (s)" in shown and f"{DEFAULT_TIME_LIMIT:g}" in shown
+    assert "start (incumbent)" in shown and summary["start"] in shown
     # a limit given in the job's options is the one stated
     (tmp_path / "given").mkdir()
     run_table_job(load_job(_write_job(tmp_path / "given", options={"time_limit": 7})))

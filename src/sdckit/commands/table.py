@@ -42,6 +42,8 @@ def print_summary(summary: dict[str, Any]) -> None:
     if summary.get("time_limit") is not None:
         t.add_row("time limit (s)", f"{summary['time_limit']:g}")
         t.add_row("proven optimal", "yes" if summary.get("optimal") else "no")
+        if summary.get("start"):
+            t.add_row("start (incumbent)", str(summary["start"]))
         if summary.get("lower_bound") is not None:
             t.add_row("lower bound (secondary cost)", f"{summary['lower_bound']:,.2f}")
             t.add_row("gap", f"{100 * summary.get('gap', 0.0):.2f}%")

@@ -255,14 +255,17 @@ def _deviation_section(title: str, dev: dict[str, float]) -> Section:
 
 
 def _search_facts(summary: dict[str, Any]) -> dict[str, Any]:
-    """The optimal method's time limit, whether it proved optimality, its lower bound on
-    the secondary cost and the gap (nothing for the other methods)."""
+    """The optimal method's time limit, whether it proved optimality, the heuristic whose
+    pattern was its incumbent, its lower bound on the secondary cost and the gap (nothing
+    for the other methods)."""
     if summary.get("time_limit") is None:
         return {}
     facts: dict[str, Any] = {
         "time limit (s)": summary["time_limit"],
         "proven optimal": "yes" if summary.get("optimal") else "no",
     }
+    if summary.get("start"):
+        facts["start (incumbent)"] = summary["start"]
     if summary.get("lower_bound") is not None:
         facts["lower bound (secondary cost)"] = round(float(summary["lower_bound"]), 2)
         facts["gap"] = f"{100 * float(summary.get('gap', 0.0)):.2f}%"

@@ -25,6 +25,7 @@ audits it on the whole table and repairs it before release, as for every heurist
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -207,6 +208,8 @@ def hitas_solver(
     exact_cells: int = EXACT_CELLS,
     node_limit: int | None = EXACT_NODES,
     max_masters: int | None = EXACT_MASTERS,
+    *,
+    deadline: float | None = None,
 ) -> Solver:
     """The sub-table solver of HiTaS (de Wolf 2002; tau-Argus protects each sub-table with
     the model of Fischetti & Salazar 2001), with the published cells locked:
@@ -224,6 +227,11 @@ def hitas_solver(
        :func:`sdckit.tables.patterns.optimal_pattern` bounded by ``node_limit`` nodes
        per master and ``max_masters`` masters (and ``time_limit`` seconds when given;
        completed greedily when stopped), and the cheaper pattern wins.
+
+    ``deadline`` (``time.perf_counter()`` value; the optimal method's start,
+    :func:`~sdckit.tables.suppression.suppress`): the exact search stops by then (its
+    ``time_limit`` shortened to the time left) and is skipped after it, so the sub-tables
+    left get the completed cover alone; the covers and completions always run.
 
     Measured on the 3-D table of ``benchmarks/bench_tables.py`` (97,336 cells; 125 sub-tables
     of 9 x 9 x 9 whose margins a higher sub-table published, ~9 primaries each): the exact
@@ -257,13 +265,19 @@ def hitas_solver(
                 cover = closed
         if int(model.free.sum()) > (max(exact_cells, EXACT_WHOLE_CELLS) if whole else exact_cells):
             return cover
+        limit = time_limit
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return cover
+            limit = left if limit is None else min(limit, left)
         found = optimal_pattern(
             sub,
             sub_primary,
             sub_cost,
             nonnegative=nonnegative,
             published=published,
-            time_limit=time_limit,
+            time_limit=limit,
             node_limit=node_limit,
             max_masters=max_masters,
         )

@@ -22,6 +22,8 @@ Methods (:func:`suppress`):
   solution either prove the solution protects every primary (it is then optimal) or yield
   violated inequalities, and the loop repeats (constraint generation; :func:`optimal_pattern`
   derives the inequality; the model is :class:`sdckit.tables.patterns.AttackerModel`).
+  Anytime: the cheaper of the ``simple`` and ``modular`` heuristics' patterns is the
+  masters' incumbent, so a search stopped by its time limit returns nothing dearer.
 * ``simple`` -- a fast deterministic heuristic: every relation holding a suppressed cell gets
   a second one (among the non-empty cells of the relation, the one completing the most other
   relations, then the cheapest), primaries first in cell order, until no relation holds a
@@ -74,6 +76,7 @@ __all__ = [
     "CUT_ROUNDS",
     "DEFAULT_TIME_LIMIT",
     "METHODS",
+    "MODULAR_SHARE",
     "Pattern",
     "Suppression",
     "optimal_pattern",
@@ -90,6 +93,14 @@ METHODS = suppression_methods()
 #: incumbent, computed whole so that nothing dearer is ever returned -- counts against it;
 #: only that incumbent and the final audit may run past it.
 DEFAULT_TIME_LIMIT = 15.0
+#: Share of the optimal method's time limit (from the call's start) by which the modular
+#: heuristic's exact search on its sub-tables stops when it builds the incumbent; its covers
+#: and their completions always run. Measured on the 3-D 8x8x8 table of
+#: ``benchmarks/bench_tables.py`` (one sub-table): the modular pattern cost the same (1,091,
+#: against 1,377 for ``simple``) with 1, 2.5 and 5 s of exact search, the completed cover
+#: giving it; on the hier x 10 x 10 table the whole method takes ~1.6 s (7,829 against
+#: 10,182). The rest of the limit goes to the master MILPs.
+MODULAR_SHARE = 0.2
 #: Rounds of cuts at the master's LP relaxation before the first MILP (the optimal method).
 #: None by default: measured within a 15 s limit, the integer masters alone proved the better
 #: bound (3-D 8x8x8: lower bound 693 with none, 684 with 10 rounds, 690 with 30, 630 with
@@ -116,6 +127,31 @@ class Suppression:
         return {**self.details, "audit": self.audit.to_dict()}
 
 
+def _modular_start(
+    table: Table,
+    primary: Primary,
+    c: np.ndarray,
+    nonneg: bool,
+    exact_deadline: float,
+    deadline: float,
+) -> tuple[np.ndarray, int, int]:
+    """The modular heuristic's pattern as the optimal method's incumbent: HiTaS
+    (:func:`sdckit.tables.modular.modular_pattern`) with its exact search stopped by
+    ``exact_deadline``, repaired one primary at a time and cleaned by
+    :func:`~sdckit.tables.patterns.release_unneeded` until ``deadline`` (a cleaning
+    stopped there leaves a protecting pattern): (pattern, cells released, attacker LPs)."""
+    from sdckit.tables.modular import hitas_solver, modular_pattern
+
+    pattern = modular_pattern(
+        table, primary, c, hitas_solver(nonneg, None, deadline=exact_deadline)
+    )
+    fixed = repair(table, primary, pattern, c, method="sequential", nonnegative=nonneg)
+    cleaned, released = release_unneeded(
+        table, primary, fixed.suppressed, c, nonnegative=nonneg, deadline=deadline
+    )
+    return cleaned, released, fixed.lps
+
+
 def suppress(
     table: Table,
     primary: Primary,
@@ -130,17 +166,23 @@ def suppress(
     ``method`` (``optimal``, ``simple``, ``hypercube``, ``modular``; see the module
     docstring). ``cost`` per cell defaults to ``table.cost``; ``time_limit`` (seconds) bounds
     the optimal method's search (default :data:`DEFAULT_TIME_LIMIT`): it starts from the
-    simple method's pattern (repaired and cleaned; the incumbent, so nothing dearer is ever
-    returned), runs :data:`CUT_ROUNDS` rounds of cuts at the LP relaxation (none by
-    default) and then the master MILPs warm-started from the incumbent, checking the clock
-    in every loop; stopped by the limit, the last master's pattern is completed one
-    primary at a time and cleaned if time is left, and the cheaper of it and the incumbent
-    is released
-    (``details["simple_was_cheaper"]`` when that is the incumbent), ``details["optimal"]``
-    False. The limit bounds the search after the incumbent: the simple method's whole pattern
-    (built, repaired and cleaned, so the answer is never dearer than ``simple``'s) and the
-    final audit run to their end, so a table whose simple pattern alone takes longer than the
-    limit ends that much later (``details["elapsed_seconds"]`` says). ``details`` state
+    cheaper of two heuristic patterns, each repaired and cleaned -- the simple method's,
+    always, and, when time is left (and ``table`` is one table, not a linked set), the
+    modular method's (its exact search on small
+    sub-tables stopped at :data:`MODULAR_SHARE` of the limit, its cleaning at the limit) --
+    the incumbent, so nothing dearer than either is ever returned (``details["start"]``:
+    ``simple`` or ``modular``); it runs :data:`CUT_ROUNDS` rounds of cuts at the LP
+    relaxation (none by default) and then the master MILPs warm-started from the
+    incumbent, checking the clock in every loop; stopped by the limit, the last master's
+    pattern is completed one primary at a time and cleaned if time is left, and the
+    cheaper of it and the incumbent is released (``details["start_kept"]`` when that is
+    the incumbent; ``details["simple_was_cheaper"]`` when that incumbent is the simple
+    method's), ``details["optimal"]`` False. The limit bounds the search after the
+    simple pattern: that whole pattern (built, repaired and cleaned, so the answer is never
+    dearer than ``simple``'s), the modular method's covers and their completions once
+    begun, and the final audit run to their end, so a table whose simple pattern alone
+    takes longer than the limit ends that much later (``details["elapsed_seconds"]``
+    says). ``details`` state
     ``time_limit``, ``lower_bound`` (proven: no protecting pattern has a cheaper secondary
     cost) and ``gap`` (``(cost - lower_bound) / cost``); for
     ``modular`` it bounds the exact search on each small sub-table (default none: bounded by
@@ -168,6 +210,7 @@ def suppress(
     t0 = time.perf_counter()
     fallback = False
     released = 0
+    start_name = ""
     if method == "optimal":
         limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
         deadline = t0 + limit
@@ -184,6 +227,22 @@ def suppress(
         start, start_released = release_unneeded(
             table, primary, simple.suppressed, c, nonnegative=nonneg
         )
+        start_name, start_lps = "simple", simple.lps
+        if isinstance(table, Table) and time.perf_counter() < deadline:
+            # a better incumbent: the modular heuristic, its exact search within a share of
+            # the time left; kept when its cleaned pattern is cheaper (linked tables have no
+            # sub-tables of one grid: the simple pattern alone)
+            modular, modular_released, modular_lps = _modular_start(
+                table,
+                primary,
+                c,
+                nonneg,
+                t0 + MODULAR_SHARE * (deadline - t0),
+                deadline,
+            )
+            start_lps += modular_lps
+            if c[modular].sum() < c[start].sum():
+                start, start_released, start_name = modular, modular_released, "modular"
         found = optimal_pattern(
             table,
             primary,
@@ -209,7 +268,7 @@ def suppress(
             optimal=found.optimal,
             iterations=found.iterations,
             cuts=found.cuts,
-            lps=found.lps + simple.lps,
+            lps=found.lps + start_lps,
             completed=0 if fallback else found.completed,
             time_limit_hit=found.time_limit_hit,
             lower_bound=found.lower_bound,
@@ -266,11 +325,13 @@ def suppress(
         "repaired": repaired,
         "released": released,
         "completed_after_time_limit": result.completed if method == "optimal" else 0,
-        "simple_was_cheaper": fallback,
+        "simple_was_cheaper": fallback and start_name == "simple",
         "time_limit_hit": bool(result.time_limit_hit),
         "elapsed_seconds": time.perf_counter() - t0,
     }
     if method == "optimal":
+        details["start"] = start_name
+        details["start_kept"] = fallback
         cost_found = details["secondary_cost"]
         bound = min(result.lower_bound, cost_found)
         details["time_limit"] = limit
