@@ -251,3 +251,23 @@ def test_the_optimal_method_is_never_dearer_than_the_cheapest_heuristic() -> Non
     tiny = suppress(table, prim, "optimal", time_limit=1e-9).details
     assert tiny["start"] == "simple" and tiny["start_kept"] and tiny["simple_was_cheaper"]
     assert tiny["secondary_cost"] == pytest.approx(costs["simple"])
+
+
+def test_the_primal_heuristic_joins_a_master_pattern_and_keeps_protection() -> None:
+    """The incumbent joined with any pattern and cleaned still protects every primary
+    (independent audit) and uses only their cells; joined with the primaries alone it
+    only removes cells from the incumbent."""
+    table, prim = cube(5, seed=0, share=0.08)
+    c = np.asarray(table.cost, dtype=float)
+    best = repair(table, prim, simple_pattern(table, prim, c), c, method="sequential").suppressed
+    model = AttackerModel(table, prim, c, True)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        y = model.fixed1 | (rng.random(table.n_cells) < 0.1) & model.free
+        out = model.merge_and_release(y, best, None)
+        assert audit(table, out, prim).safe
+        assert not (out & ~(best | y)).any()
+    alone = model.merge_and_release(model.fixed1.copy(), best, None)
+    assert audit(table, alone, prim).safe
+    assert not (alone & ~best).any()
+    assert c[alone].sum() <= c[best].sum()

@@ -746,6 +746,21 @@ class AttackerModel:
                 keep(task, proof)
         return out
 
+    def merge_and_release(
+        self, y: np.ndarray, best: np.ndarray, deadline: float | None
+    ) -> np.ndarray:
+        """The protecting pattern ``best`` joined with the master's pattern ``y`` (a
+        superset of a protecting pattern protects: suppressing more only widens every
+        interval), then cleaned (:meth:`release`, until ``deadline``): first the cells
+        ``y`` does not use, the dearest first, then the others. The primal heuristic of the
+        anytime search (:func:`optimal_pattern`): the master's cells satisfy every
+        inequality found so far at no more than the lower bound's cost, and the removal
+        pass trades the incumbent's dear cells for them where that keeps every primary
+        protected."""
+        both = self.prune(np.asarray(best, dtype=bool) | np.asarray(y, dtype=bool))
+        out = self.release(both, ~np.asarray(y, dtype=bool), deadline)
+        return self.prune(self.release(out, None, deadline))
+
     def prune(self, y: np.ndarray) -> np.ndarray:
         """Drop the suppressed free cells that the published cells determine (peeling): they
         protect nothing, every interval stays the same."""
@@ -847,7 +862,13 @@ def optimal_pattern(
 
     **Anytime.** ``start``: a pattern that protects every primary (the ``simple`` method's,
     say) -- the incumbent from the first master on: each master gets it as HiGHS's first
-    solution, so whatever stops the search the pattern returned costs at most as much.
+    solution, so whatever stops the search the pattern returned costs at most as much;
+    after every master, its pattern joined with the incumbent and cleaned
+    (:meth:`AttackerModel.merge_and_release`) replaces the incumbent when cheaper (a primal
+    heuristic; measured on the 8x8x8 and hier x 10 x 10 tables of
+    ``benchmarks/bench_tables.py`` it lowered the modular start's cost by 6% and 4% within
+    15 s, where completing the master's pattern one primary at a time and cleaning it
+    cost a quarter more than the start).
     ``cut_rounds``: before the first MILP, up to that many rounds of the master's LP
     relaxation, each point separated by the attacker LPs with capacities scaled by the
     fractional ``y`` (Fischetti & Salazar 2001, sec. 4: the same inequalities, cut at
@@ -930,6 +951,12 @@ def optimal_pattern(
             hit = True
             break
         y = solved
+        if best is not None and not out_of_time():
+            # a primal heuristic at the master's pattern (the anytime search): joined with
+            # the incumbent and cleaned, kept when cheaper
+            found = model.merge_and_release(y, best, deadline)
+            if found is not None and model.objective(found) < best_obj:
+                best, best_obj = found, model.objective(found)
         if not y_minimal:
             hit = True
     iterations = model.masters
