@@ -77,6 +77,7 @@ __all__ = [
     "DEFAULT_TIME_LIMIT",
     "METHODS",
     "MODULAR_SHARE",
+    "QUICK_SHARE",
     "Pattern",
     "Suppression",
     "optimal_pattern",
@@ -93,14 +94,19 @@ METHODS = suppression_methods()
 #: incumbent, computed whole so that nothing dearer is ever returned -- counts against it;
 #: only that incumbent and the final audit may run past it.
 DEFAULT_TIME_LIMIT = 15.0
-#: Share of the optimal method's time limit (from the call's start) by which the modular
-#: heuristic's exact search on its sub-tables stops when it builds the incumbent; its covers
-#: and their completions always run. Measured on the 3-D 8x8x8 table of
-#: ``benchmarks/bench_tables.py`` (one sub-table): the modular pattern cost the same (1,091,
-#: against 1,377 for ``simple``) with 1, 2.5 and 5 s of exact search, the completed cover
-#: giving it; on the hier x 10 x 10 table the whole method takes ~1.6 s (7,829 against
-#: 10,182). The rest of the limit goes to the master MILPs.
+#: Share of the optimal method's time limit (from the modular pattern's start) by which
+#: the modular heuristic's exact search on its sub-tables stops when it builds the
+#: incumbent; its covers and their completions always run. Measured on the 3-D 8x8x8 table
+#: of ``benchmarks/bench_tables.py`` (one sub-table): the modular pattern cost the same
+#: (1,091, against 1,377 for ``simple``) with 0, 1, 2.5 and 5 s of exact search, the
+#: completed cover giving it; on the hier x 10 x 10 table the same with none (7,829 against
+#: 10,182; the whole method takes ~1.6 s). The rest of the limit goes to the master MILPs.
 MODULAR_SHARE = 0.2
+#: Share of the optimal method's time limit for a first search from the simple pattern
+#: (once that is built) before the modular one is built: a table it solves (the 2-D
+#: 50 x 50 benchmark table, in 0.9 s) is not slowed by the modular pattern (1.2 s more
+#: there).
+QUICK_SHARE = 0.1
 #: Rounds of cuts at the master's LP relaxation before the first MILP (the optimal method).
 #: None by default: measured within a 15 s limit, the integer masters alone proved the better
 #: bound (3-D 8x8x8: lower bound 693 with none, 684 with 10 rounds, 690 with 30, 630 with
@@ -228,30 +234,44 @@ def suppress(
             table, primary, simple.suppressed, c, nonnegative=nonneg
         )
         start_name, start_lps = "simple", simple.lps
-        if isinstance(table, Table) and time.perf_counter() < deadline:
+
+        def search(incumbent: np.ndarray, until: float) -> Pattern:
+            return optimal_pattern(
+                table,
+                primary,
+                c,
+                time_limit=max(until - time.perf_counter(), 0.0),
+                nonnegative=nonneg,
+                start=incumbent,
+                cut_rounds=CUT_ROUNDS,
+            )
+
+        # a short search first: a table it solves needs no other start
+        found = search(start, min(deadline, time.perf_counter() + QUICK_SHARE * limit))
+        if not found.optimal and isinstance(table, Table) and time.perf_counter() < deadline:
             # a better incumbent: the modular heuristic, its exact search within a share of
-            # the time left; kept when its cleaned pattern is cheaper (linked tables have no
-            # sub-tables of one grid: the simple pattern alone)
+            # the limit (linked tables have no sub-tables of one grid: no modular pattern)
             modular, modular_released, modular_lps = _modular_start(
                 table,
                 primary,
                 c,
                 nonneg,
-                t0 + MODULAR_SHARE * (deadline - t0),
+                min(deadline, time.perf_counter() + MODULAR_SHARE * limit),
                 deadline,
             )
             start_lps += modular_lps
+            incumbent = found.suppressed  # the short search's best: the start or cheaper
             if c[modular].sum() < c[start].sum():
                 start, start_released, start_name = modular, modular_released, "modular"
-        found = optimal_pattern(
-            table,
-            primary,
-            c,
-            time_limit=max(deadline - time.perf_counter(), 0.0),
-            nonnegative=nonneg,
-            start=start,
-            cut_rounds=CUT_ROUNDS,
-        )
+                if c[modular].sum() < c[incumbent].sum():
+                    incumbent = modular
+            quick = found
+            found = search(incumbent, deadline)
+            # both searches' bounds are proven: the better one holds
+            found.lower_bound = max(found.lower_bound, quick.lower_bound)
+            found.iterations += quick.iterations
+            found.cuts += quick.cuts
+            found.lps += quick.lps
         fallback = not found.optimal and bool(np.array_equal(found.suppressed, start))
         released = start_released if fallback else 0
         if not found.optimal and not fallback and time.perf_counter() < deadline:
