@@ -938,6 +938,12 @@ def optimal_pattern(
                 best, best_obj = y, model.objective(y)
             optimal = y_minimal
             break
+        if best is not None and model.masters > 0 and not out_of_time():
+            # a primal heuristic at a master's pattern that protects not every primary (the
+            # anytime search): joined with the incumbent and cleaned, kept when cheaper
+            found = model.merge_and_release(y, best, deadline)
+            if model.objective(found) < best_obj:
+                best, best_obj = found, model.objective(found)
         if not y_minimal or (stalled and not new):
             break  # a stopped master's pattern, or numerical trouble: completed below
         cuts.extend(new)
@@ -951,12 +957,6 @@ def optimal_pattern(
             hit = True
             break
         y = solved
-        if best is not None and not out_of_time():
-            # a primal heuristic at the master's pattern (the anytime search): joined with
-            # the incumbent and cleaned, kept when cheaper
-            found = model.merge_and_release(y, best, deadline)
-            if found is not None and model.objective(found) < best_obj:
-                best, best_obj = found, model.objective(found)
         if not y_minimal:
             hit = True
     iterations = model.masters

@@ -23,7 +23,8 @@ Methods (:func:`suppress`):
   violated inequalities, and the loop repeats (constraint generation; :func:`optimal_pattern`
   derives the inequality; the model is :class:`sdckit.tables.patterns.AttackerModel`).
   Anytime: the cheaper of the ``simple`` and ``modular`` heuristics' patterns is the
-  masters' incumbent, so a search stopped by its time limit returns nothing dearer.
+  masters' incumbent, so a search stopped by its time limit returns nothing dearer; each
+  master's pattern joined with the incumbent and cleaned replaces it when cheaper.
 * ``simple`` -- a fast deterministic heuristic: every relation holding a suppressed cell gets
   a second one (among the non-empty cells of the relation, the one completing the most other
   relations, then the cheapest), primaries first in cell order, until no relation holds a
@@ -173,11 +174,13 @@ def suppress(
     docstring). ``cost`` per cell defaults to ``table.cost``; ``time_limit`` (seconds) bounds
     the optimal method's search (default :data:`DEFAULT_TIME_LIMIT`): it starts from the
     cheaper of two heuristic patterns, each repaired and cleaned -- the simple method's,
-    always, and, when time is left (and ``table`` is one table, not a linked set), the
-    modular method's (its exact search on small
-    sub-tables stopped at :data:`MODULAR_SHARE` of the limit, its cleaning at the limit) --
-    the incumbent, so nothing dearer than either is ever returned (``details["start"]``:
-    ``simple`` or ``modular``); it runs :data:`CUT_ROUNDS` rounds of cuts at the LP
+    always, and, when a first search from it (:data:`QUICK_SHARE` of the limit) proves no
+    optimum and time is left (and ``table`` is one table, not a linked set), the modular
+    method's (its exact search on small sub-tables stopped at :data:`MODULAR_SHARE` of the
+    limit, its cleaning at the limit) -- the incumbent, so nothing dearer than either is
+    ever returned (``details["start"]``: ``simple`` or ``modular``; the second search
+    starts from the cheaper of the first's pattern and the modular one, and the better of
+    the two proven bounds holds); it runs :data:`CUT_ROUNDS` rounds of cuts at the LP
     relaxation (none by default) and then the master MILPs warm-started from the
     incumbent, checking the clock in every loop; stopped by the limit, the last master's
     pattern is completed one primary at a time and cleaned if time is left, and the
