@@ -24,12 +24,12 @@ primaries a random share of the non-empty inner cells with ``UPL = LPL = protect
 * 3-D 8x8x8: three flat dimensions of 8 categories + total (729 cells), 5% primaries,
   protection 20%. Target for optimal: ends within 20 s (sdckit's default limit is 15 s)
   with the best pattern found and its proven gap, never dearer than the cheapest heuristic
-  (measured: modular 1,091 against simple's 1,377; optimal 1,091 from the modular incumbent,
-  gap 0.38 -- 1,377 and gap 0.51 when it started from simple's pattern alone).
+  (measured: modular 1,091 against simple's 1,377; optimal 1,028 from the modular
+  incumbent, gap 0.34 -- 1,377 and gap 0.51 when it started from simple's pattern alone).
 * hier x 10 x 10: a three-level dimension (total, 3 groups, 9 sub-groups, 27 categories)
   x 10 x 10 categories + totals (4,840 cells), 5% primaries, protection 20%. Target for
   optimal: ends within its time limit, never dearer than the cheapest heuristic (measured:
-  modular 7,829 against simple's 10,182; optimal 7,829 from the modular incumbent, gap 0.33
+  modular 7,829 against simple's 10,182; optimal 7,531 from the modular incumbent, gap 0.32
   -- 10,182 and gap 0.48 from simple's pattern alone). (``--case "hier x"`` selects it
   alone: "hier" matches the 46^3 table too.)
 * CTA 21x21: 20 x 20 categories + margins (441 cells), 30% primaries, protection 20%,

@@ -863,11 +863,11 @@ def optimal_pattern(
     **Anytime.** ``start``: a pattern that protects every primary (the ``simple`` method's,
     say) -- the incumbent from the first master on: each master gets it as HiGHS's first
     solution, so whatever stops the search the pattern returned costs at most as much;
-    after every master, its pattern joined with the incumbent and cleaned
-    (:meth:`AttackerModel.merge_and_release`) replaces the incumbent when cheaper (a primal
-    heuristic; measured on the 8x8x8 and hier x 10 x 10 tables of
-    ``benchmarks/bench_tables.py`` it lowered the modular start's cost by 6% and 4% within
-    15 s, where completing the master's pattern one primary at a time and cleaning it
+    after every master whose pattern leaves a primary unprotected, that pattern joined with
+    the incumbent and cleaned (:meth:`AttackerModel.merge_and_release`) replaces the
+    incumbent when cheaper (a primal heuristic; measured on the 8x8x8 and hier x 10 x 10
+    tables of ``benchmarks/bench_tables.py`` it lowered the modular start's cost by 6% and
+    4-5% within 15 s, where completing the master's pattern one primary at a time and cleaning it
     cost a quarter more than the start).
     ``cut_rounds``: before the first MILP, up to that many rounds of the master's LP
     relaxation, each point separated by the attacker LPs with capacities scaled by the
