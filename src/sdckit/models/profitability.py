@@ -53,7 +53,7 @@ of every attribute (``IL = 1``) is never profitable.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -257,9 +257,10 @@ class JournalistPopulation:
     declare ``population`` and ``_index``): indexed with the data's QI codes by
     :meth:`prepare_population`, checked to contain the data, and described by its size."""
 
-    population: pd.DataFrame
-    name: str
-    _index: PopulationIndex | None
+    if TYPE_CHECKING:  # declared by the models (annotations here would become fields)
+        population: pd.DataFrame
+        name: str
+        _index: PopulationIndex | None
 
     def prepare_population(self, base: FrequencySet) -> None:
         """Encode and aggregate the population with the data's QI codes."""
