@@ -93,7 +93,8 @@ METHODS = suppression_methods()
 #: The optimal method's time limit (seconds) when none is given. It bounds the search
 #: (cuts, master MILPs, completion, clean-up), and the simple method's pattern -- the
 #: incumbent, computed whole so that nothing dearer is ever returned -- counts against it;
-#: only that incumbent and the final audit may run past it.
+#: only that incumbent, the modular start's covers and completions once begun, and the
+#: final audit may run past it.
 DEFAULT_TIME_LIMIT = 15.0
 #: Share of the optimal method's time limit (from the modular pattern's start) by which
 #: the modular heuristic's exact search on its sub-tables stops when it builds the
@@ -134,29 +135,25 @@ class Suppression:
         return {**self.details, "audit": self.audit.to_dict()}
 
 
-def _modular_start(
+def _repaired_and_cleaned(
     table: Table,
     primary: Primary,
+    pattern: np.ndarray,
     c: np.ndarray,
     nonneg: bool,
-    exact_deadline: float,
-    deadline: float,
-) -> tuple[np.ndarray, int, int]:
-    """The modular heuristic's pattern as the optimal method's incumbent: HiTaS
-    (:func:`sdckit.tables.modular.modular_pattern`) with its exact search stopped by
-    ``exact_deadline``, repaired one primary at a time and cleaned by
-    :func:`~sdckit.tables.patterns.release_unneeded` until ``deadline`` (a cleaning
-    stopped there leaves a protecting pattern): (pattern, cells released, attacker LPs)."""
-    from sdckit.tables.modular import hitas_solver, modular_pattern
-
-    pattern = modular_pattern(
-        table, primary, c, hitas_solver(nonneg, None, deadline=exact_deadline)
-    )
+    deadline: float | None = None,
+) -> tuple[Pattern, np.ndarray, int]:
+    """A heuristic's ``pattern`` made a release: repaired one unprotected primary at a time
+    (:func:`~sdckit.tables.patterns.repair`), then the secondaries that protect nothing once
+    the others are in place published again
+    (:func:`~sdckit.tables.patterns.release_unneeded`, until ``deadline``: a cleaning
+    stopped there leaves a protecting pattern): (the repair, the cleaned pattern, cells
+    published)."""
     fixed = repair(table, primary, pattern, c, method="sequential", nonnegative=nonneg)
     cleaned, released = release_unneeded(
         table, primary, fixed.suppressed, c, nonnegative=nonneg, deadline=deadline
     )
-    return cleaned, released, fixed.lps
+    return fixed, cleaned, released
 
 
 def suppress(
@@ -225,16 +222,8 @@ def suppress(
         deadline = t0 + limit
         # the incumbent: the simple heuristic's pattern, repaired and cleaned -- the optimal
         # method never returns anything dearer
-        simple = repair(
-            table,
-            primary,
-            simple_pattern(table, primary, c),
-            c,
-            method="sequential",
-            nonnegative=nonneg,
-        )
-        start, start_released = release_unneeded(
-            table, primary, simple.suppressed, c, nonnegative=nonneg
+        simple, start, start_released = _repaired_and_cleaned(
+            table, primary, simple_pattern(table, primary, c), c, nonneg
         )
         start_name, start_lps = "simple", simple.lps
 
@@ -254,15 +243,14 @@ def suppress(
         if not found.optimal and isinstance(table, Table) and time.perf_counter() < deadline:
             # a better incumbent: the modular heuristic, its exact search within a share of
             # the limit (linked tables have no sub-tables of one grid: no modular pattern)
-            modular, modular_released, modular_lps = _modular_start(
-                table,
-                primary,
-                c,
-                nonneg,
-                min(deadline, time.perf_counter() + MODULAR_SHARE * limit),
-                deadline,
+            from sdckit.tables.modular import hitas_solver, modular_pattern
+
+            exact_until = min(deadline, time.perf_counter() + MODULAR_SHARE * limit)
+            solver = hitas_solver(nonneg, None, deadline=exact_until)
+            fixed, modular, modular_released = _repaired_and_cleaned(
+                table, primary, modular_pattern(table, primary, c, solver), c, nonneg, deadline
             )
-            start_lps += modular_lps
+            start_lps += fixed.lps
             incumbent = found.suppressed  # the short search's best: the start or cheaper
             if c[modular].sum() < c[start].sum():
                 start, start_released, start_name = modular, modular_released, "modular"
@@ -310,13 +298,8 @@ def suppress(
 
             per_sub = SUBTABLE_SECONDS if time_limit is None else time_limit
             pattern = modular_pattern(table, primary, c, hitas_solver(nonneg, per_sub))
-        result = repair(table, primary, pattern, c, method="sequential", nonnegative=nonneg)
+        result, suppressed, released = _repaired_and_cleaned(table, primary, pattern, c, nonneg)
         repaired = result.completed
-        # the heuristic's secondaries that protect nothing once the others are in place are
-        # published again
-        suppressed, released = release_unneeded(
-            table, primary, result.suppressed, c, nonnegative=nonneg
-        )
         result.suppressed = suppressed
     pattern = result.suppressed
     single: dict[str, Any] | None = None
